@@ -1,0 +1,43 @@
+// Pieces every `ivoai server …` command shares: the --root option and access to the enrollment state.
+
+import { promises as fs } from "node:fs";
+import { resolveServerRoot, serverPaths } from "../../config/server-paths.js";
+import { createEnrollmentService, type EnrollmentService } from "../../server/enrollment/service.js";
+import { createEnrollmentStore } from "../../server/enrollment/store.js";
+import { errnoCode, IvoaiError } from "../../shared/errors.js";
+import type { CommandContext, OptionSpec } from "../command.js";
+import { stringOption } from "../command.js";
+
+export const ROOT_OPTION: Record<string, OptionSpec> = {
+  root: {
+    type: "string",
+    value: "DIR",
+    description: "server tree root (default: $IVOAI_SERVER_ROOT or /, the production paths)",
+  },
+};
+
+export function rootOf(ctx: CommandContext): string {
+  return resolveServerRoot(stringOption(ctx.options, "root"), ctx.env);
+}
+
+/** Opens the enrollment state of an initialised server, runs `use`, and releases the lock handle. */
+export async function withEnrollment<T>(
+  ctx: CommandContext,
+  use: (service: EnrollmentService) => Promise<T>,
+): Promise<T> {
+  const paths = serverPaths(rootOf(ctx));
+  try {
+    await fs.access(paths.enrollmentDir);
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") {
+      throw new IvoaiError("CONFIG_MISSING", `no server under ${paths.root}: run 'ivoai server init' first`);
+    }
+    throw error;
+  }
+  const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+  try {
+    return await use(createEnrollmentService({ store }));
+  } finally {
+    store.close();
+  }
+}

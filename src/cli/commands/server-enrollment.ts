@@ -1,0 +1,105 @@
+// `ivoai server enrollment create|list|revoke`
+import { loadServerConfig } from "../../config/server-config.js";
+import { serverPaths } from "../../config/server-paths.js";
+import { parseScopeList, type Scope } from "../../protocol/scopes.js";
+import type { EnrollmentView } from "../../server/enrollment/service.js";
+import { parseDuration } from "../../shared/duration.js";
+import { IvoaiError } from "../../shared/errors.js";
+import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { formatTable } from "../output.js";
+import { ROOT_OPTION, rootOf, withEnrollment } from "./server-common.js";
+
+const createCommand: CommandSpec = {
+  kind: "command",
+  name: "create",
+  summary: "Create a single-use enrollment code (printed once)",
+  description:
+    "The code is shown only now; the server keeps its SHA-256 hash. Give it to the person enrolling,\n" +
+    "who passes it on stdin ('ivoai connect server add … --code-stdin').",
+  json: true,
+  options: {
+    ...ROOT_OPTION,
+    ttl: { type: "string", value: "DURATION", description: "lifetime, e.g. 10m (default from config: 10m)" },
+    scopes: {
+      type: "string",
+      value: "LIST",
+      description: "comma-separated scopes (default: the standard client set)",
+    },
+  },
+  async run(ctx) {
+    // Flags first: a usage error must not depend on the state of the server tree.
+    const ttlFlag = stringOption(ctx.options, "ttl");
+    const flagTtlMs = ttlFlag === undefined ? undefined : parseDuration(ttlFlag);
+    if (flagTtlMs !== undefined && flagTtlMs > 30 * 86_400_000)
+      throw new IvoaiError("USAGE", "--ttl may be at most 30d");
+    const scopesText = stringOption(ctx.options, "scopes");
+    let scopes: Scope[] | undefined;
+    if (scopesText !== undefined) {
+      const parsed = parseScopeList(scopesText);
+      if (!Array.isArray(parsed))
+        throw new IvoaiError("USAGE", `unknown scope(s): ${parsed.unknown.join(", ")}`);
+      if (parsed.length === 0) throw new IvoaiError("USAGE", "--scopes needs at least one scope");
+      scopes = parsed;
+    }
+    const config = await loadServerConfig(serverPaths(rootOf(ctx)).configFile);
+    const ttlMs = flagTtlMs ?? parseDuration(config.enrollment.default_ttl);
+    const created = await withEnrollment(ctx, (service) =>
+      service.createCode({ ttlMs, ...(scopes ? { scopes } : {}) }),
+    );
+    ctx.out.data({ ...created.enrollment, code: created.code }, (view) =>
+      [
+        `enrollment ${view.id} (expires ${view.expires_at})`,
+        `scopes: ${view.scopes.join(" ")}`,
+        "code (shown once, single use):",
+        view.code,
+      ].join("\n"),
+    );
+    return 0;
+  },
+};
+
+const listCommand: CommandSpec = {
+  kind: "command",
+  name: "list",
+  summary: "List enrollment codes and their status (codes are never shown)",
+  json: true,
+  options: ROOT_OPTION,
+  async run(ctx) {
+    const codes = await withEnrollment(ctx, (service) => service.listCodes());
+    ctx.out.data(codes, (rows) =>
+      formatTable(
+        ["ID", "STATUS", "CREATED", "EXPIRES", "CLIENT"],
+        rows.map((row: EnrollmentView) => [
+          row.id,
+          row.status,
+          row.created_at,
+          row.expires_at,
+          row.consumed_by ?? "-",
+        ]),
+      ),
+    );
+    return 0;
+  },
+};
+
+const revokeCommand: CommandSpec = {
+  kind: "command",
+  name: "revoke",
+  summary: "Revoke an unused enrollment code",
+  json: true,
+  positionals: [{ name: "ID", description: "enrollment id (from 'enrollment list')", required: true }],
+  options: ROOT_OPTION,
+  async run(ctx) {
+    const id = ctx.positionals[0] ?? "";
+    const view = await withEnrollment(ctx, (service) => service.revokeCode(id));
+    ctx.out.data(view, (v) => `enrollment ${v.id}: ${v.status}`);
+    return 0;
+  },
+};
+
+export const serverEnrollmentGroup: GroupSpec = {
+  kind: "group",
+  name: "enrollment",
+  summary: "Manage single-use enrollment codes",
+  children: [createCommand, listCommand, revokeCommand],
+};

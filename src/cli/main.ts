@@ -1,0 +1,7 @@
+// The ivoai entry point and the only place that exits the process.
+import { runCli } from "./run.js";
+
+const code = await runCli(process.argv.slice(2));
+process.exitCode = code;
+// Leave even if a handle (e.g. a keep-alive socket) lingers; stdout/stderr writes to pipes and files are synchronous on Linux.
+setImmediate(() => process.exit(code));

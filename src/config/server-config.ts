@@ -1,0 +1,82 @@
+// The server's non-secret TOML settings: schema, defaults, load and atomic save.
+import { promises as fs } from "node:fs";
+import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
+import { z } from "zod";
+import { writeFileAtomic } from "../shared/atomic-file.js";
+import { errnoCode, IvoaiError } from "../shared/errors.js";
+
+export const serverConfigSchema = z.object({
+  server: z.object({
+    public_url: z.string(),
+    listen: z.string().default("127.0.0.1:8787"),
+    /** Source CIDRs of a reverse proxy that terminates TLS; requests must carry X-Forwarded-Proto: https. */
+    trusted_proxy_cidrs: z.array(z.string()).default([]),
+    /** Serve TLS directly with the copies under etc/ivoai/secrets/tls. */
+    tls: z.boolean().default(false),
+  }),
+  limits: z
+    .object({
+      max_body_bytes: z
+        .number()
+        .int()
+        .positive()
+        .default(4 * 1024 * 1024),
+      headers_timeout_ms: z.number().int().positive().default(10_000),
+      request_timeout_ms: z.number().int().positive().default(30_000),
+      idle_timeout_ms: z.number().int().positive().default(60_000),
+      keep_alive_timeout_ms: z.number().int().positive().default(5_000),
+      drain_timeout_ms: z.number().int().positive().default(10_000),
+    })
+    .prefault({}),
+  enrollment: z
+    .object({
+      default_ttl: z.string().default("10m"),
+      attempts_per_minute: z.number().int().positive().default(30),
+    })
+    .prefault({}),
+});
+
+export type ServerConfig = z.infer<typeof serverConfigSchema>;
+
+const HEADER = "# ivoai server settings (non-secret). Secrets live under etc/ivoai/secrets.\n";
+
+export async function loadServerConfig(file: string): Promise<ServerConfig> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, "utf8");
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") {
+      throw new IvoaiError(
+        "CONFIG_MISSING",
+        `no server configuration at ${file}: run 'ivoai server init' first`,
+      );
+    }
+    throw error;
+  }
+  return parseServerConfig(text, file);
+}
+
+export function parseServerConfig(text: string, file: string): ServerConfig {
+  let raw: unknown;
+  try {
+    raw = parseToml(text);
+  } catch (error) {
+    throw new IvoaiError(
+      "CONFIG_INVALID",
+      `${file} is not valid TOML: ${(error as Error).message.split("\n")[0]}`,
+    );
+  }
+  const parsed = serverConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new IvoaiError(
+      "CONFIG_INVALID",
+      `${file}: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`,
+    );
+  }
+  return parsed.data;
+}
+
+export async function saveServerConfig(file: string, config: ServerConfig): Promise<void> {
+  await writeFileAtomic(file, HEADER + stringifyToml(config), { mode: 0o640 });
+}

@@ -1,0 +1,50 @@
+// The server's file tree (seed 000, "Estrutura"), placed under one root so demos and tests run unprivileged.
+import path from "node:path";
+
+export interface ServerPaths {
+  root: string;
+  etcDir: string;
+  configFile: string;
+  secretsDir: string;
+  tlsDir: string;
+  tlsCert: string;
+  tlsKey: string;
+  dataDir: string;
+  enrollmentDir: string;
+  enrollmentState: string;
+  enrollmentLock: string;
+  contextDir: string;
+  memoryDir: string;
+  backupsDir: string;
+  runDir: string;
+}
+
+/** The root from `--root`, else `IVOAI_SERVER_ROOT`, else `/` (the production paths). */
+export function resolveServerRoot(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(flag ?? env.IVOAI_SERVER_ROOT ?? "/");
+}
+
+export function serverPaths(root: string): ServerPaths {
+  const etcDir = path.join(root, "etc/ivoai");
+  const secretsDir = path.join(etcDir, "secrets");
+  const tlsDir = path.join(secretsDir, "tls");
+  const dataDir = path.join(root, "var/lib/ivoai");
+  const enrollmentDir = path.join(dataDir, "enrollment");
+  return {
+    root,
+    etcDir,
+    configFile: path.join(etcDir, "server.toml"),
+    secretsDir,
+    tlsDir,
+    tlsCert: path.join(tlsDir, "cert.pem"),
+    tlsKey: path.join(tlsDir, "key.pem"),
+    dataDir,
+    enrollmentDir,
+    enrollmentState: path.join(enrollmentDir, "state.json"),
+    enrollmentLock: path.join(enrollmentDir, "state.lock"),
+    contextDir: path.join(dataDir, "context"),
+    memoryDir: path.join(dataDir, "memory"),
+    backupsDir: path.join(dataDir, "backups"),
+    runDir: path.join(root, "run/ivoai"),
+  };
+}

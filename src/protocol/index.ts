@@ -1,0 +1,2 @@
+export * from "./discovery.js";
+export * from "./scopes.js";

@@ -1,0 +1,33 @@
+// The scopes a client credential can carry; enrollment never grants an administrative mutation.
+import { z } from "zod";
+
+export const SCOPES = [
+  "context:read",
+  "memory:read",
+  "memory:write",
+  "memory:delete",
+  "status:read",
+  "doctor:read",
+  "connector:read",
+] as const;
+
+export const scopeSchema = z.enum(SCOPES);
+export type Scope = z.infer<typeof scopeSchema>;
+
+/** Scopes of a credential enrolled without an explicit list (seed 000, "Cadastro e autorização"). */
+export const DEFAULT_ENROLLMENT_SCOPES: readonly Scope[] = [
+  "context:read",
+  "memory:read",
+  "memory:write",
+  "status:read",
+  "doctor:read",
+  "connector:read",
+];
+
+/** Parses a comma/space separated scope list; unknown names are an error naming them. */
+export function parseScopeList(text: string): Scope[] | { unknown: string[] } {
+  const names = text.split(/[\s,]+/).filter((name) => name.length > 0);
+  const unknown = names.filter((name) => !scopeSchema.safeParse(name).success);
+  if (unknown.length > 0) return { unknown };
+  return [...new Set(names as Scope[])];
+}

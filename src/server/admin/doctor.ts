@@ -1,0 +1,75 @@
+// Read-only server diagnostics: permissions, listener and TLS facts, never a secret value.
+import { X509Certificate } from "node:crypto";
+import { promises as fs } from "node:fs";
+import type { ServerConfig } from "../../config/server-config.js";
+import type { ServerPaths } from "../../config/server-paths.js";
+import { errnoCode } from "../../shared/errors.js";
+import type { ListenerMode } from "../http/listener-policy.js";
+
+export interface DoctorCheck {
+  name: string;
+  status: "ok" | "warn" | "fail";
+  detail: string;
+}
+
+interface ModeRule {
+  name: string;
+  path: string;
+  /** Bits that must be clear, e.g. 0o077 for "owner only". */
+  forbidden: number;
+  required: boolean;
+}
+
+export async function runServerDoctor(input: {
+  paths: ServerPaths;
+  config: ServerConfig;
+  listenerMode: ListenerMode;
+  now: Date;
+}): Promise<DoctorCheck[]> {
+  const { paths, config } = input;
+  const rules: ModeRule[] = [
+    { name: "config_file", path: paths.configFile, forbidden: 0o022, required: true },
+    { name: "secrets_dir", path: paths.secretsDir, forbidden: 0o077, required: true },
+    { name: "tls_dir", path: paths.tlsDir, forbidden: 0o077, required: false },
+    { name: "tls_key", path: paths.tlsKey, forbidden: 0o077, required: config.server.tls },
+    { name: "tls_cert", path: paths.tlsCert, forbidden: 0o077, required: config.server.tls },
+    { name: "enrollment_dir", path: paths.enrollmentDir, forbidden: 0o077, required: true },
+    { name: "enrollment_state", path: paths.enrollmentState, forbidden: 0o077, required: false },
+  ];
+  const checks = await Promise.all(rules.map(checkMode));
+  checks.push({ name: "listener", status: "ok", detail: `${input.listenerMode} on ${config.server.listen}` });
+  if (config.server.tls) checks.push(await checkCertificate(paths.tlsCert, input.now));
+  return checks;
+}
+
+async function checkMode(rule: ModeRule): Promise<DoctorCheck> {
+  try {
+    const stat = await fs.lstat(rule.path);
+    const mode = stat.mode & 0o777;
+    const text = `mode ${mode.toString(8).padStart(4, "0")}`;
+    if (stat.isSymbolicLink()) return { name: rule.name, status: "fail", detail: "is a symbolic link" };
+    if (mode & rule.forbidden)
+      return { name: rule.name, status: "fail", detail: `${text} is too permissive` };
+    return { name: rule.name, status: "ok", detail: text };
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") {
+      return { name: rule.name, status: rule.required ? "fail" : "ok", detail: "absent" };
+    }
+    return { name: rule.name, status: "fail", detail: `cannot inspect (${errnoCode(error) ?? "error"})` };
+  }
+}
+
+async function checkCertificate(file: string, now: Date): Promise<DoctorCheck> {
+  try {
+    const cert = new X509Certificate(await fs.readFile(file));
+    const days = Math.floor((Date.parse(cert.validTo) - now.getTime()) / 86_400_000);
+    const status = days < 0 ? "fail" : days < 14 ? "warn" : "ok";
+    return {
+      name: "tls_certificate",
+      status,
+      detail: `expires ${new Date(cert.validTo).toISOString()} (${days} days)`,
+    };
+  } catch {
+    return { name: "tls_certificate", status: "fail", detail: "unreadable or not a certificate" };
+  }
+}

@@ -1,0 +1,134 @@
+// The gateway's HTTP surface, composed from the domain routes; one origin for discovery, health and /v1.
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { ServerConfig } from "../config/server-config.js";
+import type { ServerPaths } from "../config/server-paths.js";
+import { buildDiscoveryDocument, type DiscoveryFeatures, ENDPOINTS } from "../protocol/discovery.js";
+import type { Logger } from "../shared/logger.js";
+import { newId } from "../shared/tokens.js";
+import { IVOAI_VERSION } from "../shared/version.js";
+import { createAdminRoutes } from "./admin/routes.js";
+import { createRateLimiter } from "./enrollment/rate-limit.js";
+import { createEnrollRoutes } from "./enrollment/routes.js";
+import type { EnrollmentService } from "./enrollment/service.js";
+import { evaluateReadiness, type ReadinessCheck } from "./health/readiness.js";
+import { bearerAuth } from "./http/bearer-auth.js";
+import { type GatewayEnv, remoteAddress } from "./http/env.js";
+import type { ListenerMode } from "./http/listener-policy.js";
+import { problem } from "./http/problem.js";
+import { reverseProxyGuard } from "./http/reverse-proxy.js";
+
+export interface GatewayAppDeps {
+  config: ServerConfig;
+  paths: ServerPaths;
+  enrollment: EnrollmentService;
+  logger: Logger;
+  listenerMode: ListenerMode;
+  /** The public base URL clients see (may follow the bound port for a loopback port-0 demo). */
+  publicUrl: () => string;
+  readiness: readonly ReadinessCheck[];
+  startedAt?: Date;
+  now?: () => Date;
+}
+
+/** What this build serves; later services flip their flag when they are mounted. */
+const FEATURES: DiscoveryFeatures = {
+  context: false,
+  memory: false,
+  memory_hooks: false,
+  web_mcp: false,
+  oauth_pkce: false,
+  remote_admin_read_only: true,
+};
+
+export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
+  const now = deps.now ?? (() => new Date());
+  const app = new Hono<GatewayEnv>();
+
+  app.use(async (c, next) => {
+    const started = performance.now();
+    c.set("requestId", newId("req_"));
+    await next();
+    c.header("Cache-Control", "no-store");
+    c.header("X-Content-Type-Options", "nosniff");
+    // Path only: a query string may carry a token a client should never have sent.
+    deps.logger.info("request", {
+      request_id: c.get("requestId"),
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - started) * 10) / 10,
+      remote: remoteAddress(c),
+    });
+  });
+  if (deps.listenerMode === "reverse-proxy") {
+    app.use(
+      reverseProxyGuard({
+        trustedCidrs: deps.config.server.trusted_proxy_cidrs,
+        probePaths: [ENDPOINTS.health, ENDPOINTS.ready],
+      }),
+    );
+  }
+  app.use(
+    bodyLimit({
+      maxSize: deps.config.limits.max_body_bytes,
+      onError: (c) =>
+        problem(
+          c,
+          413,
+          "payload_too_large",
+          `request bodies are limited to ${deps.config.limits.max_body_bytes} bytes`,
+        ),
+    }),
+  );
+
+  app.get(ENDPOINTS.discovery, (c) =>
+    c.json(
+      buildDiscoveryDocument({
+        serverVersion: IVOAI_VERSION,
+        publicBaseUrl: deps.publicUrl(),
+        features: FEATURES,
+      }),
+    ),
+  );
+  app.get(ENDPOINTS.health, (c) => c.json({ status: "alive" }));
+  app.get(ENDPOINTS.ready, async (c) => {
+    const report = await evaluateReadiness(deps.readiness);
+    for (const check of report.checks.filter((entry) => !entry.ok)) {
+      deps.logger.warn("readiness check failed", { check: check.name, error: check.error });
+    }
+    const body = { status: report.status, degraded: report.degraded, failed: report.failed };
+    return c.json(body, report.status === "not_ready" ? 503 : 200);
+  });
+
+  app.route(
+    ENDPOINTS.enroll,
+    createEnrollRoutes({
+      enrollment: deps.enrollment,
+      limiter: createRateLimiter({ perMinute: deps.config.enrollment.attempts_per_minute }),
+      logger: deps.logger,
+    }),
+  );
+
+  const auth = bearerAuth({ authenticate: (credential) => deps.enrollment.authenticate(credential) });
+  app.use("/v1/*", (c, next) => (c.req.path === ENDPOINTS.enroll ? next() : auth(c, next)));
+  app.route(
+    "/v1/admin",
+    createAdminRoutes({
+      config: deps.config,
+      paths: deps.paths,
+      enrollment: deps.enrollment,
+      listenerMode: deps.listenerMode,
+      startedAt: deps.startedAt ?? now(),
+      now,
+      listConnectors: async () => [],
+    }),
+  );
+
+  app.notFound((c) => problem(c, 404, "not_found", "no such endpoint"));
+  app.onError((error, c) => {
+    deps.logger.error("unhandled error", { request_id: c.get("requestId"), error: error.message });
+    return problem(c, 500, "internal_error", "the server failed to handle the request");
+  });
+  return app;
+}

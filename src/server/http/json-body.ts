@@ -1,0 +1,36 @@
+// Reads a bounded JSON request body and validates it, answering 415/400 with a JSON error on bad input.
+import type { Context } from "hono";
+import type { z } from "zod";
+import { problem } from "./problem.js";
+
+export type JsonBodyResult<T> = { ok: true; value: T } | { ok: false; response: Response };
+
+/** The body limit itself is enforced by the body-limit middleware before this runs. */
+export async function readJsonBody<S extends z.ZodType>(
+  c: Context,
+  schema: S,
+): Promise<JsonBodyResult<z.infer<S>>> {
+  const type = c.req.header("content-type") ?? "";
+  if (!/^application\/json\s*(;|$)/i.test(type)) {
+    return {
+      ok: false,
+      response: problem(c, 415, "unsupported_media_type", "send the body as application/json"),
+    };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await c.req.text());
+  } catch {
+    return { ok: false, response: problem(c, 400, "invalid_json", "the request body is not valid JSON") };
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
+    return {
+      ok: false,
+      response: problem(c, 400, "invalid_request", `${where}${issue?.message ?? "invalid body"}`),
+    };
+  }
+  return { ok: true, value: parsed.data };
+}

@@ -1,0 +1,128 @@
+// Runs the gateway: loads the tree under a root, applies the listener rules and serves until drained.
+import { promises as fs } from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import { loadServerConfig } from "../config/server-config.js";
+import { serverPaths } from "../config/server-paths.js";
+import { IvoaiError } from "../shared/errors.js";
+import type { Logger } from "../shared/logger.js";
+import { createGatewayApp } from "./app.js";
+import { createEnrollmentService } from "./enrollment/service.js";
+import { createEnrollmentStore } from "./enrollment/store.js";
+import {
+  evaluateListener,
+  formatListen,
+  isLoopbackHost,
+  type ListenerMode,
+  parseListen,
+} from "./http/listener-policy.js";
+
+export interface StartGatewayOptions {
+  root: string;
+  logger: Logger;
+  /** Overrides the configured listen address (e.g. port 0 for tests). */
+  listen?: string;
+}
+
+export interface RunningGateway {
+  url: string;
+  publicUrl: string;
+  listen: string;
+  mode: ListenerMode;
+  /** Stops accepting, lets in-flight requests finish within the drain bound, then closes. */
+  close(): Promise<void>;
+}
+
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const paths = serverPaths(options.root);
+  const config = await loadServerConfig(paths.configFile);
+  const listen = parseListen(options.listen ?? config.server.listen);
+  const mode = evaluateListener({
+    listen,
+    tls: config.server.tls,
+    trustedProxyCidrs: config.server.trusted_proxy_cidrs,
+  });
+  const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+  const enrollment = createEnrollmentService({ store });
+
+  let boundUrl = "";
+  const configuredPublic = new URL(config.server.public_url);
+  // A loopback public URL with port 0 (the demo's) follows the port the OS picked.
+  const followsBound = configuredPublic.port === "0" && isLoopbackHost(configuredPublic.hostname);
+  const publicUrl = () => (followsBound ? boundUrl : configuredPublic.origin);
+
+  const app = createGatewayApp({
+    config,
+    paths,
+    enrollment,
+    logger: options.logger,
+    listenerMode: mode,
+    publicUrl,
+    readiness: [{ name: "enrollment", critical: true, check: async () => void (await store.read()) }],
+  });
+  const listener = getRequestListener(app.fetch, {
+    errorHandler: (error) => {
+      options.logger.error("request failed", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    },
+  });
+  const serverOptions: http.ServerOptions = {
+    headersTimeout: config.limits.headers_timeout_ms,
+    requestTimeout: config.limits.request_timeout_ms,
+    keepAliveTimeout: config.limits.keep_alive_timeout_ms,
+    maxHeaderSize: 16 * 1024,
+  };
+  const server =
+    mode === "tls"
+      ? https.createServer(
+          { ...serverOptions, cert: await fs.readFile(paths.tlsCert), key: await fs.readFile(paths.tlsKey) },
+          listener,
+        )
+      : http.createServer(serverOptions, listener);
+  server.timeout = config.limits.idle_timeout_ms;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      reject(
+        new IvoaiError(
+          "LISTENER_REFUSED",
+          `cannot listen on ${formatListen(listen)}: ${error.code ?? error.message}`,
+          {
+            cause: error,
+          },
+        ),
+      );
+    });
+    server.listen(listen.port, listen.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const bound = { host: address.address, port: address.port };
+  boundUrl = `${mode === "tls" ? "https" : "http"}://${formatListen(bound)}`;
+  options.logger.info("gateway listening", { listen: formatListen(bound), mode, public_url: publicUrl() });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: boundUrl,
+    publicUrl: publicUrl(),
+    listen: formatListen(bound),
+    mode,
+    close() {
+      closing ??= drain(server, config.limits.drain_timeout_ms).then(() => {
+        store.close();
+        options.logger.info("gateway stopped");
+      });
+      return closing;
+    },
+  };
+}
+
+async function drain(server: http.Server, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  await closed;
+  clearTimeout(timer);
+}

@@ -1,0 +1,73 @@
+// Whole-file replacement that never leaves a half-written file behind, even on a crash.
+import { randomBytes } from "node:crypto";
+import { constants, promises as fs } from "node:fs";
+import path from "node:path";
+import { errnoCode, IvoaiError } from "./errors.js";
+
+export interface AtomicWriteOptions {
+  /** File mode of the new file (default 0o600). */
+  mode?: number;
+}
+
+/**
+ * Writes `data` to a temporary sibling, flushes it, renames it over `target` and flushes the
+ * directory. Refuses a target that is a symlink or is owned by another user.
+ */
+export async function writeFileAtomic(
+  target: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  const mode = options.mode ?? 0o600;
+  await assertReplaceable(target);
+  const dir = path.dirname(target);
+  const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+  try {
+    await handle.writeFile(data);
+    await handle.chmod(mode);
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await fs.rm(temp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  try {
+    await fs.rename(temp, target);
+  } catch (error) {
+    await fs.rm(temp, { force: true });
+    throw error;
+  }
+  await syncDirectory(dir);
+}
+
+async function assertReplaceable(target: string): Promise<void> {
+  try {
+    const stat = await fs.lstat(target);
+    if (stat.isSymbolicLink()) {
+      throw new IvoaiError("UNSAFE_PATH", `refusing to replace ${target}: it is a symbolic link`);
+    }
+    if (!stat.isFile())
+      throw new IvoaiError("UNSAFE_PATH", `refusing to replace ${target}: not a regular file`);
+    const uid = process.getuid?.();
+    if (uid !== undefined && stat.uid !== uid) {
+      throw new IvoaiError(
+        "UNSAFE_PATH",
+        `refusing to replace ${target}: owned by uid ${stat.uid}, not ${uid}`,
+      );
+    }
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return;
+    throw error;
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await fs.open(dir, constants.O_RDONLY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

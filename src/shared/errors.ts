@@ -1,0 +1,47 @@
+// One error type for everything ivoai raises on purpose; the CLI maps its code to an exit status.
+
+/** Every reason ivoai fails on purpose. */
+export type IvoaiErrorCode =
+  | "USAGE"
+  | "CONFIG_INVALID"
+  | "CONFIG_MISSING"
+  | "UNSAFE_PATH"
+  | "PERMISSION_DENIED"
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "STATE_CORRUPT"
+  | "LOCK_TIMEOUT"
+  | "LISTENER_REFUSED"
+  | "NETWORK"
+  | "INTERNAL";
+
+export interface IvoaiErrorOptions {
+  data?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/** A failure with a stable code and a message fit to show a user in one line. */
+export class IvoaiError extends Error {
+  override readonly name = "IvoaiError";
+  readonly code: IvoaiErrorCode;
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: IvoaiErrorCode, message: string, options: IvoaiErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = options.data;
+  }
+}
+
+export function isIvoaiError(value: unknown): value is IvoaiError {
+  return value instanceof IvoaiError;
+}
+
+/** The errno code of a Node system error, if it has one. */
+export function errnoCode(error: unknown): string | undefined {
+  if (typeof error === "object" && error !== null && "code" in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === "string" ? code : undefined;
+  }
+  return undefined;
+}

@@ -1,0 +1,36 @@
+// Secret values (codes, credentials) and the hashes and ids that stand for them.
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+
+/** A 256-bit secret from the OS CSPRNG, base64url, behind a prefix that makes it recognisable for redaction. */
+export function newSecret(prefix: string): string {
+  return `${prefix}${randomBytes(32).toString("base64url")}`;
+}
+
+/** A short non-secret identifier. */
+export function newId(prefix: string): string {
+  return `${prefix}${randomBytes(8).toString("hex")}`;
+}
+
+export function sha256Hex(value: string): string {
+  return createHash("sha256").update(value, "utf8").digest("hex");
+}
+
+/**
+ * Finds the entry whose hash equals `sha256(secret)`, comparing every entry in constant time
+ * so that neither the position of a match nor a near-miss shows in the timing.
+ */
+export function findByHash<T>(
+  entries: readonly T[],
+  secret: string,
+  hashOf: (entry: T) => string,
+): T | undefined {
+  const wanted = Buffer.from(sha256Hex(secret), "hex");
+  let found: T | undefined;
+  for (const entry of entries) {
+    const candidate = Buffer.from(hashOf(entry), "hex");
+    if (candidate.length === wanted.length && timingSafeEqual(candidate, wanted) && found === undefined) {
+      found = entry;
+    }
+  }
+  return found;
+}

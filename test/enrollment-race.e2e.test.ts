@@ -1,0 +1,104 @@
+// Cross-process safety of the enrollment state: racing exchanges and concurrent CLI writers lose nothing.
+import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  createCode,
+  enroll,
+  initRoot,
+  type RunningServer,
+  runIvoai,
+  startServer,
+  tempDir,
+} from "./helpers.js";
+
+/** A separate OS process that posts one enrollment; the code travels on stdin, never in argv. */
+function racer(url: string, code: string): Promise<{ status: number; body: string }> {
+  const script = `
+    let code = "";
+    process.stdin.on("data", (c) => (code += c));
+    process.stdin.on("end", async () => {
+      const r = await fetch(process.env.TARGET + "/v1/enroll", {
+        method: "POST", headers: { "content-type": "application/json" },
+        body: JSON.stringify({ code, client_name: "racer" }),
+      });
+      process.stdout.write(JSON.stringify({ status: r.status, body: await r.text() }));
+    });`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", script], { env: { ...process.env, TARGET: url } });
+    let out = "";
+    child.stdout.on("data", (chunk) => (out += chunk));
+    child.on("error", reject);
+    child.on("close", (exit) =>
+      exit === 0 ? resolve(JSON.parse(out)) : reject(new Error(`racer exited ${exit}`)),
+    );
+    child.stdin.end(code);
+  });
+}
+
+describe("enrollment state under concurrency", () => {
+  const servers: RunningServer[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.stop()));
+    await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+  });
+
+  async function twoGateways(): Promise<string> {
+    const { dir, cleanup } = await tempDir();
+    cleanups.push(cleanup);
+    await initRoot(dir);
+    servers.push(await startServer(dir), await startServer(dir));
+    return dir;
+  }
+
+  it("issues exactly one credential when 20 processes race for one code across two gateways", async () => {
+    const root = await twoGateways();
+    const { id, code } = await createCode(root);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => racer(servers[index % 2]?.url ?? "", code)),
+    );
+    expect(results.filter((result) => result.status === 201)).toHaveLength(1);
+    expect(results.filter((result) => result.status === 400)).toHaveLength(19);
+
+    const state = JSON.parse(
+      await readFile(path.join(root, "var/lib/ivoai/enrollment/state.json"), "utf8"),
+    ) as {
+      enrollments: { id: string; consumed_by: string | null }[];
+      clients: { id: string; enrollment_id: string }[];
+    };
+    const clients = state.clients.filter((client) => client.enrollment_id === id);
+    expect(clients).toHaveLength(1);
+    expect(state.enrollments.find((entry) => entry.id === id)?.consumed_by).toBe(clients[0]?.id);
+  });
+
+  it("loses nothing when CLI writers and gateway exchanges run at once", async () => {
+    const root = await twoGateways();
+    const existing = await Promise.all(Array.from({ length: 8 }, () => createCode(root)));
+    const [created, exchanged] = await Promise.all([
+      Promise.all(Array.from({ length: 8 }, () => createCode(root))),
+      Promise.all(existing.map((entry, index) => enroll(servers[index % 2]?.url ?? "", entry.code))),
+    ]);
+    expect(exchanged.map((response) => response.status)).toEqual(Array(8).fill(201));
+
+    const list = JSON.parse(
+      (await runIvoai(["server", "enrollment", "list", "--root", root, "--json"])).stdout,
+    ) as {
+      id: string;
+      status: string;
+    }[];
+    const statusOf = new Map(list.map((entry) => [entry.id, entry.status]));
+    for (const entry of existing) expect(statusOf.get(entry.id)).toBe("consumed");
+    for (const entry of created) expect(statusOf.get(entry.id)).toBe("pending");
+    const clients = JSON.parse(
+      (await runIvoai(["server", "clients", "list", "--root", root, "--json"])).stdout,
+    );
+    expect(clients).toHaveLength(8);
+    // The codes created during the exchanges work.
+    const late = await Promise.all(
+      created.map((entry, index) => enroll(servers[index % 2]?.url ?? "", entry.code)),
+    );
+    expect(late.map((response) => response.status)).toEqual(Array(8).fill(201));
+  });
+});

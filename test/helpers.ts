@@ -1,0 +1,116 @@
+// Runs the built ivoai binary as a child process, the way a user or a service manager would.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+
+export const BIN = path.resolve("dist/ivoai.mjs");
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runIvoai(
+  args: readonly string[],
+  options: { input?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+export async function tempDir(
+  prefix = "ivoai-test-",
+): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface RunningServer {
+  url: string;
+  child: ChildProcess;
+  /** Everything the server wrote so far (logs on stderr, the ready line on stdout). */
+  output(): string;
+  /** Sends SIGTERM and resolves with the exit status. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `ivoai server start` and resolves once it printed its ready line. */
+export function startServer(root: string, extraArgs: readonly string[] = []): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, "server", "start", "--root", root, ...extraArgs], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stderr.on("data", (chunk) => (output += chunk));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+      child.on("exit", (code, signal) => done({ code, signal })),
+    );
+    const lines = createInterface({ input: child.stdout });
+    let ready = false;
+    lines.on("line", (line) => {
+      output += `${line}\n`;
+      if (ready) return;
+      ready = true;
+      const event = JSON.parse(line) as { url: string };
+      resolve({
+        url: event.url,
+        child,
+        output: () => output,
+        stop: (signal = "SIGTERM") => {
+          child.kill(signal);
+          return exited;
+        },
+      });
+    });
+    void exited.then((status) => {
+      if (!ready) reject(new Error(`server exited before ready (${JSON.stringify(status)}): ${output}`));
+    });
+  });
+}
+
+export async function initRoot(root: string, extraArgs: readonly string[] = []): Promise<void> {
+  const result = await runIvoai([
+    "server",
+    "init",
+    "--root",
+    root,
+    "--public-url",
+    "http://127.0.0.1:0",
+    "--listen",
+    "127.0.0.1:0",
+    ...extraArgs,
+  ]);
+  if (result.code !== 0) throw new Error(`init failed: ${result.stderr}`);
+}
+
+export async function createCode(
+  root: string,
+  extraArgs: readonly string[] = [],
+): Promise<{ id: string; code: string }> {
+  const result = await runIvoai(["server", "enrollment", "create", "--root", root, "--json", ...extraArgs]);
+  if (result.code !== 0) throw new Error(`enrollment create failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as { id: string; code: string };
+}
+
+export async function enroll(url: string, code: string): Promise<Response> {
+  return fetch(`${url}/v1/enroll`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ code, client_name: "test" }),
+  });
+}
