@@ -35,7 +35,12 @@ describe("gateway end to end", () => {
     const doc = (await discovery.json()) as Record<string, unknown>;
     expect(doc.protocol_version).toBe(1);
     expect(doc.public_base_url).toBe(server.url);
-    expect(doc.features).toMatchObject({ remote_admin_read_only: true, context: false, web_mcp: false });
+    expect(doc.features).toMatchObject({
+      remote_admin_read_only: true,
+      context: true,
+      memory: false,
+      web_mcp: false,
+    });
     expect(await (await fetch(`${server.url}/health`)).json()).toEqual({ status: "alive" });
     const ready = await fetch(`${server.url}/ready`);
     expect(ready.status).toBe(200);

@@ -6,6 +6,7 @@ import { IVOAI_VERSION } from "../shared/version.js";
 import { type GroupSpec, resolveInvocation } from "./command.js";
 import { demoCommand } from "./commands/demo.js";
 import { serverClientsGroup } from "./commands/server-clients.js";
+import { serverConnectorGroup, serverIngestCommand, serverSearchCommand } from "./commands/server-context.js";
 import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
 import { serverInitCommand } from "./commands/server-init.js";
 import { serverStartCommand } from "./commands/server-start.js";
@@ -21,7 +22,15 @@ export const COMMAND_TREE: GroupSpec = {
       kind: "group",
       name: "server",
       summary: "Run and administer an ivoai knowledge server",
-      children: [serverInitCommand, serverStartCommand, serverEnrollmentGroup, serverClientsGroup],
+      children: [
+        serverInitCommand,
+        serverStartCommand,
+        serverEnrollmentGroup,
+        serverClientsGroup,
+        serverConnectorGroup,
+        serverIngestCommand,
+        serverSearchCommand,
+      ],
     },
   ],
 };

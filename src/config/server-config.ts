@@ -5,6 +5,37 @@ import { z } from "zod";
 import { writeFileAtomic } from "../shared/atomic-file.js";
 import { errnoCode, IvoaiError } from "../shared/errors.js";
 
+const embedderSchema = z.discriminatedUnion("provider", [
+  z.object({ provider: z.literal("none") }),
+  z.object({
+    provider: z.literal("tei"),
+    url: z.string().url(),
+    model: z.string().default("intfloat/multilingual-e5-small"),
+    dims: z.number().int().positive().default(384),
+    timeout_ms: z.number().int().positive().default(30_000),
+  }),
+  z.object({
+    provider: z.literal("local"),
+    model_dir: z.string(),
+    model: z.string().default("intfloat/multilingual-e5-small"),
+    dims: z.number().int().positive().default(384),
+  }),
+]);
+
+export const contextConfigSchema = z
+  .object({
+    /** Aggregate limits of one ingest run. */
+    max_documents: z.number().int().positive().default(200_000),
+    max_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(4 * 1024 ** 3),
+    max_chunks: z.number().int().positive().default(2_000_000),
+    embedder: embedderSchema.default({ provider: "none" }),
+  })
+  .prefault({});
+
 export const serverConfigSchema = z.object({
   server: z.object({
     public_url: z.string(),
@@ -34,6 +65,7 @@ export const serverConfigSchema = z.object({
       attempts_per_minute: z.number().int().positive().default(30),
     })
     .prefault({}),
+  context: contextConfigSchema,
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;

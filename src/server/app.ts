@@ -8,15 +8,18 @@ import type { Logger } from "../shared/logger.js";
 import { newId } from "../shared/tokens.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { createAdminRoutes } from "./admin/routes.js";
+import type { ContextService } from "./context/service.js";
+import { CONTEXT_INSTRUCTIONS } from "./context/tools.js";
 import { createRateLimiter } from "./enrollment/rate-limit.js";
 import { createEnrollRoutes } from "./enrollment/routes.js";
 import type { EnrollmentService } from "./enrollment/service.js";
 import { evaluateReadiness, type ReadinessCheck } from "./health/readiness.js";
-import { bearerAuth } from "./http/bearer-auth.js";
+import { bearerAuth, requireScope } from "./http/bearer-auth.js";
 import { type GatewayEnv, remoteAddress } from "./http/env.js";
 import type { ListenerMode } from "./http/listener-policy.js";
 import { problem } from "./http/problem.js";
 import { reverseProxyGuard } from "./http/reverse-proxy.js";
+import { createMcpEndpoint } from "./mcp/endpoint.js";
 
 export interface GatewayAppDeps {
   config: ServerConfig;
@@ -27,23 +30,24 @@ export interface GatewayAppDeps {
   /** The public base URL clients see (may follow the bound port for a loopback port-0 demo). */
   publicUrl: () => string;
   readiness: readonly ReadinessCheck[];
+  /** The context service, when this process serves it. */
+  context?: ContextService;
   startedAt?: Date;
   now?: () => Date;
 }
 
-/** What this build serves; later services flip their flag when they are mounted. */
-const FEATURES: DiscoveryFeatures = {
-  context: false,
-  memory: false,
-  memory_hooks: false,
-  web_mcp: false,
-  oauth_pkce: false,
-  remote_admin_read_only: true,
-};
-
 export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   const now = deps.now ?? (() => new Date());
   const app = new Hono<GatewayEnv>();
+  // The discovery document tells exactly what this process mounts.
+  const features: DiscoveryFeatures = {
+    context: deps.context !== undefined,
+    memory: false,
+    memory_hooks: false,
+    web_mcp: false,
+    oauth_pkce: false,
+    remote_admin_read_only: true,
+  };
 
   app.use(async (c, next) => {
     const started = performance.now();
@@ -87,7 +91,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       buildDiscoveryDocument({
         serverVersion: IVOAI_VERSION,
         publicBaseUrl: deps.publicUrl(),
-        features: FEATURES,
+        features,
       }),
     ),
   );
@@ -121,9 +125,19 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       listenerMode: deps.listenerMode,
       startedAt: deps.startedAt ?? now(),
       now,
-      listConnectors: async () => [],
+      listConnectors: async () => (deps.context ? deps.context.listConnectors() : []),
     }),
   );
+
+  if (deps.context) {
+    const endpoint = createMcpEndpoint({
+      name: "ivoai-context",
+      instructions: CONTEXT_INSTRUCTIONS,
+      tools: deps.context.tools,
+      logger: deps.logger,
+    });
+    app.all(ENDPOINTS.contextMcp, requireScope("context:read"), (c) => endpoint(c.req.raw, c.get("client")));
+  }
 
   app.notFound((c) => problem(c, 404, "not_found", "no such endpoint"));
   app.onError((error, c) => {

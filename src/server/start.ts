@@ -9,6 +9,7 @@ import { serverPaths } from "../config/server-paths.js";
 import { IvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
 import { createGatewayApp } from "./app.js";
+import { openContextService } from "./context/service.js";
 import { createEnrollmentService } from "./enrollment/service.js";
 import { createEnrollmentStore } from "./enrollment/store.js";
 import {
@@ -46,6 +47,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   });
   const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
   const enrollment = createEnrollmentService({ store });
+  const context = openContextService({ paths, config, logger: options.logger });
+  // Load the lexical index before serving, so the first search does not pay for it.
+  await context.searcher.refresh();
 
   let boundUrl = "";
   const configuredPublic = new URL(config.server.public_url);
@@ -60,7 +64,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     logger: options.logger,
     listenerMode: mode,
     publicUrl,
-    readiness: [{ name: "enrollment", critical: true, check: async () => void (await store.read()) }],
+    context,
+    readiness: [
+      { name: "enrollment", critical: true, check: async () => void (await store.read()) },
+      { name: "context", critical: true, check: async () => void (await context.catalogue.generation()) },
+    ],
   });
   const listener = getRequestListener(app.fetch, {
     errorHandler: (error) => {
@@ -112,6 +120,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     close() {
       closing ??= drain(server, config.limits.drain_timeout_ms).then(() => {
         store.close();
+        context.close();
         options.logger.info("gateway stopped");
       });
       return closing;

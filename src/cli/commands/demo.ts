@@ -1,40 +1,63 @@
 // `ivoai demo`: the main job on embedded defaults — a server under a temp root, an enrolled client, discovery.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { loadServerConfig } from "../../config/server-config.js";
 import { serverPaths } from "../../config/server-paths.js";
+import { openContextService } from "../../server/context/service.js";
 import { createEnrollmentService } from "../../server/enrollment/service.js";
 import { createEnrollmentStore } from "../../server/enrollment/store.js";
 import { initServer } from "../../server/init.js";
 import { startGateway } from "../../server/start.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { createLogger, silentLogger } from "../../shared/logger.js";
-import type { CommandSpec } from "../command.js";
+import { type CommandSpec, stringOption } from "../command.js";
+import { DEMO_CORPUS } from "./demo-corpus.js";
 
 export const demoCommand: CommandSpec = {
   kind: "command",
   name: "demo",
-  summary: "Run a throw-away server under a temp root, enroll a client and show what it serves",
+  summary: "Run a throw-away server on a sample corpus, enroll a client and search through MCP",
   description:
-    "Initialises a server tree in a temporary folder, starts the gateway on 127.0.0.1 (any free port),\n" +
-    "creates a single-use enrollment code, exchanges it for a credential (kept in memory, never printed),\n" +
-    "calls an authenticated admin endpoint and prints the discovery document. Removes the tree at the end\n" +
-    "unless --keep.",
+    "Initialises a server tree in a temporary folder, ingests a small sample corpus (English and Portuguese),\n" +
+    "starts the gateway on 127.0.0.1 (any free port), creates a single-use enrollment code, exchanges it for a\n" +
+    "credential (kept in memory, never printed), prints the discovery document and runs a search through the\n" +
+    "context MCP endpoint with the official MCP client. Removes the tree at the end unless --keep.",
   json: true,
   options: {
     keep: { type: "boolean", description: "keep the temporary server tree and print its path" },
     verbose: { type: "boolean", description: "show the gateway's JSON logs on stderr" },
+    query: {
+      type: "string",
+      value: "TEXT",
+      description: "what to search for (default: how to deploy billing)",
+    },
   },
   async run(ctx) {
     const root = await mkdtemp(path.join(tmpdir(), "ivoai-demo-"));
     const logger = ctx.options.verbose ? createLogger() : silentLogger;
     try {
-      ctx.out.note(`[1/4] initialising a server tree under ${root}`);
+      ctx.out.note(`[1/5] initialising a server tree under ${root}`);
       await initServer({ root, publicUrl: "http://127.0.0.1:0", listen: "127.0.0.1:0" });
+      const paths = serverPaths(root);
+      const corpus = path.join(root, "sample-corpus");
+      for (const [relPath, text] of Object.entries(DEMO_CORPUS)) {
+        await mkdir(path.dirname(path.join(corpus, relPath)), { recursive: true });
+        await writeFile(path.join(corpus, relPath), text);
+      }
+      const context = openContextService({ paths, config: await loadServerConfig(paths.configFile), logger });
+      const [ingested] = await context
+        .addConnector({ name: "sample", type: "filesystem", path: corpus })
+        .then(() => context.ingest(["sample"]))
+        .finally(() => context.close());
+      ctx.out.note(
+        `[2/5] ingested ${ingested?.added ?? 0} sample documents (${ingested?.chunks ?? 0} chunks)`,
+      );
       const gateway = await startGateway({ root, logger });
       try {
-        ctx.out.note(`[2/4] gateway listening on ${gateway.url}`);
-        const paths = serverPaths(root);
+        ctx.out.note(`[3/5] gateway listening on ${gateway.url}`);
         const store = createEnrollmentStore({
           statePath: paths.enrollmentState,
           lockPath: paths.enrollmentLock,
@@ -42,7 +65,7 @@ export const demoCommand: CommandSpec = {
         const { code } = await createEnrollmentService({ store })
           .createCode({ ttlMs: 600_000 })
           .finally(() => store.close());
-        ctx.out.note("[3/4] enrolling a client with a single-use code");
+        ctx.out.note("[4/5] enrolling a client with a single-use code");
         const enrolled = await getJson<{ client_id: string; credential: string; scopes: string[] }>(
           `${gateway.url}/v1/enroll`,
           {
@@ -54,8 +77,12 @@ export const demoCommand: CommandSpec = {
         const status = await getJson<Record<string, unknown>>(`${gateway.url}/v1/admin/status`, {
           headers: { authorization: `Bearer ${enrolled.credential}` },
         });
-        ctx.out.note(`[4/4] client ${enrolled.client_id} enrolled with scopes: ${enrolled.scopes.join(" ")}`);
         const discovery = await getJson<Record<string, unknown>>(`${gateway.url}/.well-known/ivoai`, {});
+        const query = stringOption(ctx.options, "query") ?? "how do I deploy the billing service?";
+        ctx.out.note(
+          `[5/5] client ${enrolled.client_id} searches "${query}" through ${gateway.url}/v1/mcp/context`,
+        );
+        const search = await searchThroughMcp(`${gateway.url}/v1/mcp/context`, enrolled.credential, query);
         ctx.out.data(
           {
             root: ctx.options.keep ? root : null,
@@ -63,9 +90,11 @@ export const demoCommand: CommandSpec = {
             client_id: enrolled.client_id,
             status,
             discovery,
+            search,
           },
           (value) =>
-            `discovery document (${value.url}/.well-known/ivoai):\n${JSON.stringify(value.discovery, null, 2)}`,
+            `discovery document (${value.url}/.well-known/ivoai):\n${JSON.stringify(value.discovery, null, 2)}\n\n` +
+            `context_search "${query}" through MCP:\n${value.search.text}`,
         );
       } finally {
         await gateway.close();
@@ -77,6 +106,29 @@ export const demoCommand: CommandSpec = {
     return 0;
   },
 };
+
+/** Calls context_search with the official MCP client, the way an agent would. */
+async function searchThroughMcp(
+  url: string,
+  credential: string,
+  query: string,
+): Promise<{ text: string; structured: unknown; tools: string[] }> {
+  const client = new Client({ name: "ivoai-demo", version: "1" });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${credential}` } },
+  });
+  await client.connect(transport);
+  try {
+    const tools = (await client.listTools()).tools.map((tool) => tool.name);
+    const result = await client.callTool({ name: "context_search", arguments: { query, limit: 3 } });
+    const text = (result.content as { type: string; text?: string }[])
+      .map((item) => item.text ?? "")
+      .join("\n");
+    return { text, structured: result.structuredContent, tools };
+  } finally {
+    await client.close();
+  }
+}
 
 async function getJson<T>(url: string, init: RequestInit): Promise<T> {
   const response = await fetch(url, { ...init, redirect: "error", signal: AbortSignal.timeout(10_000) });

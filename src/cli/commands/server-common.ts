@@ -1,10 +1,13 @@
 // Pieces every `ivoai server …` command shares: the --root option and access to the enrollment state.
 
 import { promises as fs } from "node:fs";
+import { loadServerConfig } from "../../config/server-config.js";
 import { resolveServerRoot, serverPaths } from "../../config/server-paths.js";
+import { type ContextService, ensureContextDir, openContextService } from "../../server/context/service.js";
 import { createEnrollmentService, type EnrollmentService } from "../../server/enrollment/service.js";
 import { createEnrollmentStore } from "../../server/enrollment/store.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
+import { createLogger } from "../../shared/logger.js";
 import type { CommandContext, OptionSpec } from "../command.js";
 import { stringOption } from "../command.js";
 
@@ -39,5 +42,21 @@ export async function withEnrollment<T>(
     return await use(createEnrollmentService({ store }));
   } finally {
     store.close();
+  }
+}
+
+/** Opens the context service of an initialised server for one command. */
+export async function withContext<T>(
+  ctx: CommandContext,
+  use: (service: ContextService) => Promise<T>,
+): Promise<T> {
+  const paths = serverPaths(rootOf(ctx));
+  await ensureContextDir(paths);
+  const config = await loadServerConfig(paths.configFile);
+  const service = openContextService({ paths, config, logger: createLogger({ level: "warn" }) });
+  try {
+    return await use(service);
+  } finally {
+    service.close();
   }
 }

@@ -1,0 +1,162 @@
+// `ivoai server connector …`, `ivoai server ingest`, `ivoai server search`
+
+import type { IngestSummary } from "../../server/context/ingest.js";
+import type { ConnectorSummary } from "../../server/context/service.js";
+import { IvoaiError } from "../../shared/errors.js";
+import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { formatTable } from "../output.js";
+import { createProgress } from "../progress.js";
+import { ROOT_OPTION, withContext } from "./server-common.js";
+
+const addCommand: CommandSpec = {
+  kind: "command",
+  name: "add",
+  summary: "Register a document source (a folder or an existing git checkout)",
+  json: true,
+  positionals: [{ name: "NAME", description: "connector name (lowercase, digits, - and _)", required: true }],
+  options: {
+    ...ROOT_OPTION,
+    type: { type: "string", value: "TYPE", description: "filesystem or git" },
+    path: { type: "string", value: "DIR", description: "absolute path of the folder or checkout" },
+  },
+  async run(ctx) {
+    const type = stringOption(ctx.options, "type");
+    const dir = stringOption(ctx.options, "path");
+    if (type !== "filesystem" && type !== "git")
+      throw new IvoaiError("USAGE", "--type must be filesystem or git");
+    if (!dir) throw new IvoaiError("USAGE", "--path is required");
+    const record = await withContext(ctx, (context) =>
+      context.addConnector({ name: ctx.positionals[0] ?? "", type, path: dir }),
+    );
+    ctx.out.data(
+      record,
+      (r) => `connector ${r.name} (${r.type}) added for ${r.path}; run 'ivoai server ingest ${r.name}'`,
+    );
+    return 0;
+  },
+};
+
+const listCommand: CommandSpec = {
+  kind: "command",
+  name: "list",
+  summary: "List connectors with their document counts",
+  json: true,
+  options: ROOT_OPTION,
+  async run(ctx) {
+    const connectors = await withContext(ctx, (context) => context.listConnectors());
+    ctx.out.data(connectors, (rows) =>
+      formatTable(
+        ["NAME", "TYPE", "DOCUMENTS", "LAST INGEST", "PATH"],
+        rows.map((row: ConnectorSummary) => [
+          row.name,
+          row.type,
+          String(row.documents),
+          row.last_ingest_at ?? "never",
+          row.path,
+        ]),
+      ),
+    );
+    return 0;
+  },
+};
+
+const removeCommand: CommandSpec = {
+  kind: "command",
+  name: "remove",
+  summary: "Remove a connector: its documents and index entries first, then its registration",
+  json: true,
+  positionals: [{ name: "NAME", description: "connector name", required: true }],
+  options: ROOT_OPTION,
+  async run(ctx) {
+    const name = ctx.positionals[0] ?? "";
+    const result = await withContext(ctx, (context) => context.removeConnector(name));
+    ctx.out.data(
+      { name, ...result },
+      (r) => `connector ${r.name} removed with ${r.removed_documents} documents`,
+    );
+    return 0;
+  },
+};
+
+export const serverConnectorGroup: GroupSpec = {
+  kind: "group",
+  name: "connector",
+  summary: "Manage the document sources of the context service",
+  children: [addCommand, listCommand, removeCommand],
+};
+
+export const serverIngestCommand: CommandSpec = {
+  kind: "command",
+  name: "ingest",
+  summary: "Index connectors' documents (all, or the one named); safe while the server runs",
+  description:
+    "Reads each connector's files (secrets, binaries, special files, links and files over 8 MiB are skipped\n" +
+    "with a reason), replaces changed documents atomically and removes vanished ones. Exit 1 if a connector\n" +
+    "could not be enumerated completely.",
+  json: true,
+  positionals: [{ name: "NAME", description: "only this connector" }],
+  options: ROOT_OPTION,
+  async run(ctx) {
+    const progress = createProgress(process.stderr, process.stderr.isTTY === true && !ctx.json);
+    const summaries = await withContext(ctx, (context) =>
+      context.ingest(ctx.positionals, (p) =>
+        progress.update(
+          `ingest ${p.connector}: ${p.files} files, ${(p.bytes / 1e6).toFixed(1)} MB — ${p.relPath}`,
+        ),
+      ),
+    );
+    progress.done();
+    ctx.out.data(summaries, (rows) => rows.map(renderSummary).join("\n"));
+    return summaries.every((summary) => summary.complete) ? 0 : 1;
+  },
+};
+
+function renderSummary(s: IngestSummary): string {
+  const reasons = Object.entries(s.skipped_by_reason)
+    .map(([reason, count]) => `${reason} ${count}`)
+    .join(", ");
+  const lines = [
+    `${s.connector}: ${s.added} added, ${s.updated} updated, ${s.unchanged} unchanged, ${s.removed} removed, ` +
+      `${s.skipped} skipped${reasons ? ` (${reasons})` : ""}; ${(s.bytes / 1e6).toFixed(2)} MB, ${s.chunks} new chunks in ${s.duration_ms} ms`,
+  ];
+  if (!s.complete) lines.push(`  incomplete: ${s.error ?? "enumeration failed"}; nothing was removed`);
+  return lines.join("\n");
+}
+
+export const serverSearchCommand: CommandSpec = {
+  kind: "command",
+  name: "search",
+  summary: "Search the indexed documents as an agent would",
+  json: true,
+  positionals: [{ name: "QUERY", description: "what to look for", required: true }],
+  options: {
+    ...ROOT_OPTION,
+    limit: { type: "string", value: "N", description: "results (1–100, default 10)" },
+    source: { type: "string", value: "NAME", description: "only this connector" },
+  },
+  async run(ctx) {
+    const limit = Number(stringOption(ctx.options, "limit") ?? "10");
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw new IvoaiError("USAGE", "--limit must be 1–100");
+    const source = stringOption(ctx.options, "source");
+    const hits = await withContext(ctx, (context) =>
+      context.searcher.search(ctx.positionals[0] ?? "", { limit, ...(source ? { connector: source } : {}) }),
+    );
+    const rows = hits.map((hit) => ({
+      document_id: hit.document.id,
+      source: hit.document.connector,
+      path: hit.document.rel_path,
+      title: hit.document.title,
+      score: hit.score,
+      snippet: hit.snippet,
+    }));
+    ctx.out.data(rows, (list) =>
+      list.length === 0
+        ? "no matching documents"
+        : list
+            .map((r, i) => `${i + 1}. ${r.title} — ${r.source}:${r.path} (${r.score})\n   ${r.snippet}`)
+            .join("\n"),
+    );
+    return 0;
+  },
+};

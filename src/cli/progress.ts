@@ -1,0 +1,28 @@
+// A one-line progress display on a terminal's stderr; silent when stderr is not a TTY.
+
+export interface Progress {
+  update(text: string): void;
+  done(): void;
+}
+
+export function createProgress(
+  stream: NodeJS.WriteStream = process.stderr,
+  enabled = stream.isTTY === true,
+): Progress {
+  let last = 0;
+  let shown = false;
+  return {
+    update(text) {
+      if (!enabled) return;
+      const now = Date.now();
+      if (now - last < 100) return;
+      last = now;
+      const width = Math.max(20, (stream.columns ?? 80) - 1);
+      stream.write(`\r\x1b[2K${text.length > width ? `${text.slice(0, width - 1)}…` : text}`);
+      shown = true;
+    },
+    done() {
+      if (enabled && shown) stream.write("\r\x1b[2K");
+    },
+  };
+}

@@ -1,0 +1,280 @@
+// The context catalogue in SQLite (WAL): connector registry, normalised documents and their chunks.
+// Each document's chunks are replaced inside one transaction, so a killed ingest leaves old or new, never a mix.
+import Database from "better-sqlite3";
+
+export interface ConnectorRecord {
+  name: string;
+  type: "filesystem" | "git";
+  path: string;
+  created_at: string;
+  last_ingest_at: string | null;
+}
+
+export interface DocumentRecord {
+  id: string;
+  connector: string;
+  rel_path: string;
+  title: string;
+  language: string;
+  fingerprint: string;
+  bytes: number;
+  modified_at: string;
+  ingested_at: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface ChunkInput {
+  id: string;
+  index: number;
+  start: number;
+  text: string;
+  terms: string;
+}
+
+export interface ChunkRow {
+  seq: number;
+  id: string;
+  document_id: string;
+  idx: number;
+  text: string;
+}
+
+export interface DocumentReplacement {
+  document: DocumentRecord;
+  body: string;
+  chunks: ChunkInput[];
+}
+
+export interface CatalogueStats {
+  connectors: number;
+  documents: number;
+  chunks: number;
+  bytes: number;
+}
+
+/** The catalogue contract; async so that a PostgreSQL implementation can follow the SQLite one. */
+export interface Catalogue {
+  addConnector(record: ConnectorRecord): Promise<void>;
+  getConnector(name: string): Promise<ConnectorRecord | undefined>;
+  listConnectors(): Promise<ConnectorRecord[]>;
+  deleteConnector(name: string): Promise<void>;
+  markIngested(name: string, at: string): Promise<void>;
+  /** Fingerprint (pipeline version + content hash) per document of a connector, to skip unchanged ones. */
+  documentFingerprints(connector: string): Promise<Map<string, string>>;
+  /** Atomically replaces whole documents (metadata, body and chunks). */
+  replaceDocuments(batch: readonly DocumentReplacement[]): Promise<void>;
+  /** Removes documents and their chunks; returns how many went. */
+  removeDocuments(ids: readonly string[]): Promise<number>;
+  getDocument(id: string): Promise<(DocumentRecord & { body: string }) | undefined>;
+  recentDocuments(limit: number, connector?: string): Promise<DocumentRecord[]>;
+  documentsByIds(ids: readonly string[]): Promise<Map<string, DocumentRecord>>;
+  chunksBySeq(seqs: readonly number[]): Promise<Map<number, ChunkRow>>;
+  /** Analysed terms of chunks added after `afterSeq`, in order, at most `limit`. */
+  chunkTermsAfter(
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ seq: number; terms: string; document_id: string; connector: string }[]>;
+  /** Texts of chunks added after `afterSeq`, in order, at most `limit` (for embedding). */
+  chunkTextsAfter(afterSeq: number, limit: number): Promise<{ seq: number; id: string; text: string }[]>;
+  /** Languages of the indexed documents. */
+  languages(): Promise<string[]>;
+  /** Chunk seqs removed after `afterGeneration`. */
+  removedSince(afterGeneration: number): Promise<number[]>;
+  generation(): Promise<number>;
+  stats(): Promise<CatalogueStats>;
+  close(): void;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '1'), ('generation', '0');
+CREATE TABLE IF NOT EXISTS connectors (
+  name TEXT PRIMARY KEY, type TEXT NOT NULL, path TEXT NOT NULL, created_at TEXT NOT NULL, last_ingest_at TEXT
+);
+CREATE TABLE IF NOT EXISTS documents (
+  id TEXT PRIMARY KEY, connector TEXT NOT NULL, rel_path TEXT NOT NULL, title TEXT NOT NULL, language TEXT NOT NULL,
+  fingerprint TEXT NOT NULL, bytes INTEGER NOT NULL, modified_at TEXT NOT NULL, ingested_at TEXT NOT NULL,
+  metadata TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (connector, rel_path)
+);
+CREATE INDEX IF NOT EXISTS documents_ingested ON documents (ingested_at);
+CREATE TABLE IF NOT EXISTS chunks (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, document_id TEXT NOT NULL,
+  idx INTEGER NOT NULL, start INTEGER NOT NULL, text TEXT NOT NULL, terms TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id);
+CREATE TABLE IF NOT EXISTS removed_chunks (seq INTEGER PRIMARY KEY, generation INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS removed_chunks_generation ON removed_chunks (generation);
+`;
+
+/** Tombstones kept for servers catching up; an older miss only leaves an entry the result join drops. */
+const TOMBSTONE_RETENTION = 500_000;
+
+export function openSqliteCatalogue(file: string, options: { readonly?: boolean } = {}): Catalogue {
+  const db = new Database(file, { readonly: options.readonly ?? false, timeout: 10_000 });
+  if (!options.readonly) {
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.exec(SCHEMA);
+  }
+  const q = {
+    addConnector: db.prepare(
+      "INSERT INTO connectors (name, type, path, created_at, last_ingest_at) VALUES (@name, @type, @path, @created_at, @last_ingest_at)",
+    ),
+    getConnector: db.prepare("SELECT * FROM connectors WHERE name = ?"),
+    listConnectors: db.prepare("SELECT * FROM connectors ORDER BY name"),
+    deleteConnector: db.prepare("DELETE FROM connectors WHERE name = ?"),
+    markIngested: db.prepare("UPDATE connectors SET last_ingest_at = ? WHERE name = ?"),
+    fingerprints: db.prepare("SELECT id, fingerprint FROM documents WHERE connector = ?"),
+    upsertDocument: db.prepare(`INSERT INTO documents
+      (id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata, body)
+      VALUES (@id, @connector, @rel_path, @title, @language, @fingerprint, @bytes, @modified_at, @ingested_at, @metadata, @body)
+      ON CONFLICT (id) DO UPDATE SET title = excluded.title, language = excluded.language, fingerprint = excluded.fingerprint,
+        bytes = excluded.bytes, modified_at = excluded.modified_at, ingested_at = excluded.ingested_at,
+        metadata = excluded.metadata, body = excluded.body`),
+    deleteDocument: db.prepare("DELETE FROM documents WHERE id = ?"),
+    chunkSeqsOf: db.prepare("SELECT seq FROM chunks WHERE document_id = ?"),
+    deleteChunksOf: db.prepare("DELETE FROM chunks WHERE document_id = ?"),
+    insertChunk: db.prepare(
+      "INSERT INTO chunks (id, document_id, idx, start, text, terms) VALUES (@id, @document_id, @index, @start, @text, @terms)",
+    ),
+    tombstone: db.prepare("INSERT OR REPLACE INTO removed_chunks (seq, generation) VALUES (?, ?)"),
+    pruneTombstones: db.prepare(
+      "DELETE FROM removed_chunks WHERE seq IN (SELECT seq FROM removed_chunks ORDER BY generation DESC LIMIT -1 OFFSET ?)",
+    ),
+    generation: db.prepare("SELECT CAST(value AS INTEGER) AS g FROM meta WHERE key = 'generation'"),
+    bumpGeneration: db.prepare(
+      "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation' RETURNING CAST(value AS INTEGER) AS g",
+    ),
+    getDocument: db.prepare("SELECT * FROM documents WHERE id = ?"),
+    recent: db.prepare(
+      "SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents ORDER BY modified_at DESC, id LIMIT ?",
+    ),
+    recentOf: db.prepare(
+      "SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents WHERE connector = ? ORDER BY modified_at DESC, id LIMIT ?",
+    ),
+    chunkTermsAfter: db.prepare(
+      "SELECT c.seq, c.terms, c.document_id, d.connector FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.seq > ? ORDER BY c.seq LIMIT ?",
+    ),
+    chunkTextsAfter: db.prepare("SELECT seq, id, text FROM chunks WHERE seq > ? ORDER BY seq LIMIT ?"),
+    languages: db.prepare("SELECT DISTINCT language FROM documents"),
+    removedSince: db.prepare("SELECT seq FROM removed_chunks WHERE generation > ?"),
+    stats:
+      db.prepare(`SELECT (SELECT COUNT(*) FROM connectors) AS connectors, (SELECT COUNT(*) FROM documents) AS documents,
+      (SELECT COUNT(*) FROM chunks) AS chunks, (SELECT COALESCE(SUM(bytes), 0) FROM documents) AS bytes`),
+  };
+
+  const dropDocument = (id: string, generation: number) => {
+    for (const row of q.chunkSeqsOf.all(id) as { seq: number }[]) q.tombstone.run(row.seq, generation);
+    q.deleteChunksOf.run(id);
+  };
+  const bump = () => (q.bumpGeneration.get() as { g: number }).g;
+
+  const replace = db.transaction((batch: readonly DocumentReplacement[]) => {
+    const generation = bump();
+    for (const { document, body, chunks } of batch) {
+      dropDocument(document.id, generation);
+      q.upsertDocument.run({ ...document, metadata: JSON.stringify(document.metadata), body });
+      for (const chunk of chunks) q.insertChunk.run({ ...chunk, document_id: document.id });
+    }
+    q.pruneTombstones.run(TOMBSTONE_RETENTION);
+  });
+  const remove = db.transaction((ids: readonly string[]) => {
+    const generation = bump();
+    let removed = 0;
+    for (const id of ids) {
+      dropDocument(id, generation);
+      removed += q.deleteDocument.run(id).changes;
+    }
+    return removed;
+  });
+
+  const toDocument = (row: Record<string, unknown>): DocumentRecord => {
+    const { body: _body, ...rest } = row;
+    return { ...(rest as unknown as DocumentRecord), metadata: JSON.parse(String(row.metadata)) };
+  };
+
+  return {
+    async addConnector(record) {
+      q.addConnector.run(record);
+    },
+    async getConnector(name) {
+      return q.getConnector.get(name) as ConnectorRecord | undefined;
+    },
+    async listConnectors() {
+      return q.listConnectors.all() as ConnectorRecord[];
+    },
+    async deleteConnector(name) {
+      q.deleteConnector.run(name);
+    },
+    async markIngested(name, at) {
+      q.markIngested.run(at, name);
+    },
+    async documentFingerprints(connector) {
+      const rows = q.fingerprints.all(connector) as { id: string; fingerprint: string }[];
+      return new Map(rows.map((row) => [row.id, row.fingerprint]));
+    },
+    async replaceDocuments(batch) {
+      if (batch.length > 0) replace(batch);
+    },
+    async removeDocuments(ids) {
+      return ids.length > 0 ? remove(ids) : 0;
+    },
+    async getDocument(id) {
+      const row = q.getDocument.get(id) as Record<string, unknown> | undefined;
+      return row ? { ...toDocument(row), body: String(row.body) } : undefined;
+    },
+    async recentDocuments(limit, connector) {
+      const rows = (connector ? q.recentOf.all(connector, limit) : q.recent.all(limit)) as Record<
+        string,
+        unknown
+      >[];
+      return rows.map(toDocument);
+    },
+    async documentsByIds(ids) {
+      const out = new Map<string, DocumentRecord>();
+      if (ids.length === 0) return out;
+      const rows = db
+        .prepare(
+          `SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents WHERE id IN (${ids.map(() => "?").join(",")})`,
+        )
+        .all(...ids) as Record<string, unknown>[];
+      for (const row of rows) out.set(String(row.id), toDocument(row));
+      return out;
+    },
+    async chunksBySeq(seqs) {
+      const out = new Map<number, ChunkRow>();
+      if (seqs.length === 0) return out;
+      const rows = db
+        .prepare(
+          `SELECT seq, id, document_id, idx, text FROM chunks WHERE seq IN (${seqs.map(() => "?").join(",")})`,
+        )
+        .all(...seqs) as ChunkRow[];
+      for (const row of rows) out.set(row.seq, row);
+      return out;
+    },
+    async chunkTermsAfter(afterSeq, limit) {
+      return q.chunkTermsAfter.all(afterSeq, limit) as {
+        seq: number;
+        terms: string;
+        document_id: string;
+        connector: string;
+      }[];
+    },
+    async chunkTextsAfter(afterSeq, limit) {
+      return q.chunkTextsAfter.all(afterSeq, limit) as { seq: number; id: string; text: string }[];
+    },
+    async languages() {
+      return (q.languages.all() as { language: string }[]).map((row) => row.language);
+    },
+    async removedSince(afterGeneration) {
+      return (q.removedSince.all(afterGeneration) as { seq: number }[]).map((row) => row.seq);
+    },
+    async generation() {
+      return (q.generation.get() as { g: number }).g;
+    },
+    async stats() {
+      return q.stats.get() as CatalogueStats;
+    },
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,137 @@
+// Reads a tree without ever leaving it: every path component is opened relative to its verified parent
+// descriptor with O_NOFOLLOW (openat semantics through /proc/self/fd), and files are read through the
+// descriptor that was checked. Linux only, as the server is.
+import { constants, promises as fs } from "node:fs";
+
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+// O_NONBLOCK: opening a FIFO that slipped past the type check must not hang the ingest.
+const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+export type SkipReason =
+  | "symlink"
+  | "special file"
+  | "unsafe name"
+  | "too large"
+  | "binary content"
+  | "invalid UTF-8"
+  | "sensitive file"
+  | "vcs internals"
+  | "not found"
+  | "unreadable"
+  | "quota: documents"
+  | "quota: bytes"
+  | "quota: chunks";
+
+export class SkipError extends Error {
+  readonly reason: SkipReason;
+  constructor(reason: SkipReason, detail?: string) {
+    super(detail ? `${reason}: ${detail}` : reason);
+    this.reason = reason;
+  }
+}
+
+/** An open directory inside the tree. */
+export interface SafeDir {
+  fd: number;
+  handle: fs.FileHandle;
+}
+
+export function isSafeName(name: string): boolean {
+  return name.length > 0 && name !== "." && name !== ".." && !name.includes("/") && !name.includes("\0");
+}
+
+function viaDescriptor(dir: SafeDir, name: string): string {
+  return `/proc/self/fd/${dir.fd}/${name}`;
+}
+
+/** Opens the tree's root itself; the root may not be a symlink. */
+export async function openRoot(root: string): Promise<SafeDir> {
+  const handle = await fs.open(root, DIR_FLAGS);
+  return { fd: handle.fd, handle };
+}
+
+export async function openChildDir(parent: SafeDir, name: string): Promise<SafeDir> {
+  if (!isSafeName(name)) throw new SkipError("unsafe name", name);
+  try {
+    const handle = await fs.open(viaDescriptor(parent, name), DIR_FLAGS);
+    return { fd: handle.fd, handle };
+  } catch (error) {
+    throw mapOpenError(error);
+  }
+}
+
+/** Entries of an open directory with their types (from the directory itself, without following links). */
+export async function listDir(dir: SafeDir): Promise<import("node:fs").Dirent[]> {
+  return fs.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true });
+}
+
+/**
+ * Reads a regular file `name` of `parent` through its own descriptor, verifying it is a regular file and at most
+ * `maxBytes` long.
+ */
+export async function readChildFile(
+  parent: SafeDir,
+  name: string,
+  maxBytes: number,
+): Promise<{ data: Buffer; mtimeMs: number; size: number }> {
+  if (!isSafeName(name)) throw new SkipError("unsafe name", name);
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(viaDescriptor(parent, name), FILE_FLAGS);
+  } catch (error) {
+    throw mapOpenError(error);
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new SkipError("special file");
+    if (stat.size > maxBytes) throw new SkipError("too large", `${stat.size} bytes`);
+    // Read one byte past the limit so a file that grew since fstat is caught too.
+    const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1);
+    let total = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, total, buffer.length - total, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total === buffer.length) break;
+    }
+    if (total > maxBytes) throw new SkipError("too large", "grew while reading");
+    return { data: buffer.subarray(0, total), mtimeMs: stat.mtimeMs, size: total };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Walks `relPath` component by component from the root, returning the parent dir of its last component. */
+export async function openParentOf(
+  root: SafeDir,
+  relPath: string,
+): Promise<{ dir: SafeDir; name: string; opened: SafeDir[] }> {
+  const parts = relPath.split("/");
+  const name = parts.pop() ?? "";
+  const opened: SafeDir[] = [];
+  let dir = root;
+  try {
+    for (const part of parts) {
+      dir = await openChildDir(dir, part);
+      opened.push(dir);
+    }
+  } catch (error) {
+    await closeAll(opened);
+    throw error;
+  }
+  return { dir, name, opened };
+}
+
+export async function closeAll(dirs: readonly SafeDir[]): Promise<void> {
+  await Promise.all(dirs.map((dir) => dir.handle.close().catch(() => undefined)));
+}
+
+function mapOpenError(error: unknown): unknown {
+  const code = (error as { code?: string }).code;
+  if (code === "ELOOP") return new SkipError("symlink");
+  if (code === "ENOTDIR") return new SkipError("special file", "not a directory");
+  if (code === "ENOENT") return new SkipError("not found");
+  if (code === "EACCES" || code === "EPERM") return new SkipError("unreadable");
+  if (code === "ENXIO") return new SkipError("special file");
+  return error;
+}

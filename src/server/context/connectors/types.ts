@@ -1,0 +1,27 @@
+// The connector contract: discover candidate files and read each through a verified descriptor.
+import type { SkipReason } from "./safe-fs.js";
+
+export type ConnectorType = "filesystem" | "git";
+
+export interface DiscoveredFile {
+  relPath: string;
+  /** Reads the file (valid until the iteration moves on). */
+  read(maxBytes: number): Promise<{ data: Buffer; mtimeMs: number }>;
+}
+
+export interface SkippedEntry {
+  relPath: string;
+  skip: SkipReason;
+}
+
+export interface Connector {
+  name: string;
+  type: ConnectorType;
+  root: string;
+  /** Every candidate file or skipped entry; throws if the enumeration itself fails (then nothing is reconciled). */
+  discover(): AsyncIterable<DiscoveredFile | SkippedEntry>;
+}
+
+export function isSkipped(entry: DiscoveredFile | SkippedEntry): entry is SkippedEntry {
+  return "skip" in entry;
+}

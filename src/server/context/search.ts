@@ -1,0 +1,158 @@
+// Retrieval over the catalogue: the lexical index (kept in step with the catalogue's generation), optional
+// vector fusion, one best passage per document, and a snippet.
+import type { Catalogue, DocumentRecord } from "./catalogue.js";
+import { createLexicalIndex, type LexicalIndex } from "./lexical-index.js";
+import { analyzeQuery, foldDiacritics, type Language, words } from "./text/analyzer.js";
+import type { VectorRetriever } from "./vectors.js";
+
+export const MAX_SEARCH_RESULTS = 100;
+
+export interface SearchHit {
+  document: DocumentRecord;
+  chunk: { id: string; index: number };
+  score: number;
+  snippet: string;
+}
+
+export interface SearchOptions {
+  limit: number;
+  /** Only documents of this connector. */
+  connector?: string;
+}
+
+export interface ContextSearcher {
+  search(query: string, options: SearchOptions): Promise<SearchHit[]>;
+  /** Brings the in-memory index up to the catalogue's latest generation. */
+  refresh(): Promise<void>;
+  readonly indexedChunks: number;
+}
+
+export interface ContextSearcherDeps {
+  catalogue: Catalogue;
+  vectors?: VectorRetriever;
+}
+
+/** Reciprocal-rank-fusion constant (Cormack et al.). */
+const RRF_K = 60;
+
+export function createContextSearcher(deps: ContextSearcherDeps): ContextSearcher {
+  const { catalogue } = deps;
+  let index: LexicalIndex = createLexicalIndex();
+  const owner = new Map<number, { documentId: string; connector: string }>();
+  let generation = -1;
+  let maxSeq = 0;
+  let languages: Language[] = ["en", "pt"];
+  let refreshing: Promise<void> | undefined;
+
+  const load = async () => {
+    const current = await catalogue.generation();
+    if (current === generation) return;
+    if (generation < 0) {
+      index = createLexicalIndex();
+      owner.clear();
+      maxSeq = 0;
+    } else {
+      for (const seq of await catalogue.removedSince(generation)) {
+        index.remove(seq);
+        owner.delete(seq);
+      }
+    }
+    for (;;) {
+      const rows = await catalogue.chunkTermsAfter(maxSeq, 20_000);
+      for (const row of rows) {
+        index.add(row.seq, row.terms.length > 0 ? row.terms.split(" ") : []);
+        owner.set(row.seq, { documentId: row.document_id, connector: row.connector });
+        maxSeq = row.seq;
+      }
+      if (rows.length < 20_000) break;
+    }
+    const present = (await catalogue.languages()).filter(
+      (value): value is Language => value === "en" || value === "pt",
+    );
+    languages = present.length > 0 ? present : ["en", "pt"];
+    generation = current;
+  };
+
+  const refresh = () => {
+    refreshing ??= load().finally(() => {
+      refreshing = undefined;
+    });
+    return refreshing;
+  };
+
+  return {
+    get indexedChunks() {
+      return index.size;
+    },
+    refresh,
+    async search(query, options) {
+      await refresh();
+      const limit = Math.max(1, Math.min(options.limit, MAX_SEARCH_RESULTS));
+      const depth = limit * 4 + 20;
+      const lexical = index.search(analyzeQuery(query, languages), { limit: depth });
+      let ranked = lexical.map((hit) => ({ seq: hit.key, score: hit.score }));
+      if (deps.vectors?.active()) {
+        const semantic = await deps.vectors.search(query, depth);
+        const fused = new Map<number, number>();
+        const fuse = (seq: number, rank: number) =>
+          fused.set(seq, (fused.get(seq) ?? 0) + 1 / (RRF_K + rank + 1));
+        for (const [rank, hit] of lexical.entries()) fuse(hit.key, rank);
+        for (const [rank, hit] of semantic.entries()) fuse(hit.seq, rank);
+        ranked = [...fused]
+          .map(([seq, score]) => ({ seq, score }))
+          .sort((a, b) => b.score - a.score || a.seq - b.seq);
+      }
+      const best: { seq: number; score: number; documentId: string }[] = [];
+      const taken = new Set<string>();
+      for (const hit of ranked) {
+        const info = owner.get(hit.seq);
+        if (!info || taken.has(info.documentId)) continue;
+        if (options.connector && info.connector !== options.connector) continue;
+        taken.add(info.documentId);
+        best.push({ ...hit, documentId: info.documentId });
+        if (best.length === limit) break;
+      }
+      const [chunks, documents] = await Promise.all([
+        catalogue.chunksBySeq(best.map((hit) => hit.seq)),
+        catalogue.documentsByIds(best.map((hit) => hit.documentId)),
+      ]);
+      const terms = words(query)
+        .map(foldDiacritics)
+        .filter((word) => word.length > 2);
+      const hits: SearchHit[] = [];
+      for (const hit of best) {
+        const chunk = chunks.get(hit.seq);
+        const document = documents.get(hit.documentId);
+        // A chunk or document removed since the index last synced is simply not a result.
+        if (!chunk || !document) continue;
+        hits.push({
+          document,
+          chunk: { id: chunk.id, index: chunk.idx },
+          score: Math.round(hit.score * 10_000) / 10_000,
+          snippet: makeSnippet(chunk.text, terms),
+        });
+      }
+      return hits;
+    },
+  };
+}
+
+/** About 300 characters of the passage around the first query word it contains. */
+export function makeSnippet(text: string, queryWords: readonly string[], width = 300): string {
+  const folded = foldDiacritics(text.toLowerCase());
+  let at = -1;
+  for (const word of queryWords) {
+    const found = folded.indexOf(word);
+    if (found >= 0 && (at < 0 || found < at)) at = found;
+  }
+  let start = Math.max(0, at < 0 ? 0 : at - Math.floor(width / 3));
+  if (start > 0) {
+    const space = text.indexOf(" ", start);
+    if (space >= 0 && space - start < 30) start = space + 1;
+  }
+  const slice = text
+    .slice(start, start + width)
+    .replace(/\s+/g, " ")
+    .trim();
+  return `${start > 0 ? "… " : ""}${slice}${start + width < text.length ? " …" : ""}`;
+}

@@ -1,0 +1,170 @@
+// The context service: catalogue, searcher, optional vectors, MCP tools and connector administration, composed.
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import type { ServerConfig } from "../../config/server-config.js";
+import type { ServerPaths } from "../../config/server-paths.js";
+import { errnoCode, IvoaiError } from "../../shared/errors.js";
+import type { Logger } from "../../shared/logger.js";
+import type { ToolSpec } from "../mcp/endpoint.js";
+import { type Catalogue, type ConnectorRecord, openSqliteCatalogue } from "./catalogue.js";
+import { gitListFiles } from "./connectors/git.js";
+import { type ConnectorType, createConnector } from "./connectors/index.js";
+import { closeAll, openRoot } from "./connectors/safe-fs.js";
+import { createEmbedder } from "./embedder.js";
+import { type IngestProgress, type IngestQuotas, type IngestSummary, ingestConnector } from "./ingest.js";
+import { type ContextSearcher, createContextSearcher } from "./search.js";
+import { createContextTools } from "./tools.js";
+import { createVectorRetriever, type VectorRetriever } from "./vectors.js";
+
+export interface ConnectorSummary extends ConnectorRecord {
+  documents: number;
+}
+
+export interface ContextService {
+  catalogue: Catalogue;
+  searcher: ContextSearcher;
+  vectors: VectorRetriever | undefined;
+  tools: ToolSpec[];
+  health(): Promise<Record<string, unknown>>;
+  listConnectors(): Promise<ConnectorSummary[]>;
+  addConnector(input: { name: string; type: ConnectorType; path: string }): Promise<ConnectorRecord>;
+  removeConnector(name: string): Promise<{ removed_documents: number }>;
+  ingest(names: readonly string[], onProgress?: (progress: IngestProgress) => void): Promise<IngestSummary[]>;
+  close(): void;
+}
+
+export interface ContextServiceOptions {
+  paths: ServerPaths;
+  config: ServerConfig;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export function catalogueFile(paths: ServerPaths): string {
+  return path.join(paths.contextDir, "catalogue.sqlite");
+}
+
+const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+export function openContextService(options: ContextServiceOptions): ContextService {
+  const { paths, config, logger } = options;
+  const now = options.now ?? (() => new Date());
+  const catalogue = openSqliteCatalogue(catalogueFile(paths));
+  const embedder = createEmbedder(config.context.embedder);
+  const vectors = embedder
+    ? createVectorRetriever({ catalogue, embedder, cacheDir: path.join(paths.contextDir, "vectors"), logger })
+    : undefined;
+  const searcher = createContextSearcher({ catalogue, ...(vectors ? { vectors } : {}) });
+  const quotas: IngestQuotas = {
+    documents: config.context.max_documents,
+    bytes: config.context.max_bytes,
+    chunks: config.context.max_chunks,
+  };
+
+  const health = async () => {
+    const stats = await catalogue.stats();
+    return {
+      status: "healthy",
+      connectors: stats.connectors,
+      documents: stats.documents,
+      chunks: stats.chunks,
+      bytes: stats.bytes,
+      lexical_index: { chunks: searcher.indexedChunks, generation: await catalogue.generation() },
+      vector_index: vectors ? { name: vectors.name } : null,
+    };
+  };
+
+  const listConnectors = async () => {
+    const connectors = await catalogue.listConnectors();
+    return Promise.all(
+      connectors.map(async (connector) => ({
+        ...connector,
+        documents: (await catalogue.documentFingerprints(connector.name)).size,
+      })),
+    );
+  };
+
+  return {
+    catalogue,
+    searcher,
+    vectors,
+    tools: createContextTools({ catalogue, searcher, health }),
+    health,
+    listConnectors,
+    async addConnector(input) {
+      if (!NAME.test(input.name)) {
+        throw new IvoaiError(
+          "USAGE",
+          `invalid connector name '${input.name}': use lowercase letters, digits, - and _`,
+        );
+      }
+      if (!path.isAbsolute(input.path)) throw new IvoaiError("USAGE", "--path must be absolute");
+      if (await catalogue.getConnector(input.name)) {
+        throw new IvoaiError("CONFLICT", `a connector named ${input.name} already exists`);
+      }
+      try {
+        await closeAll([await openRoot(input.path)]);
+      } catch (error) {
+        const code = errnoCode(error);
+        const why =
+          code === "ELOOP"
+            ? "is a symbolic link"
+            : code === "ENOTDIR"
+              ? "is not a directory"
+              : (code ?? "cannot be opened");
+        throw new IvoaiError("CONFIG_INVALID", `connector root ${input.path} ${why}`);
+      }
+      if (input.type === "git") await gitListFiles(input.path, { maxFiles: 1 << 30 });
+      const record: ConnectorRecord = {
+        name: input.name,
+        type: input.type,
+        path: input.path,
+        created_at: now().toISOString(),
+        last_ingest_at: null,
+      };
+      await catalogue.addConnector(record);
+      return record;
+    },
+    async removeConnector(name) {
+      if (!(await catalogue.getConnector(name)))
+        throw new IvoaiError("NOT_FOUND", `no connector named ${name}`);
+      // Catalogue and index entries go first; the registry entry last, so a crash can be finished by a re-run.
+      const ids = [...(await catalogue.documentFingerprints(name)).keys()];
+      const removed = await catalogue.removeDocuments(ids);
+      await vectors?.sync();
+      await catalogue.deleteConnector(name);
+      return { removed_documents: removed };
+    },
+    async ingest(names, onProgress) {
+      const all = await catalogue.listConnectors();
+      const selected =
+        names.length === 0 ? all : names.map((name) => all.find((entry) => entry.name === name));
+      const missing = names.filter((_, index) => !selected[index]);
+      if (missing.length > 0) throw new IvoaiError("NOT_FOUND", `no connector named ${missing.join(", ")}`);
+      const used = { documents: 0, bytes: 0, chunks: 0 };
+      const summaries: IngestSummary[] = [];
+      for (const record of selected as ConnectorRecord[]) {
+        const connector = createConnector(record.type, record.name, record.path);
+        summaries.push(
+          await ingestConnector(
+            connector,
+            { catalogue, quotas, now, ...(onProgress ? { onProgress } : {}) },
+            used,
+          ),
+        );
+      }
+      if (vectors) await vectors.sync();
+      return summaries;
+    },
+    close: () => catalogue.close(),
+  };
+}
+
+/** Makes sure the context data directory exists (for commands run before `server init` finished). */
+export async function ensureContextDir(paths: ServerPaths): Promise<void> {
+  try {
+    await fs.access(paths.contextDir);
+  } catch {
+    throw new IvoaiError("CONFIG_MISSING", `no server under ${paths.root}: run 'ivoai server init' first`);
+  }
+}

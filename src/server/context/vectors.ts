@@ -1,0 +1,157 @@
+// Vector retrieval: embeddings of chunks in a rebuildable cache named by model, dims and schema, searched exactly.
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { writeFileAtomic } from "../../shared/atomic-file.js";
+import { errnoCode } from "../../shared/errors.js";
+import type { Logger } from "../../shared/logger.js";
+import type { Catalogue } from "./catalogue.js";
+import type { Embedder } from "./embedder.js";
+
+export const VECTOR_SCHEMA = 1;
+
+/** e.g. ivoai-context-v1-multilingual-e5-small-d384 */
+export function vectorIndexName(embedder: Pick<Embedder, "model" | "dims">): string {
+  const model =
+    embedder.model
+      .split("/")
+      .at(-1)
+      ?.toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-") ?? "model";
+  return `ivoai-context-v${VECTOR_SCHEMA}-${model}-d${embedder.dims}`;
+}
+
+export interface VectorRetriever {
+  active(): boolean;
+  readonly name: string;
+  /** Embeds chunks the cache lacks and drops removed ones; persists the cache when it changed. */
+  sync(): Promise<{ embedded: number; total: number }>;
+  search(query: string, limit: number): Promise<{ seq: number; score: number }[]>;
+}
+
+export interface VectorRetrieverDeps {
+  catalogue: Catalogue;
+  embedder: Embedder;
+  cacheDir: string;
+  logger: Logger;
+  batchSize?: number;
+}
+
+const MAGIC = "IVV1";
+const ID_BYTES = 32;
+
+export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetriever {
+  const { embedder, catalogue } = deps;
+  const name = vectorIndexName(embedder);
+  const file = path.join(deps.cacheDir, `${name}.bin`);
+  const dims = embedder.dims;
+  let cache: Map<string, Float32Array> | undefined;
+  let rows: { seq: number; id: string }[] = [];
+  let matrix = new Float32Array(0);
+  let generation = -1;
+  let syncing: Promise<{ embedded: number; total: number }> | undefined;
+
+  const loadCache = async (): Promise<Map<string, Float32Array>> => {
+    const map = new Map<string, Float32Array>();
+    let data: Buffer;
+    try {
+      data = await fs.readFile(file);
+    } catch (error) {
+      if (errnoCode(error) === "ENOENT") return map;
+      throw error;
+    }
+    // A cache that does not parse is rebuilt, never trusted.
+    if (data.length < 12 || data.toString("ascii", 0, 4) !== MAGIC || data.readUInt32LE(4) !== dims) {
+      deps.logger.warn("vector cache unreadable; rebuilding", { index: name });
+      return map;
+    }
+    const count = data.readUInt32LE(8);
+    const stride = ID_BYTES + dims * 4;
+    if (data.length !== 12 + count * stride) return map;
+    for (let i = 0; i < count; i++) {
+      const at = 12 + i * stride;
+      const id = data.toString("ascii", at, at + ID_BYTES);
+      const vector = new Float32Array(dims);
+      for (let d = 0; d < dims; d++) vector[d] = data.readFloatLE(at + ID_BYTES + d * 4);
+      map.set(id, vector);
+    }
+    return map;
+  };
+
+  const saveCache = async (map: Map<string, Float32Array>) => {
+    await fs.mkdir(deps.cacheDir, { recursive: true, mode: 0o750 });
+    const stride = ID_BYTES + dims * 4;
+    const data = Buffer.alloc(12 + map.size * stride);
+    data.write(MAGIC, 0, "ascii");
+    data.writeUInt32LE(dims, 4);
+    data.writeUInt32LE(map.size, 8);
+    let at = 12;
+    for (const [id, vector] of map) {
+      data.write(id.padEnd(ID_BYTES, " ").slice(0, ID_BYTES), at, "ascii");
+      for (let d = 0; d < dims; d++) data.writeFloatLE(vector[d] as number, at + ID_BYTES + d * 4);
+      at += stride;
+    }
+    await writeFileAtomic(file, data, { mode: 0o640 });
+  };
+
+  const run = async () => {
+    const current = await catalogue.generation();
+    cache ??= await loadCache();
+    if (current === generation) return { embedded: 0, total: rows.length };
+    // Rebuild the in-memory rows from the catalogue; embed only what the cache lacks.
+    const all: { seq: number; id: string; text: string }[] = [];
+    for (let after = 0; ; ) {
+      const page = await catalogue.chunkTextsAfter(after, 10_000);
+      all.push(...page);
+      if (page.length < 10_000) break;
+      after = page.at(-1)?.seq ?? after;
+    }
+    const missing = all.filter((row) => !cache?.has(row.id));
+    const batch = deps.batchSize ?? 32;
+    for (let i = 0; i < missing.length; i += batch) {
+      const slice = missing.slice(i, i + batch);
+      const vectors = await embedder.embed(
+        slice.map((row) => row.text),
+        "passage",
+      );
+      for (const [index, row] of slice.entries()) cache.set(row.id, vectors[index] as Float32Array);
+    }
+    const live = new Set(all.map((row) => row.id));
+    let dropped = 0;
+    for (const id of cache.keys()) {
+      if (!live.has(id)) {
+        cache.delete(id);
+        dropped += 1;
+      }
+    }
+    if (missing.length > 0 || dropped > 0) await saveCache(cache);
+    rows = all.map(({ seq, id }) => ({ seq, id }));
+    matrix = new Float32Array(rows.length * dims);
+    for (const [index, row] of rows.entries()) matrix.set(cache.get(row.id) as Float32Array, index * dims);
+    generation = current;
+    return { embedded: missing.length, total: rows.length };
+  };
+
+  return {
+    name,
+    active: () => true,
+    sync() {
+      syncing ??= run().finally(() => {
+        syncing = undefined;
+      });
+      return syncing;
+    },
+    async search(query, limit) {
+      await this.sync();
+      const [vector] = await embedder.embed([query], "query");
+      if (!vector) return [];
+      const scored: { seq: number; score: number }[] = [];
+      for (let row = 0; row < rows.length; row++) {
+        let dot = 0;
+        const base = row * dims;
+        for (let d = 0; d < dims; d++) dot += (matrix[base + d] as number) * (vector[d] as number);
+        scored.push({ seq: (rows[row] as { seq: number }).seq, score: dot });
+      }
+      return scored.sort((a, b) => b.score - a.score || a.seq - b.seq).slice(0, limit);
+    },
+  };
+}
