@@ -14,6 +14,8 @@ if (!name || !available.includes(name)) {
 const entry = new URL(`../bench/${name}.ts`, import.meta.url).pathname;
 const outfile = new URL(`../.tmp/bench-${name}.mjs`, import.meta.url).pathname;
 if (!existsSync(entry)) process.exit(2);
+// Benchmarks use the built binary too (ingest worker threads run it).
+spawnSync(process.execPath, [new URL("./build.mjs", import.meta.url).pathname], { stdio: "inherit" });
 await build({
   entryPoints: [entry],
   outfile,

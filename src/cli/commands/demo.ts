@@ -15,6 +15,7 @@ import { IvoaiError } from "../../shared/errors.js";
 import { createLogger, silentLogger } from "../../shared/logger.js";
 import { type CommandSpec, stringOption } from "../command.js";
 import { DEMO_CORPUS } from "./demo-corpus.js";
+import { workerEntry } from "./server-common.js";
 
 export const demoCommand: CommandSpec = {
   kind: "command",
@@ -47,7 +48,12 @@ export const demoCommand: CommandSpec = {
         await mkdir(path.dirname(path.join(corpus, relPath)), { recursive: true });
         await writeFile(path.join(corpus, relPath), text);
       }
-      const context = openContextService({ paths, config: await loadServerConfig(paths.configFile), logger });
+      const context = openContextService({
+        paths,
+        config: await loadServerConfig(paths.configFile),
+        logger,
+        ...workerEntry(),
+      });
       const [ingested] = await context
         .addConnector({ name: "sample", type: "filesystem", path: corpus })
         .then(() => context.ingest(["sample"]))

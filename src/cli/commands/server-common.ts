@@ -53,10 +53,21 @@ export async function withContext<T>(
   const paths = serverPaths(rootOf(ctx));
   await ensureContextDir(paths);
   const config = await loadServerConfig(paths.configFile);
-  const service = openContextService({ paths, config, logger: createLogger({ level: "warn" }) });
+  const service = openContextService({
+    paths,
+    config,
+    logger: createLogger({ level: "warn" }),
+    ...workerEntry(),
+  });
   try {
     return await use(service);
   } finally {
     service.close();
   }
+}
+
+/** The running ivoai script, when it is the bundled binary (worker threads can run it). */
+export function workerEntry(): { workerEntry?: string } {
+  const entry = process.argv[1];
+  return entry?.endsWith(".mjs") ? { workerEntry: entry } : {};
 }

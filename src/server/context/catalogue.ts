@@ -26,7 +26,8 @@ export interface DocumentRecord {
 export interface ChunkInput {
   id: string;
   index: number;
-  start: number;
+  /** Code-unit offset of the chunk in the document text (chunks overlap; the body is rebuilt from them). */
+  unitStart: number;
   text: string;
   terms: string;
 }
@@ -41,7 +42,7 @@ export interface ChunkRow {
 
 export interface DocumentReplacement {
   document: DocumentRecord;
-  body: string;
+  /** Every chunk of the text in order, whitespace-only ones included, so the body can be rebuilt exactly. */
   chunks: ChunkInput[];
 }
 
@@ -61,7 +62,7 @@ export interface Catalogue {
   markIngested(name: string, at: string): Promise<void>;
   /** Fingerprint (pipeline version + content hash) per document of a connector, to skip unchanged ones. */
   documentFingerprints(connector: string): Promise<Map<string, string>>;
-  /** Atomically replaces whole documents (metadata, body and chunks). */
+  /** Atomically replaces whole documents (metadata and chunks). */
   replaceDocuments(batch: readonly DocumentReplacement[]): Promise<void>;
   /** Removes documents and their chunks; returns how many went. */
   removeDocuments(ids: readonly string[]): Promise<number>;
@@ -92,16 +93,16 @@ CREATE TABLE IF NOT EXISTS connectors (
   name TEXT PRIMARY KEY, type TEXT NOT NULL, path TEXT NOT NULL, created_at TEXT NOT NULL, last_ingest_at TEXT
 );
 CREATE TABLE IF NOT EXISTS documents (
-  id TEXT PRIMARY KEY, connector TEXT NOT NULL, rel_path TEXT NOT NULL, title TEXT NOT NULL, language TEXT NOT NULL,
-  fingerprint TEXT NOT NULL, bytes INTEGER NOT NULL, modified_at TEXT NOT NULL, ingested_at TEXT NOT NULL,
-  metadata TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (connector, rel_path)
+  key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, connector TEXT NOT NULL, rel_path TEXT NOT NULL,
+  title TEXT NOT NULL, language TEXT NOT NULL, fingerprint TEXT NOT NULL, bytes INTEGER NOT NULL,
+  modified_at TEXT NOT NULL, ingested_at TEXT NOT NULL, metadata TEXT NOT NULL, UNIQUE (connector, rel_path)
 );
 CREATE INDEX IF NOT EXISTS documents_ingested ON documents (ingested_at);
 CREATE TABLE IF NOT EXISTS chunks (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, document_id TEXT NOT NULL,
-  idx INTEGER NOT NULL, start INTEGER NOT NULL, text TEXT NOT NULL, terms TEXT NOT NULL
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, doc INTEGER NOT NULL, id TEXT NOT NULL,
+  idx INTEGER NOT NULL, unit_start INTEGER NOT NULL, text TEXT NOT NULL, terms TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc);
 CREATE TABLE IF NOT EXISTS removed_chunks (seq INTEGER PRIMARY KEY, generation INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS removed_chunks_generation ON removed_chunks (generation);
 `;
@@ -114,6 +115,9 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
   if (!options.readonly) {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
+    db.pragma("cache_size = -65536");
+    db.pragma("temp_store = MEMORY");
+    db.pragma("wal_autocheckpoint = 16384");
     db.exec(SCHEMA);
   }
   const q = {
@@ -126,17 +130,20 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     markIngested: db.prepare("UPDATE connectors SET last_ingest_at = ? WHERE name = ?"),
     fingerprints: db.prepare("SELECT id, fingerprint FROM documents WHERE connector = ?"),
     upsertDocument: db.prepare(`INSERT INTO documents
-      (id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata, body)
-      VALUES (@id, @connector, @rel_path, @title, @language, @fingerprint, @bytes, @modified_at, @ingested_at, @metadata, @body)
+      (id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (id) DO UPDATE SET title = excluded.title, language = excluded.language, fingerprint = excluded.fingerprint,
         bytes = excluded.bytes, modified_at = excluded.modified_at, ingested_at = excluded.ingested_at,
-        metadata = excluded.metadata, body = excluded.body`),
-    deleteDocument: db.prepare("DELETE FROM documents WHERE id = ?"),
-    chunkSeqsOf: db.prepare("SELECT seq FROM chunks WHERE document_id = ?"),
-    deleteChunksOf: db.prepare("DELETE FROM chunks WHERE document_id = ?"),
+        metadata = excluded.metadata
+      RETURNING key`),
+    documentKey: db.prepare("SELECT key FROM documents WHERE id = ?"),
+    deleteDocument: db.prepare("DELETE FROM documents WHERE key = ?"),
+    chunkSeqsOf: db.prepare("SELECT seq FROM chunks WHERE doc = ?"),
+    deleteChunksOf: db.prepare("DELETE FROM chunks WHERE doc = ?"),
     insertChunk: db.prepare(
-      "INSERT INTO chunks (id, document_id, idx, start, text, terms) VALUES (@id, @document_id, @index, @start, @text, @terms)",
+      "INSERT INTO chunks (doc, id, idx, unit_start, text, terms) VALUES (?, ?, ?, ?, ?, ?)",
     ),
+    chunksOfDocument: db.prepare("SELECT unit_start, text FROM chunks WHERE doc = ? ORDER BY idx"),
     tombstone: db.prepare("INSERT OR REPLACE INTO removed_chunks (seq, generation) VALUES (?, ?)"),
     pruneTombstones: db.prepare(
       "DELETE FROM removed_chunks WHERE seq IN (SELECT seq FROM removed_chunks ORDER BY generation DESC LIMIT -1 OFFSET ?)",
@@ -153,9 +160,12 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
       "SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents WHERE connector = ? ORDER BY modified_at DESC, id LIMIT ?",
     ),
     chunkTermsAfter: db.prepare(
-      "SELECT c.seq, c.terms, c.document_id, d.connector FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.seq > ? ORDER BY c.seq LIMIT ?",
+      "SELECT c.seq, c.terms, d.id AS document_id, d.connector FROM chunks c JOIN documents d ON d.key = c.doc WHERE c.seq > ? ORDER BY c.seq LIMIT ?",
     ),
-    chunkTextsAfter: db.prepare("SELECT seq, id, text FROM chunks WHERE seq > ? ORDER BY seq LIMIT ?"),
+    // Whitespace-only chunks exist only to rebuild bodies; nothing to embed there.
+    chunkTextsAfter: db.prepare(
+      "SELECT seq, id, text FROM chunks WHERE seq > ? AND terms != '' ORDER BY seq LIMIT ?",
+    ),
     languages: db.prepare("SELECT DISTINCT language FROM documents"),
     removedSince: db.prepare("SELECT seq FROM removed_chunks WHERE generation > ?"),
     stats:
@@ -163,18 +173,32 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
       (SELECT COUNT(*) FROM chunks) AS chunks, (SELECT COALESCE(SUM(bytes), 0) FROM documents) AS bytes`),
   };
 
-  const dropDocument = (id: string, generation: number) => {
-    for (const row of q.chunkSeqsOf.all(id) as { seq: number }[]) q.tombstone.run(row.seq, generation);
-    q.deleteChunksOf.run(id);
+  const dropChunks = (key: number, generation: number) => {
+    for (const row of q.chunkSeqsOf.all(key) as { seq: number }[]) q.tombstone.run(row.seq, generation);
+    q.deleteChunksOf.run(key);
   };
+  const keyOf = (id: string) => (q.documentKey.get(id) as { key: number } | undefined)?.key;
   const bump = () => (q.bumpGeneration.get() as { g: number }).g;
 
   const replace = db.transaction((batch: readonly DocumentReplacement[]) => {
     const generation = bump();
-    for (const { document, body, chunks } of batch) {
-      dropDocument(document.id, generation);
-      q.upsertDocument.run({ ...document, metadata: JSON.stringify(document.metadata), body });
-      for (const chunk of chunks) q.insertChunk.run({ ...chunk, document_id: document.id });
+    for (const { document: d, chunks } of batch) {
+      const existing = keyOf(d.id);
+      if (existing !== undefined) dropChunks(existing, generation);
+      const { key } = q.upsertDocument.get(
+        d.id,
+        d.connector,
+        d.rel_path,
+        d.title,
+        d.language,
+        d.fingerprint,
+        d.bytes,
+        d.modified_at,
+        d.ingested_at,
+        JSON.stringify(d.metadata),
+      ) as { key: number };
+      for (const chunk of chunks)
+        q.insertChunk.run(key, chunk.id, chunk.index, chunk.unitStart, chunk.text, chunk.terms);
     }
     q.pruneTombstones.run(TOMBSTONE_RETENTION);
   });
@@ -182,15 +206,25 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     const generation = bump();
     let removed = 0;
     for (const id of ids) {
-      dropDocument(id, generation);
-      removed += q.deleteDocument.run(id).changes;
+      const key = keyOf(id);
+      if (key === undefined) continue;
+      dropChunks(key, generation);
+      removed += q.deleteDocument.run(key).changes;
     }
     return removed;
   });
 
   const toDocument = (row: Record<string, unknown>): DocumentRecord => {
-    const { body: _body, ...rest } = row;
+    const { key: _key, ...rest } = row;
     return { ...(rest as unknown as DocumentRecord), metadata: JSON.parse(String(row.metadata)) };
+  };
+  /** The text rebuilt from its overlapping chunks: each adds what lies past the text so far. */
+  const bodyOf = (key: number): string => {
+    let body = "";
+    for (const chunk of q.chunksOfDocument.all(key) as { unit_start: number; text: string }[]) {
+      body += chunk.text.slice(body.length - chunk.unit_start);
+    }
+    return body;
   };
 
   return {
@@ -221,7 +255,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     },
     async getDocument(id) {
       const row = q.getDocument.get(id) as Record<string, unknown> | undefined;
-      return row ? { ...toDocument(row), body: String(row.body) } : undefined;
+      return row ? { ...toDocument(row), body: bodyOf(Number(row.key)) } : undefined;
     },
     async recentDocuments(limit, connector) {
       const rows = (connector ? q.recentOf.all(connector, limit) : q.recent.all(limit)) as Record<
@@ -246,7 +280,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
       if (seqs.length === 0) return out;
       const rows = db
         .prepare(
-          `SELECT seq, id, document_id, idx, text FROM chunks WHERE seq IN (${seqs.map(() => "?").join(",")})`,
+          `SELECT c.seq, c.id, d.id AS document_id, c.idx, c.text FROM chunks c JOIN documents d ON d.key = c.doc WHERE c.seq IN (${seqs.map(() => "?").join(",")})`,
         )
         .all(...seqs) as ChunkRow[];
       for (const row of rows) out.set(row.seq, row);

@@ -11,8 +11,11 @@ export const DEFAULT_CHUNK_POLICY: ChunkPolicy = { maxCodePoints: 1200, overlap:
 export interface Chunk {
   id: string;
   index: number;
-  /** Offset of the chunk's first code point in the document. */
+  /** Code-point offset of the chunk's first character in the document. */
   start: number;
+  /** Code-unit (UTF-16) range of the chunk in the document string. */
+  unitStart: number;
+  unitEnd: number;
   text: string;
 }
 
@@ -20,40 +23,70 @@ export function chunkId(documentId: string, index: number, text: string): string
   return createHash("sha256").update(`${documentId}\0${index}\0${text}`).digest("hex").slice(0, 32);
 }
 
+function isSpace(ch: string | undefined): boolean {
+  if (ch === undefined) return false;
+  const code = ch.charCodeAt(0);
+  return (
+    code === 32 ||
+    (code >= 9 && code <= 13) ||
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000
+  );
+}
+
 export function chunkText(
   documentId: string,
   text: string,
   policy: ChunkPolicy = DEFAULT_CHUNK_POLICY,
 ): Chunk[] {
-  const points = Array.from(text);
-  const chunks: Chunk[] = [];
+  // Code points: the string itself when it has no surrogate pairs (the common case), else split.
+  const astral = /[\uD800-\uDFFF]/.test(text);
+  const points: ArrayLike<string> = astral ? Array.from(text) : text;
+  const unitOffset = astral ? prefixUnits(points as string[]) : undefined;
+  const units = (point: number) => (unitOffset ? (unitOffset[point] as number) : point);
   const { maxCodePoints: max, overlap } = policy;
+  const chunks: Chunk[] = [];
+  const length = points.length;
   let start = 0;
-  while (start < points.length) {
-    let end = Math.min(points.length, start + max);
-    if (end < points.length) end = cutPoint(points, start, end);
-    const piece = points.slice(start, end).join("");
-    if (piece.trim().length > 0) {
-      chunks.push({
-        id: chunkId(documentId, chunks.length, piece),
-        index: chunks.length,
-        start,
-        text: piece,
-      });
-    }
-    if (end >= points.length) break;
+  while (start < length) {
+    let end = Math.min(length, start + max);
+    if (end < length) end = cutPoint(points, start, end);
+    // Whitespace-only pieces are kept too: the catalogue rebuilds the exact text from the chunks.
+    const piece = text.slice(units(start), units(end));
+    chunks.push({
+      id: chunkId(documentId, chunks.length, piece),
+      index: chunks.length,
+      start,
+      unitStart: units(start),
+      unitEnd: units(end),
+      text: piece,
+    });
+    if (end >= length) break;
     // Step back by the overlap, then forward to a word start so the next chunk does not begin mid-word.
     let next = Math.max(end - overlap, start + 1);
-    while (next < end && next > start + 1 && !/\s/u.test(points[next - 1] ?? " ")) next += 1;
+    while (next < end && next > start + 1 && !isSpace(points[next - 1])) next += 1;
     start = next;
   }
   return chunks;
 }
 
 /** The best end in (start, end]: after the last newline in the second half, else after the last whitespace. */
-function cutPoint(points: readonly string[], start: number, end: number): number {
+function cutPoint(points: ArrayLike<string>, start: number, end: number): number {
   const floor = start + Math.floor((end - start) / 2);
   for (let i = end; i > floor; i--) if (points[i - 1] === "\n") return i;
-  for (let i = end; i > floor; i--) if (/\s/u.test(points[i - 1] ?? "")) return i;
+  for (let i = end; i > floor; i--) if (isSpace(points[i - 1])) return i;
   return end;
+}
+
+function prefixUnits(points: readonly string[]): Int32Array {
+  const offsets = new Int32Array(points.length + 1);
+  for (let i = 0; i < points.length; i++)
+    offsets[i + 1] = (offsets[i] as number) + (points[i] as string).length;
+  return offsets;
 }

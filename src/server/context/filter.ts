@@ -1,4 +1,5 @@
 // What never enters the catalogue: secrets, credentials, cloud state, keys, VCS internals, binary or invalid text.
+import { isUtf8 } from "node:buffer";
 import { SkipError, type SkipReason } from "./connectors/safe-fs.js";
 
 /** Largest document accepted (seed 000: 8 MiB). */
@@ -55,19 +56,11 @@ export function skipByPath(relPath: string): SkipReason | undefined {
   return undefined;
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
-
 /** Decodes document bytes as UTF-8 text, refusing binary content and invalid encodings. */
 export function decodeText(data: Buffer): string {
-  const probe = data.subarray(0, 64 * 1024);
-  if (probe.includes(0)) throw new SkipError("binary content");
-  let text: string;
-  try {
-    text = decoder.decode(data);
-  } catch {
-    throw new SkipError("invalid UTF-8");
-  }
-  if (text.includes("\0")) throw new SkipError("binary content");
+  if (data.indexOf(0) >= 0) throw new SkipError("binary content");
+  if (!isUtf8(data)) throw new SkipError("invalid UTF-8");
+  const text = data.toString("utf8");
   // Mostly control characters (other than whitespace) means a binary format that happens to decode.
   let control = 0;
   const sample = text.slice(0, 8192);

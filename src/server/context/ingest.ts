@@ -1,11 +1,11 @@
 // Ingestion: connector files → filter → canonical documents → chunks + terms → catalogue, then reconcile.
 import { createHash } from "node:crypto";
 import type { Catalogue, DocumentReplacement } from "./catalogue.js";
-import { chunkText, DEFAULT_CHUNK_POLICY } from "./chunker.js";
 import { type Connector, isSkipped, SkipError, type SkipReason } from "./connectors/index.js";
-import { canonicalDocument } from "./document.js";
+import { type CanonicalDocument, canonicalDocument } from "./document.js";
 import { decodeText, MAX_DOCUMENT_BYTES } from "./filter.js";
-import { analyzeText, documentLanguage } from "./text/analyzer.js";
+import { type ChunkPlan, toReplacement } from "./ingest-prepare.js";
+import { createInlinePreparer, type DocumentPreparer } from "./prepare-pool.js";
 
 /** Bumped whenever chunking or analysis changes, so every document is re-indexed once. */
 export const PIPELINE_VERSION = "p1";
@@ -54,44 +54,8 @@ export interface IngestOptions {
   now?: () => Date;
   /** Documents per catalogue transaction. */
   batchSize?: number;
-}
-
-/** Terms of a chunk: the document title once more as a header (a title field, BM25F-style), then the text. */
-export function chunkTerms(
-  title: string,
-  text: string,
-  language: ReturnType<typeof documentLanguage>,
-): string {
-  return [...analyzeText(title, language), ...analyzeText(text, language)].join(" ");
-}
-
-export function prepareDocument(
-  doc: ReturnType<typeof canonicalDocument>,
-  fingerprint: string,
-  ingestedAt: string,
-  bytes: number,
-): DocumentReplacement {
-  const language = documentLanguage(doc.text);
-  const chunks = chunkText(doc.id, doc.text, DEFAULT_CHUNK_POLICY).map((chunk) => ({
-    ...chunk,
-    terms: chunkTerms(doc.title, chunk.text, language),
-  }));
-  return {
-    document: {
-      id: doc.id,
-      connector: doc.source,
-      rel_path: doc.relPath,
-      title: doc.title,
-      language,
-      fingerprint,
-      bytes,
-      modified_at: doc.modifiedAt,
-      ingested_at: ingestedAt,
-      metadata: doc.metadata,
-    },
-    body: doc.text,
-    chunks,
-  };
+  /** Where chunking and analysis run (default: inline on this thread). */
+  preparer?: DocumentPreparer;
 }
 
 /** Ingests one connector; the running totals in `used` are shared across connectors of one run (quotas). */
@@ -133,6 +97,42 @@ export async function ingestConnector(
     batchBytes = 0;
   };
   let files = 0;
+  const preparer = options.preparer ?? createInlinePreparer();
+  // Documents being prepared, oldest first; committed in this order so runs are deterministic. Deep enough
+  // that workers keep busy while this thread commits a batch, bounded in count and bytes.
+  let inflightBytes = 0;
+  const inflight: {
+    doc: CanonicalDocument;
+    fingerprint: string;
+    ingestedAt: string;
+    known: boolean;
+    size: number;
+    plan: Promise<ChunkPlan>;
+  }[] = [];
+  const settleOldest = async () => {
+    const oldest = inflight.shift();
+    if (!oldest) return;
+    inflightBytes -= oldest.size;
+    const replacement = toReplacement(
+      oldest.doc,
+      await oldest.plan,
+      oldest.fingerprint,
+      oldest.ingestedAt,
+      oldest.size,
+    );
+    if (used.chunks + replacement.chunks.length > quotas.chunks) {
+      skip(replacement.document.rel_path, "quota: chunks");
+      if (oldest.known) seen.add(oldest.doc.id);
+      return;
+    }
+    used.chunks += replacement.chunks.length;
+    summary.chunks += replacement.chunks.length;
+    if (oldest.known) summary.updated += 1;
+    else summary.added += 1;
+    batch.push(replacement);
+    batchBytes += oldest.size;
+    if (batch.length >= batchSize || batchBytes >= 8 * 1024 * 1024) await flush();
+  };
 
   try {
     for await (const entry of connector.discover()) {
@@ -184,25 +184,26 @@ export async function ingestConnector(
         summary.bytes += size;
         continue;
       }
-      const replacement = prepareDocument(doc, fingerprint, now().toISOString(), size);
-      if (used.chunks + replacement.chunks.length > quotas.chunks) {
-        skip(entry.relPath, "quota: chunks");
-        continue;
-      }
       used.documents += 1;
       used.bytes += size;
-      used.chunks += replacement.chunks.length;
       summary.bytes += size;
-      summary.chunks += replacement.chunks.length;
-      if (known.has(doc.id)) summary.updated += 1;
-      else summary.added += 1;
-      batch.push(replacement);
-      batchBytes += size;
-      if (batch.length >= batchSize || batchBytes >= 8 * 1024 * 1024) await flush();
+      inflight.push({
+        doc,
+        fingerprint,
+        ingestedAt: now().toISOString(),
+        known: known.has(doc.id),
+        size,
+        plan: preparer.plan({ id: doc.id, title: doc.title, text: doc.text }),
+      });
+      inflightBytes += size;
+      while (inflight.length >= 128 || inflightBytes > 64 * 1024 * 1024) await settleOldest();
     }
+    while (inflight.length > 0) await settleOldest();
     await flush();
     summary.complete = true;
   } catch (error) {
+    // Whatever was fully prepared is still committed; the rest waits for the next run.
+    await Promise.allSettled(inflight.map((entry) => entry.plan));
     await flush();
     summary.error = error instanceof Error ? error.message : String(error);
   }

@@ -12,6 +12,7 @@ import { type ConnectorType, createConnector } from "./connectors/index.js";
 import { closeAll, openRoot } from "./connectors/safe-fs.js";
 import { createEmbedder } from "./embedder.js";
 import { type IngestProgress, type IngestQuotas, type IngestSummary, ingestConnector } from "./ingest.js";
+import { createWorkerPreparer } from "./prepare-pool.js";
 import { type ContextSearcher, createContextSearcher } from "./search.js";
 import { createContextTools } from "./tools.js";
 import { createVectorRetriever, type VectorRetriever } from "./vectors.js";
@@ -38,6 +39,8 @@ export interface ContextServiceOptions {
   config: ServerConfig;
   logger: Logger;
   now?: () => Date;
+  /** The bundled ivoai script, to run document preparation on worker threads during ingest. */
+  workerEntry?: string;
 }
 
 export function catalogueFile(paths: ServerPaths): string {
@@ -143,15 +146,15 @@ export function openContextService(options: ContextServiceOptions): ContextServi
       if (missing.length > 0) throw new IvoaiError("NOT_FOUND", `no connector named ${missing.join(", ")}`);
       const used = { documents: 0, bytes: 0, chunks: 0 };
       const summaries: IngestSummary[] = [];
-      for (const record of selected as ConnectorRecord[]) {
-        const connector = createConnector(record.type, record.name, record.path);
-        summaries.push(
-          await ingestConnector(
-            connector,
-            { catalogue, quotas, now, ...(onProgress ? { onProgress } : {}) },
-            used,
-          ),
-        );
+      const preparer = createWorkerPreparer(options.workerEntry);
+      try {
+        for (const record of selected as ConnectorRecord[]) {
+          const connector = createConnector(record.type, record.name, record.path);
+          const ingestOptions = { catalogue, quotas, now, preparer, ...(onProgress ? { onProgress } : {}) };
+          summaries.push(await ingestConnector(connector, ingestOptions, used));
+        }
+      } finally {
+        await preparer.close();
       }
       if (vectors) await vectors.sync();
       return summaries;

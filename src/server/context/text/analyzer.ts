@@ -56,10 +56,169 @@ export function documentLanguage(text: string): Language {
 
 /** Index terms of a passage in a known language. */
 export function analyzeText(text: string, language: Language): string[] {
-  const drop = stopwords[language];
+  return analyzeWithOffsets(text, language).terms;
+}
+
+/** A document analysed once: its language, terms, and each term's code-unit offset in the text. */
+export interface AnalysedText {
+  language: Language;
+  terms: string[];
+  offsets: Int32Array;
+  /** Filled on first use by joinedTermsBetween. */
+  joined?: string;
+  joinedAt?: Int32Array;
+}
+
+const NON_ASCII_WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/** Whether the UTF-16 unit at `index` belongs to a word. */
+function isWordUnit(text: string, index: number, code: number): boolean {
+  if (code < 128)
+    return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90);
+  // Surrogate pairs: test the whole code point at its high half, and let the low half follow it.
+  if (code >= 0xdc00 && code <= 0xdfff)
+    return index > 0 && isWordUnit(text, index - 1, text.charCodeAt(index - 1));
+  return NON_ASCII_WORD_CHAR.test(String.fromCodePoint(text.codePointAt(index) as number));
+}
+
+/**
+ * Per language: word → term ("" for a stopword), found by a hash computed while scanning and compared in
+ * place, so the common case (a word seen before) allocates nothing.
+ */
+class TermTable {
+  private words: (string | undefined)[] = new Array(1 << 14);
+  private terms: string[] = new Array(1 << 14);
+  private hashes = new Int32Array(1 << 14);
+  private size = 0;
+
+  constructor(private readonly language: Language) {}
+
+  lookup(text: string, start: number, end: number, hash: number): string {
+    const mask = this.words.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const word = this.words[slot];
+      if (word === undefined) return this.insert(text.slice(start, end), hash);
+      if (this.hashes[slot] === hash && word.length === end - start && text.startsWith(word, start)) {
+        return this.terms[slot] as string;
+      }
+    }
+  }
+
+  private insert(word: string, hash: number): string {
+    const term = stopwords[this.language].has(word) ? "" : stem(word, this.language);
+    if ((this.size + 1) * 2 > this.words.length) this.grow();
+    if (this.size > 1_000_000) this.clear();
+    this.place(word, term, hash);
+    this.size += 1;
+    return term;
+  }
+
+  private place(word: string, term: string, hash: number): void {
+    const mask = this.words.length - 1;
+    let slot = hash & mask;
+    while (this.words[slot] !== undefined) slot = (slot + 1) & mask;
+    this.words[slot] = word;
+    this.terms[slot] = term;
+    this.hashes[slot] = hash;
+  }
+
+  private grow(): void {
+    const { words, terms, hashes } = this;
+    this.words = new Array(words.length * 2);
+    this.terms = new Array(words.length * 2);
+    this.hashes = new Int32Array(words.length * 2);
+    for (let i = 0; i < words.length; i++) {
+      const word = words[i];
+      if (word !== undefined) this.place(word, terms[i] as string, hashes[i] as number);
+    }
+  }
+
+  private clear(): void {
+    this.words = new Array(1 << 14);
+    this.terms = new Array(1 << 14);
+    this.hashes = new Int32Array(1 << 14);
+    this.size = 0;
+  }
+}
+
+const tables: Record<Language, TermTable> = { en: new TermTable("en"), pt: new TermTable("pt") };
+
+/** The language of a text from its first words (English when undecided). */
+function sampleLanguage(lower: string): Language {
+  const sample: string[] = [];
+  let start = -1;
+  for (let i = 0; i <= lower.length && sample.length < 500; i++) {
+    const word = i < lower.length && isWordUnit(lower, i, lower.charCodeAt(i));
+    if (word && start < 0) start = i;
+    else if (!word && start >= 0) {
+      sample.push(lower.slice(start, i));
+      start = -1;
+    }
+  }
+  return detectLanguage(sample) ?? "en";
+}
+
+/** Tokenises the whole text once; the language is decided on its first 500 words unless given. */
+export function analyzeWithOffsets(text: string, language?: Language): AnalysedText {
+  const lower = text.toLowerCase();
+  const chosen = language ?? sampleLanguage(lower);
+  const table = tables[chosen];
   const terms: string[] = [];
-  for (const word of words(text)) if (!drop.has(word)) terms.push(stem(word, language));
-  return terms;
+  const offsets: number[] = [];
+  let start = -1;
+  let hash = 0;
+  // A hand-written scan with an FNV-1a hash on the way: several times faster than regex + Map.
+  for (let i = 0; i <= lower.length; i++) {
+    const code = i < lower.length ? lower.charCodeAt(i) : 32;
+    const word = i < lower.length && isWordUnit(lower, i, code);
+    if (word) {
+      if (start < 0) {
+        start = i;
+        hash = 0x811c9dc5;
+      }
+      hash = Math.imul(hash ^ code, 16777619);
+    } else if (start >= 0) {
+      if (i - start <= MAX_TOKEN_LENGTH) {
+        const term = table.lookup(lower, start, i, hash);
+        if (term !== "") {
+          terms.push(term);
+          offsets.push(start);
+        }
+      }
+      start = -1;
+    }
+  }
+  return { language: chosen, terms, offsets: Int32Array.from(offsets) };
+}
+
+/**
+ * The space-joined terms whose offsets fall in [start, end), cut from one joined string of the whole
+ * document (built once), so that each chunk costs a slice rather than an array copy and a join.
+ */
+export function joinedTermsBetween(analysed: AnalysedText, start: number, end: number): string {
+  if (!analysed.joined) {
+    analysed.joined = analysed.terms.join(" ");
+    const at = new Int32Array(analysed.terms.length + 1);
+    for (let i = 0; i < analysed.terms.length; i++)
+      at[i + 1] = (at[i] as number) + (analysed.terms[i] as string).length + 1;
+    analysed.joinedAt = at;
+  }
+  const from = lowerBound(analysed.offsets, start);
+  const to = lowerBound(analysed.offsets, end);
+  if (to <= from) return "";
+  const at = analysed.joinedAt as Int32Array;
+  return analysed.joined.slice(at[from] as number, (at[to] as number) - 1);
+}
+
+function lowerBound(values: Int32Array, target: number): number {
+  let low = 0;
+  let high = values.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if ((values[mid] as number) < target) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 /**

@@ -1,0 +1,38 @@
+// Benchmarks run the product's real paths: a server tree under a temp root, connectors, ingest.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { loadServerConfig } from "../../src/config/server-config.js";
+import { serverPaths } from "../../src/config/server-paths.js";
+import { type ContextService, openContextService } from "../../src/server/context/service.js";
+import { initServer } from "../../src/server/init.js";
+import { silentLogger } from "../../src/shared/logger.js";
+
+export interface BenchTree {
+  root: string;
+  open(): Promise<ContextService>;
+  cleanup(): Promise<void>;
+}
+
+export async function createBenchTree(prefix: string): Promise<BenchTree> {
+  const root = await mkdtemp(path.join(tmpdir(), `ivoai-bench-${prefix}-`));
+  await initServer({ root, publicUrl: "http://127.0.0.1:0", listen: "127.0.0.1:0" });
+  const paths = serverPaths(root);
+  return {
+    root,
+    async open() {
+      return openContextService({
+        paths,
+        config: await loadServerConfig(paths.configFile),
+        logger: silentLogger,
+        // Ingest workers run the built binary, as `ivoai server ingest` does.
+        workerEntry: path.resolve("dist/ivoai.mjs"),
+      });
+    },
+    cleanup: () => rm(root, { recursive: true, force: true }),
+  };
+}
+
+export function machineLine(): string {
+  return `node ${process.version}, ${process.platform}/${process.arch}`;
+}
