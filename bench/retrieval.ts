@@ -1,7 +1,7 @@
 // Retrieval quality through the real ingest + search path, beside stock BM25 (reference and in-run).
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { createLexicalIndex } from "../src/server/context/lexical-index.js";
+import { createLexicalIndex, DEFAULT_LEXICAL_PARAMS } from "../src/server/context/lexical-index.js";
 import { analyzeQuery, analyzeText, documentLanguage } from "../src/server/context/text/analyzer.js";
 import { type Collection, loadCollection, mean, scoreRanking } from "./lib/ir.js";
 import { createBenchTree, machineLine } from "./lib/server-tree.js";
@@ -63,14 +63,11 @@ async function evaluate(collection: Collection): Promise<Row> {
 /** In-run baseline: plain BM25 with Lucene's parameters over the same analysed text (no title field, no feedback). */
 function stockBm25(collection: Collection): number {
   const index = createLexicalIndex({
+    ...DEFAULT_LEXICAL_PARAMS,
     k1: 0.9,
     b: 0.4,
     feedbackDocs: 0,
-    feedbackTerms: 0,
-    originalWeight: 1,
     proximityWeight: 0,
-    proximityDepth: 0,
-    proximityWindow: 0,
   });
   collection.docs.forEach((doc, key) => {
     const text = `${doc.title}\n${doc.text}`;

@@ -21,6 +21,8 @@ export interface LexicalParams {
   feedbackTerms: number;
   /** Weight of the original query against the expansion terms. */
   originalWeight: number;
+  /** Terms in more than this share of passages are never expansion terms. */
+  feedbackMaxDfRatio: number;
   /** Weight of the term-proximity score added to the top `proximityDepth` results (0 = off). */
   proximityWeight: number;
   proximityDepth: number;
@@ -34,6 +36,7 @@ export const DEFAULT_LEXICAL_PARAMS: LexicalParams = {
   feedbackDocs: 5,
   feedbackTerms: 20,
   originalWeight: 0.7,
+  feedbackMaxDfRatio: 0.25,
   proximityWeight: 0.5,
   proximityDepth: 100,
   proximityWindow: 5,
@@ -132,9 +135,9 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
     return norms;
   };
 
-  const score = (weights: ReadonlyMap<number, number>, limit: number): LexicalHit[] => {
+  /** Adds the BM25 contributions of `weights` into `scores`, noting newly touched slots. */
+  const accumulate = (weights: ReadonlyMap<number, number>, touched: GrowableInt32): void => {
     const norm = normsFor();
-    const touched = new GrowableInt32(256);
     for (const [id, weight] of weights) {
       const list = postings[id];
       if (!list || weight <= 0) continue;
@@ -148,48 +151,59 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
         scores[slot] = (scores[slot] as number) + (factor * tf) / (tf + (norm[slot] as number));
       }
     }
-    const hits = topK(touched, limit);
-    for (let i = 0; i < touched.length; i++) scores[touched.data[i] as number] = 0;
-    return hits;
   };
 
+  const reset = (touched: GrowableInt32) => {
+    for (let i = 0; i < touched.length; i++) scores[touched.data[i] as number] = 0;
+  };
+
+  /** The best `limit` touched slots, by score then key; a binary heap over slot numbers (no allocation per slot). */
   const topK = (touched: GrowableInt32, limit: number): LexicalHit[] => {
-    // Small bounded heap keyed by score; ties broken by key for a deterministic order.
-    const heap: { slot: number; score: number }[] = [];
-    const worse = (a: { slot: number; score: number }, b: { slot: number; score: number }) =>
-      a.score < b.score || (a.score === b.score && (keys[a.slot] as number) > (keys[b.slot] as number));
+    const heap = new Int32Array(Math.max(1, limit));
+    let size = 0;
+    // "a ranks below b": lower score, or equal score and larger key.
+    const below = (a: number, b: number) => {
+      const sa = scores[a] as number;
+      const sb = scores[b] as number;
+      return sa < sb || (sa === sb && (keys[a] as number) > (keys[b] as number));
+    };
+    const siftDown = (from: number) => {
+      let at = from;
+      for (;;) {
+        const left = at * 2 + 1;
+        const right = left + 1;
+        let lowest = at;
+        if (left < size && below(heap[left] as number, heap[lowest] as number)) lowest = left;
+        if (right < size && below(heap[right] as number, heap[lowest] as number)) lowest = right;
+        if (lowest === at) return;
+        const swap = heap[at] as number;
+        heap[at] = heap[lowest] as number;
+        heap[lowest] = swap;
+        at = lowest;
+      }
+    };
     for (let i = 0; i < touched.length; i++) {
       const slot = touched.data[i] as number;
-      const entry = { slot, score: scores[slot] as number };
-      if (heap.length < limit) {
-        heap.push(entry);
-        let at = heap.length - 1;
+      if (size < limit) {
+        let at = size++;
+        heap[at] = slot;
         while (at > 0) {
           const parent = (at - 1) >> 1;
-          if (!worse(heap[at] as typeof entry, heap[parent] as typeof entry)) break;
-          [heap[at], heap[parent]] = [heap[parent] as typeof entry, heap[at] as typeof entry];
+          if (!below(heap[at] as number, heap[parent] as number)) break;
+          const swap = heap[at] as number;
+          heap[at] = heap[parent] as number;
+          heap[parent] = swap;
           at = parent;
         }
-      } else if (limit > 0 && worse(heap[0] as typeof entry, entry)) {
-        heap[0] = entry;
-        let at = 0;
-        for (;;) {
-          const left = at * 2 + 1;
-          const right = left + 1;
-          let smallest = at;
-          if (left < heap.length && worse(heap[left] as typeof entry, heap[smallest] as typeof entry))
-            smallest = left;
-          if (right < heap.length && worse(heap[right] as typeof entry, heap[smallest] as typeof entry))
-            smallest = right;
-          if (smallest === at) break;
-          [heap[at], heap[smallest]] = [heap[smallest] as typeof entry, heap[at] as typeof entry];
-          at = smallest;
-        }
+      } else if (limit > 0 && below(heap[0] as number, slot)) {
+        heap[0] = slot;
+        siftDown(0);
       }
     }
-    return heap
-      .sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0))
-      .map((entry) => ({ key: keys[entry.slot] as number, score: entry.score }));
+    const out: LexicalHit[] = [];
+    for (let i = 0; i < size; i++)
+      out.push({ key: keys[heap[i] as number] as number, score: scores[heap[i] as number] as number });
+    return out.sort((a, b) => b.score - a.score || a.key - b.key);
   };
 
   /** Adds a BM25-saturated score for query-term pairs found close together (Rasolofo & Savoy style). */
@@ -233,10 +247,17 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
     return reranked.sort((a, b) => b.score - a.score || a.key - b.key);
   };
 
-  const expand = (original: Map<number, number>, first: LexicalHit[]): Map<number, number> => {
-    const top = first.slice(0, params.feedbackDocs);
+  /**
+   * RM3 expansion terms from the top results: each term's weight is its frequency in a result, weighted
+   * by that result's share of the scores. Returns the factor for the original query and the added terms.
+   */
+  const expansion = (
+    original: ReadonlyMap<number, number>,
+    top: LexicalHit[],
+  ): { originalFactor: number; added: Map<number, number> } | undefined => {
     const total = top.reduce((sum, hit) => sum + hit.score, 0);
-    if (top.length === 0 || total <= 0) return original;
+    if (top.length === 0 || total <= 0) return undefined;
+    const maxDf = params.feedbackMaxDfRatio * liveCount;
     const candidate = new Map<number, number>();
     for (const hit of top) {
       const slot = slotOf.get(hit.key);
@@ -244,18 +265,18 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
       const docWeight = hit.score / total / Math.max(1, lengths[slot] as number);
       for (let i = forwardStart[slot] as number; i < (forwardStart[slot + 1] as number); i += 2) {
         const id = forward.data[i] as number;
+        // Near-stopwords carry almost no evidence and have the longest postings: leave them out.
+        if ((df[id] ?? 0) > maxDf) continue;
         candidate.set(id, (candidate.get(id) ?? 0) + docWeight * (forward.data[i + 1] as number));
       }
     }
     const chosen = [...candidate].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, params.feedbackTerms);
     const chosenSum = chosen.reduce((sum, [, weight]) => sum + weight, 0);
     const originalSum = [...original.values()].reduce((sum, weight) => sum + weight, 0);
-    const merged = new Map<number, number>();
-    for (const [id, weight] of original) merged.set(id, (params.originalWeight * weight) / originalSum);
-    for (const [id, weight] of chosen) {
-      merged.set(id, (merged.get(id) ?? 0) + ((1 - params.originalWeight) * weight) / chosenSum);
-    }
-    return merged;
+    if (chosenSum <= 0 || originalSum <= 0) return undefined;
+    const added = new Map<number, number>();
+    for (const [id, weight] of chosen) added.set(id, ((1 - params.originalWeight) * weight) / chosenSum);
+    return { originalFactor: params.originalWeight / originalSum, added };
   };
 
   return {
@@ -314,13 +335,26 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
       }
       if (weights.size === 0 || liveCount === 0) return [];
       const depth = Math.max(options.limit, params.proximityWeight > 0 ? params.proximityDepth : 0);
-      const final =
-        options.feedback === false || params.feedbackDocs === 0
-          ? weights
-          : expand(weights, score(weights, Math.max(depth, params.feedbackDocs)));
+      const touched = new GrowableInt32(256);
+      accumulate(weights, touched);
+      let originalFactor = 1;
+      if (options.feedback !== false && params.feedbackDocs > 0) {
+        // The second pass reuses the first: scale its scores, then add only the expansion terms' postings.
+        const rm3 = expansion(weights, topK(touched, params.feedbackDocs));
+        if (rm3) {
+          originalFactor = rm3.originalFactor;
+          for (let i = 0; i < touched.length; i++) {
+            const slot = touched.data[i] as number;
+            scores[slot] = (scores[slot] as number) * originalFactor;
+          }
+          accumulate(rm3.added, touched);
+        }
+      }
+      const hits = topK(touched, depth);
+      reset(touched);
       // Proximity counts pairs of the user's own terms, weighted as in the final query.
-      const original = new Map([...weights.keys()].map((id) => [id, final.get(id) ?? 0]));
-      return rerankByProximity(original, score(final, depth)).slice(0, options.limit);
+      const original = new Map([...weights].map(([id, weight]) => [id, weight * originalFactor]));
+      return rerankByProximity(original, hits).slice(0, options.limit);
     },
   };
 }
