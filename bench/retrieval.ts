@@ -2,7 +2,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createLexicalIndex, DEFAULT_LEXICAL_PARAMS } from "../src/server/context/lexical-index.js";
-import { analyzeQuery, analyzeText, documentLanguage } from "../src/server/context/text/analyzer.js";
+import { analyzeQuery, analyzeWithOffsets } from "../src/server/context/text/analyzer.js";
 import { type Collection, loadCollection, mean, scoreRanking } from "./lib/ir.js";
 import { createBenchTree, machineLine } from "./lib/server-tree.js";
 
@@ -71,7 +71,7 @@ function stockBm25(collection: Collection): number {
   });
   collection.docs.forEach((doc, key) => {
     const text = `${doc.title}\n${doc.text}`;
-    index.add(key, analyzeText(text, documentLanguage(text)));
+    index.add(key, analyzeWithOffsets(text).terms);
   });
   const scores = collection.queries.map((query) => {
     const ranked = index

@@ -106,8 +106,12 @@ export function openContextService(options: ContextServiceOptions): ContextServi
         throw new IvoaiError("CONFLICT", `a connector named ${input.name} already exists`);
       }
       try {
+        if ((await fs.lstat(input.path)).isSymbolicLink()) {
+          throw new IvoaiError("CONFIG_INVALID", `connector root ${input.path} is a symbolic link`);
+        }
         await closeAll([await openRoot(input.path)]);
       } catch (error) {
+        if (error instanceof IvoaiError) throw error;
         const code = errnoCode(error);
         const why =
           code === "ELOOP"

@@ -42,16 +42,13 @@ export function stem(word: string, language: Language): string {
   const cache = stemCache[language];
   let result = cache.get(word);
   if (result === undefined) {
-    result = foldDiacritics(/^\p{N}+$/u.test(word) ? word : stemmers[language].stem(word));
+    // Fold first, so that "implantação" and "implantacao" reach the stemmer as the same word.
+    const folded = foldDiacritics(word);
+    result = /^\p{N}+$/u.test(folded) ? folded : stemmers[language].stem(folded);
     if (cache.size > 200_000) cache.clear();
     cache.set(word, result);
   }
   return result;
-}
-
-/** The language of a document from a sample of its text (English when undecided). */
-export function documentLanguage(text: string): Language {
-  return detectLanguage(words(text.slice(0, 20_000))) ?? "en";
 }
 
 /** Index terms of a passage in a known language. */

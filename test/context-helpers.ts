@@ -1,0 +1,54 @@
+// Server trees with a context service for tests: init under a temp root, open in process.
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { loadServerConfig } from "../src/config/server-config.js";
+import { serverPaths } from "../src/config/server-paths.js";
+import { type ContextService, openContextService } from "../src/server/context/service.js";
+import { initServer } from "../src/server/init.js";
+import { silentLogger } from "../src/shared/logger.js";
+import { tempDir } from "./helpers.js";
+
+export async function contextTree(): Promise<{
+  root: string;
+  open(): Promise<ContextService>;
+  cleanup(): Promise<void>;
+}> {
+  const { dir, cleanup } = await tempDir("ivoai-context-");
+  await initServer({ root: dir, publicUrl: "http://127.0.0.1:0", listen: "127.0.0.1:0" });
+  const paths = serverPaths(dir);
+  return {
+    root: dir,
+    open: async () =>
+      openContextService({ paths, config: await loadServerConfig(paths.configFile), logger: silentLogger }),
+    cleanup,
+  };
+}
+
+/** Writes `files` (relative path → content) under `dir`. */
+export async function writeTree(dir: string, files: Record<string, string | Buffer>): Promise<void> {
+  for (const [relPath, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, relPath)), { recursive: true });
+    await writeFile(path.join(dir, relPath), content);
+  }
+}
+
+/** The catalogue as content (documents, chunk ids, texts and terms), without timestamps or row numbers. */
+export function catalogueSnapshot(root: string): string {
+  const db = new Database(path.join(root, "var/lib/ivoai/context/catalogue.sqlite"), { readonly: true });
+  try {
+    const docs = db
+      .prepare(
+        "SELECT id, connector, rel_path, title, language, fingerprint, bytes FROM documents ORDER BY id",
+      )
+      .all();
+    const chunks = db
+      .prepare(
+        "SELECT d.id AS doc, c.id, c.idx, c.unit_start, c.text, c.terms FROM chunks c JOIN documents d ON d.key = c.doc ORDER BY d.id, c.idx",
+      )
+      .all();
+    return JSON.stringify({ docs, chunks });
+  } finally {
+    db.close();
+  }
+}

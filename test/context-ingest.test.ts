@@ -1,0 +1,205 @@
+// Ingestion against real files: what is skipped and why, nothing outside the root, reconciliation, determinism.
+import { execFileSync } from "node:child_process";
+import { chmod, mkdir, rm, symlink, truncate, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { catalogueSnapshot, contextTree, writeTree } from "./context-helpers.js";
+import { tempDir } from "./helpers.js";
+
+describe("context ingestion", () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+  });
+  const scratch = async () => {
+    const made = await tempDir("ivoai-src-");
+    cleanups.push(made.cleanup);
+    return made.dir;
+  };
+  const tree = async () => {
+    const made = await contextTree();
+    cleanups.push(made.cleanup);
+    return made;
+  };
+
+  it("skips hostile and unusable entries with a reason and never reads outside the root", async () => {
+    const source = await scratch();
+    const outside = await scratch();
+    await writeTree(outside, { "secret-plans.md": "# Outside\n\nzebracorn launch codes" });
+    await writeTree(source, {
+      "docs/guide.md": "# Guide\n\nHow to rotate the zebracorn keys safely.",
+      "docs/invalid.md": Buffer.from([0x66, 0x6f, 0xff, 0xfe, 0x6f]),
+      "docs/binary.txt": Buffer.concat([Buffer.from("looks like text"), Buffer.alloc(64, 0)]),
+      ".env": "TOKEN=zebracorn",
+      ".git/HEAD": "ref: refs/heads/main",
+    });
+    await symlink(path.join(outside, "secret-plans.md"), path.join(source, "docs/linked.md"));
+    await symlink(outside, path.join(source, "linked-dir"));
+    execFileSync("mkfifo", [path.join(source, "docs/pipe.md")]);
+    await truncate(path.join(source, "docs/huge.md"), 50 * 1024 * 1024).catch(async () => {
+      await writeFile(path.join(source, "docs/huge.md"), "");
+      await truncate(path.join(source, "docs/huge.md"), 50 * 1024 * 1024);
+    });
+    const context = await (await tree()).open();
+    try {
+      await context.addConnector({ name: "docs", type: "filesystem", path: source });
+      const [summary] = await context.ingest([]);
+      expect(summary).toMatchObject({ added: 1, complete: true });
+      expect(summary?.skipped_by_reason).toEqual({
+        "sensitive file": 1,
+        "vcs internals": 1,
+        symlink: 2,
+        "special file": 1,
+        "too large": 1,
+        "invalid UTF-8": 1,
+        "binary content": 1,
+      });
+      const hits = await context.searcher.search("zebracorn", { limit: 10 });
+      expect(hits.map((hit) => hit.document.rel_path)).toEqual(["docs/guide.md"]);
+      expect(JSON.stringify(hits)).not.toContain("launch codes");
+    } finally {
+      context.close();
+    }
+  });
+
+  it("refuses a connector root that is a symlink or not a directory", async () => {
+    const source = await scratch();
+    const link = path.join(await scratch(), "link");
+    await symlink(source, link);
+    const context = await (await tree()).open();
+    try {
+      await expect(context.addConnector({ name: "a", type: "filesystem", path: link })).rejects.toThrow(
+        /symbolic link/,
+      );
+      await expect(
+        context.addConnector({ name: "b", type: "filesystem", path: "relative/dir" }),
+      ).rejects.toThrow(/absolute/);
+      await expect(
+        context.addConnector({ name: "Bad Name", type: "filesystem", path: source }),
+      ).rejects.toThrow(/invalid connector name/);
+      await context.addConnector({ name: "ok", type: "filesystem", path: source });
+      await expect(context.addConnector({ name: "ok", type: "filesystem", path: source })).rejects.toThrow(
+        /already exists/,
+      );
+    } finally {
+      context.close();
+    }
+  });
+
+  it("reconciles: updates changed documents, removes vanished ones, leaves unchanged ones alone", async () => {
+    const source = await scratch();
+    await writeTree(source, {
+      "a.md": "# A\n\nalpha content",
+      "b.md": "# B\n\nbravo content",
+      "c.md": "# C\n\ncharlie",
+    });
+    const context = await (await tree()).open();
+    try {
+      await context.addConnector({ name: "docs", type: "filesystem", path: source });
+      expect((await context.ingest([]))[0]).toMatchObject({ added: 3, updated: 0, removed: 0 });
+      await writeFile(path.join(source, "b.md"), "# B\n\nbravo rewritten with delta");
+      await rm(path.join(source, "c.md"));
+      expect((await context.ingest([]))[0]).toMatchObject({ added: 0, updated: 1, unchanged: 1, removed: 1 });
+      expect((await context.searcher.search("charlie", { limit: 5 })).length).toBe(0);
+      const delta = await context.searcher.search("delta", { limit: 5 });
+      expect(delta.map((hit) => hit.document.rel_path)).toEqual(["b.md"]);
+      const body = await context.catalogue.getDocument(delta[0]?.document.id ?? "");
+      expect(body?.body).toBe("# B\n\nbravo rewritten with delta");
+    } finally {
+      context.close();
+    }
+  });
+
+  it("does not remove anything when the enumeration fails part-way", async () => {
+    const source = await scratch();
+    await writeTree(source, { "a.md": "alpha", "sub/b.md": "bravo" });
+    const context = await (await tree()).open();
+    try {
+      await context.addConnector({ name: "docs", type: "filesystem", path: source });
+      await context.ingest([]);
+      await rm(source, { recursive: true });
+      const [summary] = await context.ingest([]);
+      expect(summary?.complete).toBe(false);
+      expect(summary?.removed).toBe(0);
+      expect((await context.catalogue.stats()).documents).toBe(2);
+    } finally {
+      context.close();
+    }
+  });
+
+  it("gives identical catalogues for identical input, and removing a connector removes its documents", async () => {
+    const source = await scratch();
+    const long = Array.from(
+      { length: 40 },
+      (_, i) => `Line ${i} about turbines and compressores de ar.`,
+    ).join("\n");
+    await writeTree(source, { "x/long.md": `# Long\n\n${long}`, "y.md": "# Y\n\nyankee", "empty.md": "" });
+    const first = await tree();
+    const second = await tree();
+    for (const made of [first, second]) {
+      const context = await made.open();
+      await context.addConnector({ name: "docs", type: "filesystem", path: source });
+      await context.ingest([]);
+      context.close();
+    }
+    expect(catalogueSnapshot(first.root)).toBe(catalogueSnapshot(second.root));
+
+    const context = await first.open();
+    try {
+      expect(await context.removeConnector("docs")).toEqual({ removed_documents: 3 });
+      expect(await context.catalogue.stats()).toMatchObject({ documents: 0, chunks: 0, connectors: 0 });
+      await expect(context.removeConnector("docs")).rejects.toThrow(/no connector/);
+    } finally {
+      context.close();
+    }
+  });
+
+  // root reads any file, so this only means something for an unprivileged user.
+  it.runIf(process.getuid?.() !== 0)("skips unreadable files and keeps going", async () => {
+    const source = await scratch();
+    await writeTree(source, { "ok.md": "fine", "locked.md": "nope" });
+    await chmod(path.join(source, "locked.md"), 0o000);
+    const context = await (await tree()).open();
+    try {
+      await context.addConnector({ name: "docs", type: "filesystem", path: source });
+      expect((await context.ingest([]))[0]?.skipped_by_reason).toEqual({ unreadable: 1 });
+    } finally {
+      context.close();
+    }
+  });
+
+  it("enumerates a git checkout without running its hooks or fsmonitor", async () => {
+    const repo = await scratch();
+    const marker = path.join(await scratch(), "fsmonitor-ran");
+    const git = (...args: string[]) => execFileSync("git", ["-C", repo, ...args], { stdio: "pipe" });
+    git("init", "-q");
+    await writeTree(repo, {
+      "README.md": "# Repo\n\nquokka documentation",
+      "notes/todo.md": "quokka follow-ups",
+      "untracked.md": "quokka untracked",
+      "hook.sh": `#!/bin/sh\ntouch ${marker}\n`,
+    });
+    await chmod(path.join(repo, "hook.sh"), 0o755);
+    await symlink("/etc/passwd", path.join(repo, "passwd.md"));
+    git("add", "README.md", "notes/todo.md", "passwd.md");
+    git("config", "core.fsmonitor", path.join(repo, "hook.sh"));
+    await mkdir(path.join(repo, "nested"));
+    const context = await (await tree()).open();
+    try {
+      await context.addConnector({ name: "repo", type: "git", path: repo });
+      const [summary] = await context.ingest(["repo"]);
+      expect(summary).toMatchObject({ added: 2, complete: true });
+      expect(summary?.skipped_by_reason).toEqual({ symlink: 1 });
+      const paths = (await context.searcher.search("quokka", { limit: 10 }))
+        .map((hit) => hit.document.rel_path)
+        .sort();
+      expect(paths).toEqual(["README.md", "notes/todo.md"]);
+      await expect(import("node:fs/promises").then((fs) => fs.access(marker))).rejects.toThrow(/ENOENT/);
+      await expect(
+        context.addConnector({ name: "notgit", type: "git", path: await scratch() }),
+      ).rejects.toThrow(/cannot enumerate git checkout/);
+    } finally {
+      context.close();
+    }
+  });
+});
