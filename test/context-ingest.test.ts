@@ -3,6 +3,10 @@ import { execFileSync } from "node:child_process";
 import { chmod, mkdir, rm, symlink, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { serverConfigSchema } from "../src/config/server-config.js";
+import { serverPaths } from "../src/config/server-paths.js";
+import { openContextService } from "../src/server/context/service.js";
+import { silentLogger } from "../src/shared/logger.js";
 import { catalogueSnapshot, contextTree, writeTree } from "./context-helpers.js";
 import { tempDir } from "./helpers.js";
 
@@ -57,6 +61,26 @@ describe("context ingestion", () => {
       const hits = await context.searcher.search("zebracorn", { limit: 10 });
       expect(hits.map((hit) => hit.document.rel_path)).toEqual(["docs/guide.md"]);
       expect(JSON.stringify(hits)).not.toContain("launch codes");
+    } finally {
+      context.close();
+    }
+  });
+
+  it("enforces aggregate quotas and keeps what is already indexed", async () => {
+    const source = await scratch();
+    await writeTree(source, { "a.md": "alpha", "b.md": "bravo", "c.md": "charlie" });
+    const made = await tree();
+    const paths = serverPaths(made.root);
+    const config = serverConfigSchema.parse({
+      server: { public_url: "http://127.0.0.1:1" },
+      context: { max_documents: 2 },
+    });
+    const context = openContextService({ paths, config, logger: silentLogger });
+    try {
+      await context.addConnector({ name: "docs", type: "filesystem", path: source });
+      const [summary] = await context.ingest([]);
+      expect(summary).toMatchObject({ added: 2, skipped: 1, skipped_by_reason: { "quota: documents": 1 } });
+      expect((await context.catalogue.stats()).documents).toBe(2);
     } finally {
       context.close();
     }
