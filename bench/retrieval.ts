@@ -1,8 +1,8 @@
 // Retrieval quality through the real ingest + search path, beside stock BM25 (reference and in-run).
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { createLexicalIndex, DEFAULT_LEXICAL_PARAMS } from "../src/server/context/lexical-index.js";
-import { analyzeQuery, analyzeWithOffsets } from "../src/server/context/text/analyzer.js";
+import { analyzeQuery, analyzeWithOffsets } from "../src/server/retrieval/analyzer.js";
+import { createLexicalIndex, DEFAULT_LEXICAL_PARAMS } from "../src/server/retrieval/lexical-index.js";
 import { type Collection, loadCollection, mean, scoreRanking } from "./lib/ir.js";
 import { createBenchTree, machineLine } from "./lib/server-tree.js";
 

@@ -1,9 +1,10 @@
 // One document's chunk plan (ranges, ids, analysed terms) and the catalogue replacement built from it.
 // Planning is pure and runs on worker threads; texts are sliced back on the committing thread, not copied.
+
+import { analyzeText, analyzeWithOffsets, joinedTermsBetween, type Language } from "../retrieval/analyzer.js";
 import type { DocumentReplacement } from "./catalogue.js";
 import { chunkText, DEFAULT_CHUNK_POLICY } from "./chunker.js";
 import type { CanonicalDocument } from "./document.js";
-import { analyzeText, analyzeWithOffsets, joinedTermsBetween, type Language } from "./text/analyzer.js";
 
 export interface ChunkPlan {
   language: Language;

@@ -1,8 +1,9 @@
 // Retrieval over the catalogue: the lexical index (kept in step with the catalogue's generation), optional
 // vector fusion, one best passage per document, and a snippet.
+
+import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval/analyzer.js";
+import { createSyncedIndex } from "../retrieval/synced-index.js";
 import type { Catalogue, DocumentRecord } from "./catalogue.js";
-import { createLexicalIndex, type LexicalIndex } from "./lexical-index.js";
-import { analyzeQuery, foldDiacritics, type Language, words } from "./text/analyzer.js";
 import type { VectorRetriever } from "./vectors.js";
 
 export const MAX_SEARCH_RESULTS = 100;
@@ -37,48 +38,21 @@ const RRF_K = 60;
 
 export function createContextSearcher(deps: ContextSearcherDeps): ContextSearcher {
   const { catalogue } = deps;
-  let index: LexicalIndex = createLexicalIndex();
-  const owner = new Map<number, { documentId: string; connector: string }>();
-  let generation = -1;
-  let maxSeq = 0;
-  let languages: Language[] = ["en", "pt"];
-  let refreshing: Promise<void> | undefined;
-
-  const load = async () => {
-    const current = await catalogue.generation();
-    if (current === generation) return;
-    if (generation < 0) {
-      index = createLexicalIndex();
-      owner.clear();
-      maxSeq = 0;
-    } else {
-      for (const seq of await catalogue.removedSince(generation)) {
-        index.remove(seq);
-        owner.delete(seq);
-      }
-    }
-    for (;;) {
-      const rows = await catalogue.chunkTermsAfter(maxSeq, 20_000);
-      for (const row of rows) {
-        index.add(row.seq, row.terms.length > 0 ? row.terms.split(" ") : []);
-        owner.set(row.seq, { documentId: row.document_id, connector: row.connector });
-        maxSeq = row.seq;
-      }
-      if (rows.length < 20_000) break;
-    }
-    const present = (await catalogue.languages()).filter(
-      (value): value is Language => value === "en" || value === "pt",
-    );
-    languages = present.length > 0 ? present : ["en", "pt"];
-    generation = current;
-  };
-
-  const refresh = () => {
-    refreshing ??= load().finally(() => {
-      refreshing = undefined;
-    });
-    return refreshing;
-  };
+  const index = createSyncedIndex<{ documentId: string; connector: string }>({
+    generation: () => catalogue.generation(),
+    removedSince: (generation) => catalogue.removedSince(generation),
+    async addedAfter(afterKey, limit) {
+      const rows = await catalogue.chunkTermsAfter(afterKey, limit);
+      return rows.map((row) => ({
+        key: row.seq,
+        terms: row.terms,
+        meta: { documentId: row.document_id, connector: row.connector },
+      }));
+    },
+    languages: async () =>
+      (await catalogue.languages()).filter((value): value is Language => value === "en" || value === "pt"),
+  });
+  const refresh = () => index.refresh();
 
   return {
     get indexedChunks() {
@@ -89,7 +63,7 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
       await refresh();
       const limit = Math.max(1, Math.min(options.limit, MAX_SEARCH_RESULTS));
       const depth = limit * 4 + 20;
-      const lexical = index.search(analyzeQuery(query, languages), { limit: depth });
+      const lexical = index.search(analyzeQuery(query, index.languages()), { limit: depth });
       let ranked = lexical.map((hit) => ({ seq: hit.key, score: hit.score }));
       if (deps.vectors?.active()) {
         const semantic = await deps.vectors.search(query, depth);
@@ -105,7 +79,7 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
       const best: { seq: number; score: number; documentId: string }[] = [];
       const taken = new Set<string>();
       for (const hit of ranked) {
-        const info = owner.get(hit.seq);
+        const info = index.meta(hit.seq);
         if (!info || taken.has(info.documentId)) continue;
         if (options.connector && info.connector !== options.connector) continue;
         taken.add(info.documentId);
