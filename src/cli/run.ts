@@ -5,6 +5,7 @@ import { redactText } from "../shared/redact.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { type GroupSpec, resolveInvocation } from "./command.js";
 import { demoCommand } from "./commands/demo.js";
+import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
 import { serverClientsGroup } from "./commands/server-clients.js";
 import { serverConnectorGroup, serverIngestCommand, serverSearchCommand } from "./commands/server-context.js";
 import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
@@ -30,6 +31,8 @@ export const COMMAND_TREE: GroupSpec = {
         serverConnectorGroup,
         serverIngestCommand,
         serverSearchCommand,
+        serverApprovalsGroup,
+        serverAuditCommand,
       ],
     },
   ],

@@ -66,6 +66,14 @@ export const serverConfigSchema = z.object({
     })
     .prefault({}),
   context: contextConfigSchema,
+  memory: z
+    .object({
+      /** Pending approval requests expire after this long. */
+      approval_ttl: z.string().default("7d"),
+      /** How often expired pages and requests are swept. */
+      sweep_interval: z.string().default("60s"),
+    })
+    .prefault({}),
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;

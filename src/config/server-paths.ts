@@ -15,6 +15,7 @@ export interface ServerPaths {
   enrollmentLock: string;
   contextDir: string;
   memoryDir: string;
+  auditDir: string;
   backupsDir: string;
   runDir: string;
 }
@@ -44,6 +45,7 @@ export function serverPaths(root: string): ServerPaths {
     enrollmentLock: path.join(enrollmentDir, "state.lock"),
     contextDir: path.join(dataDir, "context"),
     memoryDir: path.join(dataDir, "memory"),
+    auditDir: path.join(dataDir, "audit"),
     backupsDir: path.join(dataDir, "backups"),
     runDir: path.join(root, "run/ivoai"),
   };

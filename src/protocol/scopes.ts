@@ -9,6 +9,9 @@ export const SCOPES = [
   "status:read",
   "doctor:read",
   "connector:read",
+  // Deciding approvals is a person's job: never in the default set, only granted explicitly.
+  "approvals:read",
+  "approvals:decide",
 ] as const;
 
 export const scopeSchema = z.enum(SCOPES);

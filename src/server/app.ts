@@ -8,6 +8,8 @@ import type { Logger } from "../shared/logger.js";
 import { newId } from "../shared/tokens.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { createAdminRoutes } from "./admin/routes.js";
+import { createApprovalRoutes } from "./approvals/routes.js";
+import type { AuditLog } from "./audit/store.js";
 import type { ContextService } from "./context/service.js";
 import { CONTEXT_INSTRUCTIONS } from "./context/tools.js";
 import { createRateLimiter } from "./enrollment/rate-limit.js";
@@ -19,7 +21,10 @@ import { type GatewayEnv, remoteAddress } from "./http/env.js";
 import type { ListenerMode } from "./http/listener-policy.js";
 import { problem } from "./http/problem.js";
 import { reverseProxyGuard } from "./http/reverse-proxy.js";
-import { createMcpEndpoint } from "./mcp/endpoint.js";
+import { createMcpEndpoint, type McpEndpoint } from "./mcp/endpoint.js";
+import { createHookRoutes } from "./memory/hooks-routes.js";
+import type { MemoryService } from "./memory/service.js";
+import { MEMORY_INSTRUCTIONS } from "./memory/tools.js";
 
 export interface GatewayAppDeps {
   config: ServerConfig;
@@ -32,6 +37,10 @@ export interface GatewayAppDeps {
   readiness: readonly ReadinessCheck[];
   /** The context service, when this process serves it. */
   context?: ContextService;
+  /** The memory service; undefined when it could not be opened (the server then runs degraded). */
+  memory?: () => MemoryService | undefined;
+  /** Where tool calls and decisions are recorded. */
+  audit?: AuditLog;
   startedAt?: Date;
   now?: () => Date;
 }
@@ -42,8 +51,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   // The discovery document tells exactly what this process mounts.
   const features: DiscoveryFeatures = {
     context: deps.context !== undefined,
-    memory: false,
-    memory_hooks: false,
+    memory: deps.memory !== undefined,
+    memory_hooks: deps.memory !== undefined,
     web_mcp: false,
     oauth_pkce: false,
     remote_admin_read_only: true,
@@ -135,8 +144,38 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       instructions: CONTEXT_INSTRUCTIONS,
       tools: deps.context.tools,
       logger: deps.logger,
+      ...(deps.audit ? { audit: deps.audit } : {}),
     });
     app.all(ENDPOINTS.contextMcp, requireScope("context:read"), (c) => endpoint(c.req.raw, c.get("client")));
+  }
+
+  if (deps.memory) {
+    const memory = deps.memory;
+    let endpoint: { service: MemoryService; handle: McpEndpoint } | undefined;
+    // Built on first use from whatever service is current, so a memory store that opens late is served.
+    const memoryEndpoint = (service: MemoryService) => {
+      if (endpoint?.service !== service) {
+        endpoint = {
+          service,
+          handle: createMcpEndpoint({
+            name: "ivoai-memory",
+            instructions: MEMORY_INSTRUCTIONS,
+            tools: service.tools,
+            gate: service.gate,
+            logger: deps.logger,
+            ...(deps.audit ? { audit: deps.audit } : {}),
+          }),
+        };
+      }
+      return endpoint.handle;
+    };
+    app.all(ENDPOINTS.memoryMcp, (c) => {
+      const service = memory();
+      if (!service) return problem(c, 503, "memory_unavailable", "the memory service is unavailable");
+      return memoryEndpoint(service)(c.req.raw, c.get("client"));
+    });
+    app.route(ENDPOINTS.memoryHooks, createHookRoutes({ store: () => memory()?.store }));
+    app.route("/v1/approvals", createApprovalRoutes({ gate: () => memory()?.gate }));
   }
 
   app.notFound((c) => problem(c, 404, "not_found", "no such endpoint"));

@@ -3,12 +3,15 @@ import { promises as fs } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import { getRequestListener } from "@hono/node-server";
 import { loadServerConfig } from "../config/server-config.js";
 import { serverPaths } from "../config/server-paths.js";
+import { parseDuration } from "../shared/duration.js";
 import { IvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
 import { createGatewayApp } from "./app.js";
+import { openAuditLog } from "./audit/store.js";
 import { openContextService } from "./context/service.js";
 import { createEnrollmentService } from "./enrollment/service.js";
 import { createEnrollmentStore } from "./enrollment/store.js";
@@ -19,6 +22,7 @@ import {
   type ListenerMode,
   parseListen,
 } from "./http/listener-policy.js";
+import { type MemoryService, openMemoryService } from "./memory/service.js";
 
 export interface StartGatewayOptions {
   root: string;
@@ -47,7 +51,29 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   });
   const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
   const enrollment = createEnrollmentService({ store });
+  const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
   const context = openContextService({ paths, config, logger: options.logger });
+  // Memory failing to open degrades the server (context keeps working); /ready names it.
+  let memory: MemoryService | undefined;
+  let memoryError = "not opened";
+  try {
+    memory = openMemoryService({ paths, config, logger: options.logger, audit });
+    await memory.searcher.refresh();
+    await memory.sweep();
+  } catch (error) {
+    memory?.close();
+    memory = undefined;
+    memoryError = error instanceof Error ? error.message : String(error);
+    options.logger.error("memory service unavailable", { error: memoryError });
+  }
+  const sweepTimer = setInterval(() => {
+    memory?.sweep().catch((error: unknown) => {
+      options.logger.error("memory sweep failed", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    });
+  }, parseDuration(config.memory.sweep_interval));
+  sweepTimer.unref();
   // Load the lexical index before serving, so the first search does not pay for it.
   await context.searcher.refresh();
 
@@ -65,9 +91,19 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     listenerMode: mode,
     publicUrl,
     context,
+    memory: () => memory,
+    audit,
     readiness: [
       { name: "enrollment", critical: true, check: async () => void (await store.read()) },
       { name: "context", critical: true, check: async () => void (await context.catalogue.generation()) },
+      {
+        name: "memory",
+        critical: false,
+        check: async () => {
+          if (!memory) throw new Error(memoryError);
+          await memory.store.ping();
+        },
+      },
     ],
   });
   const listener = getRequestListener(app.fetch, {
@@ -119,8 +155,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     mode,
     close() {
       closing ??= drain(server, config.limits.drain_timeout_ms).then(() => {
+        clearInterval(sweepTimer);
         store.close();
         context.close();
+        memory?.close();
+        audit.close();
         options.logger.info("gateway stopped");
       });
       return closing;

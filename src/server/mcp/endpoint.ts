@@ -15,10 +15,17 @@ import {
 import { isIvoaiError } from "../../shared/errors.js";
 import type { Logger } from "../../shared/logger.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
+import type { ApprovalGate, Proposal } from "../approvals/gate.js";
+import type { AuditLog } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
+import type { ApprovalRecord } from "../memory/store.js";
 
 export interface ToolContext {
   client: AuthenticatedClient;
+  /** The agent session, when the caller names it (header x-ivoai-session-id). */
+  sessionId: string | null;
+  /** The caller's project scope, when it names one (header x-ivoai-project). */
+  project: string | null;
 }
 
 export interface ToolOutcome {
@@ -28,15 +35,29 @@ export interface ToolOutcome {
   text: string;
 }
 
-export interface ToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> {
+interface ToolSpecBase<Shape extends z.ZodRawShape> {
   name: string;
   title: string;
   description: string;
-  tier: SecurityTier;
   scope: Scope;
   input: Shape;
+}
+
+/** A read tool runs at once. */
+export interface ReadToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> extends ToolSpecBase<Shape> {
+  tier: "read";
   run(args: z.infer<z.ZodObject<Shape>>, context: ToolContext): Promise<ToolOutcome>;
 }
+
+/** A write or admin tool only proposes: the endpoint files the proposal with the approval gate. */
+export interface WriteToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> extends ToolSpecBase<Shape> {
+  tier: Exclude<SecurityTier, "read">;
+  propose(args: z.infer<z.ZodObject<Shape>>, context: ToolContext): Promise<Proposal>;
+}
+
+export type ToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> =
+  | ReadToolSpec<Shape>
+  | WriteToolSpec<Shape>;
 
 /** Keeps a tool's arguments and its shape tied together while a list holds specs of different shapes. */
 export function defineTool<Shape extends z.ZodRawShape>(spec: ToolSpec<Shape>): ToolSpec {
@@ -48,15 +69,30 @@ export interface McpEndpointOptions {
   instructions: string;
   tools: readonly ToolSpec[];
   logger: Logger;
+  /** Where write-tier proposals go; required when any tool is not read-only. */
+  gate?: ApprovalGate;
+  /** Every call is recorded here (tool, credential, session, tier, status, latency, tokens, guardrail). */
+  audit?: AuditLog;
   /** Results larger than this (characters of text) fail instead of flooding a model's context. */
   maxResultChars?: number;
+  /** Tool arguments larger than this (bytes of JSON) are refused by the guardrail. */
+  maxInputBytes?: number;
 }
 
 export type McpEndpoint = (request: Request, client: AuthenticatedClient) => Promise<Response>;
 
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const maxResultChars = options.maxResultChars ?? 16 * 1024 * 1024;
+  const maxInputBytes = options.maxInputBytes ?? 1024 * 1024;
+  if (!options.gate && options.tools.some((tool) => tool.tier !== "read")) {
+    throw new Error(`MCP endpoint ${options.name} has write tools but no approval gate`);
+  }
   return async (request, client) => {
+    const context: ToolContext = {
+      client,
+      sessionId: headerValue(request, "x-ivoai-session-id"),
+      project: headerValue(request, "x-ivoai-project"),
+    };
     const server = new McpServer(
       { name: options.name, version: IVOAI_VERSION },
       { instructions: options.instructions, capabilities: { tools: {} } },
@@ -78,7 +114,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
             openWorldHint: false,
           },
         },
-        async (args: Record<string, unknown>) => invoke(tool, args, client),
+        async (args: Record<string, unknown>) => invoke(tool, args, context),
       );
     }
     // Stateless: no session id option at all, one server + transport per HTTP request.
@@ -96,20 +132,38 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   async function invoke(
     tool: ToolSpec,
     args: Record<string, unknown>,
-    client: AuthenticatedClient,
+    context: ToolContext,
   ): Promise<CallToolResult> {
     const started = performance.now();
     let outcome: ToolOutcome;
     let isError = false;
+    let detail: Record<string, unknown> | undefined;
     try {
-      outcome = await tool.run(args as never, { client });
-      if (outcome.text.length > maxResultChars) {
+      const refusal = guardrail(tool, args, context);
+      if (refusal) {
+        isError = true;
+        detail = { refused: refusal };
         outcome = {
           status: "FAILED",
-          data: { error: "result_too_large" },
-          text: "The result is too large to return.",
+          data: { error: refusal },
+          text: `Refused by the guardrail: ${refusal}`,
         };
-        isError = true;
+      } else if (tool.tier === "read") {
+        outcome = await tool.run(args as never, context);
+        if (outcome.text.length > maxResultChars) {
+          isError = true;
+          outcome = {
+            status: "FAILED",
+            data: { error: "result_too_large" },
+            text: "The result is too large to return.",
+          };
+        }
+      } else {
+        const approval = await (options.gate as ApprovalGate).propose(
+          await tool.propose(args as never, context),
+        );
+        detail = { approval_id: approval.id };
+        outcome = pendingOutcome(approval);
       }
     } catch (error) {
       isError = true;
@@ -131,18 +185,69 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         guardrail_checked: true,
       },
     };
-    options.logger.info("tool call", {
+    const record = {
+      kind: "tool_call" as const,
       tool: tool.name,
-      client_id: client.id,
+      endpoint: options.name,
+      credential_id: context.client.id,
+      session_id: context.sessionId,
       tier: tool.tier,
       status: envelope.status,
-      latency_ms: envelope.telemetry.latency_ms,
-      tokens_consumed: envelope.telemetry.tokens_consumed,
-    });
+      ...envelope.telemetry,
+      ...(detail ? { detail } : {}),
+    };
+    try {
+      options.audit?.record(record);
+    } catch (error) {
+      // The audit log failing must not fail the agent's call; it is logged instead.
+      options.logger.error("audit write failed", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+    options.logger.info("tool call", record);
     return {
       content: [{ type: "text", text: outcome.text }],
       structuredContent: envelope,
       ...(isError ? { isError: true } : {}),
     };
   }
+
+  /** Scope and size, checked again at the tool boundary (the schema was checked by the SDK). */
+  function guardrail(
+    tool: ToolSpec,
+    args: Record<string, unknown>,
+    context: ToolContext,
+  ): string | undefined {
+    if (!context.client.scopes.includes(tool.scope))
+      return `insufficient_scope: ${tool.name} needs ${tool.scope}`;
+    if (Buffer.byteLength(JSON.stringify(args ?? {})) > maxInputBytes) {
+      return `input_too_large: arguments are limited to ${maxInputBytes} bytes`;
+    }
+    return undefined;
+  }
+}
+
+function pendingOutcome(approval: ApprovalRecord): ToolOutcome {
+  return {
+    status: "PENDING_HUMAN_APPROVAL",
+    data: {
+      approval_id: approval.id,
+      status: approval.status,
+      action: approval.action,
+      scope: approval.scope,
+      path: approval.path,
+      summary: approval.summary,
+      diff: approval.diff,
+      expires_at: approval.expires_at,
+      poll_with: "memory_approval_status",
+    },
+    text:
+      `Not applied yet: a person must approve this change (approval ${approval.id}). ${approval.summary}\n` +
+      `Poll memory_approval_status with approval_id "${approval.id}".\n\n${approval.diff}`,
+  };
+}
+
+function headerValue(request: Request, name: string): string | null {
+  const value = request.headers.get(name)?.trim();
+  return value && /^[\w:./@-]{1,256}$/.test(value) ? value : null;
 }

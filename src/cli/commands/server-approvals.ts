@@ -1,0 +1,195 @@
+// `ivoai server approvals list|show|approve|reject` and `ivoai server audit`: the human side of APPROVAL_GATE.
+import { userInfo } from "node:os";
+import path from "node:path";
+import { loadServerConfig } from "../../config/server-config.js";
+import { serverPaths } from "../../config/server-paths.js";
+import { type AuditEvent, openAuditLog } from "../../server/audit/store.js";
+import { type MemoryService, openMemoryService } from "../../server/memory/service.js";
+import type { ApprovalRecord, ApprovalStatus } from "../../server/memory/store.js";
+import { parseDuration } from "../../shared/duration.js";
+import { IvoaiError } from "../../shared/errors.js";
+import { createLogger } from "../../shared/logger.js";
+import { type CommandContext, type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { formatTable } from "../output.js";
+import { ROOT_OPTION, rootOf } from "./server-common.js";
+
+async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) => Promise<T>): Promise<T> {
+  const paths = serverPaths(rootOf(ctx));
+  const config = await loadServerConfig(paths.configFile);
+  const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
+  const memory = openMemoryService({ paths, config, logger: createLogger({ level: "warn" }), audit });
+  try {
+    return await use(memory);
+  } finally {
+    memory.close();
+    audit.close();
+  }
+}
+
+const STATUSES = ["pending", "applied", "rejected", "expired", "conflict", "all"];
+
+const listCommand: CommandSpec = {
+  kind: "command",
+  name: "list",
+  summary: "List approval requests (pending by default)",
+  json: true,
+  options: {
+    ...ROOT_OPTION,
+    status: { type: "string", value: "STATUS", description: `${STATUSES.join(", ")} (default pending)` },
+  },
+  async run(ctx) {
+    const status = stringOption(ctx.options, "status") ?? "pending";
+    if (!STATUSES.includes(status))
+      throw new IvoaiError("USAGE", `--status must be one of ${STATUSES.join(", ")}`);
+    const approvals = await withMemory(ctx, async (memory) => {
+      await memory.gate.expire();
+      return memory.gate.list(status === "all" ? undefined : (status as ApprovalStatus));
+    });
+    ctx.out.data(approvals, (rows) =>
+      formatTable(
+        ["ID", "STATUS", "CREATED", "TOOL", "TARGET", "REQUESTER"],
+        rows.map((row: ApprovalRecord) => [
+          row.id,
+          row.status,
+          row.created_at,
+          row.tool,
+          `${row.scope}:${row.path}`,
+          row.requester,
+        ]),
+        `no ${status === "all" ? "" : `${status} `}approval requests`,
+      ),
+    );
+    return 0;
+  },
+};
+
+function renderApproval(approval: ApprovalRecord): string {
+  return [
+    `approval ${approval.id}: ${approval.status}`,
+    `  tool:      ${approval.tool} (${approval.action})`,
+    `  target:    ${approval.scope}:${approval.path} (against version ${approval.base_version})`,
+    `  requester: ${approval.requester}${approval.session_id ? ` in session ${approval.session_id}` : ""}`,
+    `  created:   ${approval.created_at}, expires ${approval.expires_at}`,
+    ...(approval.decided_at
+      ? [
+          `  decided:   ${approval.decided_at} by ${approval.decided_by}${approval.reason ? `: ${approval.reason}` : ""}`,
+        ]
+      : []),
+    "",
+    approval.summary,
+    ...(approval.diff ? ["", approval.diff] : []),
+  ].join("\n");
+}
+
+const ID = [{ name: "ID", description: "approval id (from 'approvals list')", required: true }];
+
+const showCommand: CommandSpec = {
+  kind: "command",
+  name: "show",
+  summary: "Show one request with its summary and diff",
+  json: true,
+  positionals: ID,
+  options: ROOT_OPTION,
+  async run(ctx) {
+    const id = ctx.positionals[0] ?? "";
+    const approval = await withMemory(ctx, (memory) => memory.gate.get(id));
+    if (!approval) throw new IvoaiError("NOT_FOUND", `no approval with id ${id}`);
+    ctx.out.data(approval, renderApproval);
+    return 0;
+  },
+};
+
+function decisionCommand(verb: "approve" | "reject"): CommandSpec {
+  return {
+    kind: "command",
+    name: verb,
+    summary: verb === "approve" ? "Approve a request: the change is applied once" : "Reject a request",
+    json: true,
+    positionals: ID,
+    options: {
+      ...ROOT_OPTION,
+      reason: { type: "string", value: "TEXT", description: "why (recorded in the audit log)" },
+    },
+    async run(ctx) {
+      const id = ctx.positionals[0] ?? "";
+      const actor = `operator:${userInfo().username}`;
+      const outcome = await withMemory(ctx, (memory) =>
+        memory.gate.decide(id, verb === "approve", actor, stringOption(ctx.options, "reason")),
+      );
+      ctx.out.data(outcome, (o) =>
+        "message" in o ? `approval ${id}: ${o.outcome} — ${o.message}` : `approval ${id}: ${o.outcome}`,
+      );
+      return outcome.outcome === "applied" || outcome.outcome === "rejected" ? 0 : 1;
+    },
+  };
+}
+
+export const serverApprovalsGroup: GroupSpec = {
+  kind: "group",
+  name: "approvals",
+  summary: "Review the write requests agents made (APPROVAL_GATE)",
+  children: [listCommand, showCommand, decisionCommand("approve"), decisionCommand("reject")],
+};
+
+export const serverAuditCommand: CommandSpec = {
+  kind: "command",
+  name: "audit",
+  summary: "Read the audit log of tool calls and decisions",
+  json: true,
+  options: {
+    ...ROOT_OPTION,
+    since: {
+      type: "string",
+      value: "WHEN",
+      description: "a duration back (e.g. 1h, 7d) or an ISO time (default 24h)",
+    },
+    kind: {
+      type: "string",
+      value: "KIND",
+      description: "tool_call, approval_decision, approval_expired or page_expired",
+    },
+    limit: { type: "string", value: "N", description: "at most N events (default 1000)" },
+  },
+  async run(ctx) {
+    const sinceText = stringOption(ctx.options, "since") ?? "24h";
+    const since = /^\d+[smhd]$/.test(sinceText)
+      ? new Date(Date.now() - parseDuration(sinceText)).toISOString()
+      : Number.isNaN(Date.parse(sinceText))
+        ? undefined
+        : new Date(sinceText).toISOString();
+    if (!since) throw new IvoaiError("USAGE", `invalid --since '${sinceText}'`);
+    const kind = stringOption(ctx.options, "kind");
+    const kinds = ["tool_call", "approval_decision", "approval_expired", "page_expired"];
+    if (kind && !kinds.includes(kind))
+      throw new IvoaiError("USAGE", `--kind must be one of ${kinds.join(", ")}`);
+    const limit = Number(stringOption(ctx.options, "limit") ?? "1000");
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new IvoaiError("USAGE", "--limit must be a positive integer");
+    const paths = serverPaths(rootOf(ctx));
+    const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
+    try {
+      const events = audit.list({ since, limit, ...(kind ? { kind: kind as AuditEvent["kind"] } : {}) });
+      ctx.out.data(events, (rows) =>
+        formatTable(
+          ["AT", "KIND", "WHAT", "WHO", "STATUS", "MS"],
+          rows.map((row) =>
+            row.kind === "tool_call"
+              ? [row.at, row.kind, row.tool, row.credential_id, row.status, String(row.latency_ms)]
+              : [
+                  row.at,
+                  row.kind,
+                  String(row.detail.approval_id ?? row.detail.path ?? ""),
+                  row.actor,
+                  String(row.detail.outcome ?? ""),
+                  "",
+                ],
+          ),
+          "no audit events",
+        ),
+      );
+    } finally {
+      audit.close();
+    }
+    return 0;
+  },
+};

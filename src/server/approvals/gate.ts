@@ -1,0 +1,101 @@
+// APPROVAL_GATE (seed 004): write-tier tool calls become pending requests; a person approves or rejects them,
+// and an approved change is applied exactly once, or fails with a conflict if the page moved on.
+import { IvoaiError } from "../../shared/errors.js";
+import { newId } from "../../shared/tokens.js";
+import type { AuditLog } from "../audit/store.js";
+import { type PageInput, preparePageWrite } from "../memory/page-write.js";
+import type {
+  ApprovalAction,
+  ApprovalRecord,
+  ApprovalStatus,
+  DecisionOutcome,
+  MemoryStore,
+} from "../memory/store.js";
+
+export const DEFAULT_APPROVAL_TTL_MS = 7 * 86_400_000;
+
+export interface Proposal {
+  tool: string;
+  action: ApprovalAction;
+  scope: string;
+  path: string;
+  requester: string;
+  session_id: string | null;
+  summary: string;
+  diff: string;
+  payload: Record<string, unknown>;
+  base_version: number;
+}
+
+export interface ApprovalGate {
+  propose(proposal: Proposal): Promise<ApprovalRecord>;
+  get(id: string): Promise<ApprovalRecord | undefined>;
+  list(status?: ApprovalStatus): Promise<ApprovalRecord[]>;
+  decide(id: string, approve: boolean, actor: string, reason?: string): Promise<DecisionOutcome>;
+  /** Marks pending requests past their expiry; returns their ids. */
+  expire(): Promise<string[]>;
+}
+
+export interface ApprovalGateDeps {
+  store: MemoryStore;
+  audit?: AuditLog;
+  ttlMs?: number;
+  now?: () => Date;
+}
+
+export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
+  const now = deps.now ?? (() => new Date());
+  const ttlMs = deps.ttlMs ?? DEFAULT_APPROVAL_TTL_MS;
+  return {
+    async propose(proposal) {
+      const at = now();
+      const record: ApprovalRecord = {
+        ...proposal,
+        id: newId("apr_"),
+        created_at: at.toISOString(),
+        expires_at: new Date(at.getTime() + ttlMs).toISOString(),
+        status: "pending",
+        decided_by: null,
+        decided_at: null,
+        reason: null,
+      };
+      await deps.store.createApproval(record);
+      return record;
+    },
+    get: (id) => deps.store.getApproval(id),
+    list: (status) => deps.store.listApprovals(status),
+    async decide(id, approve, actor, reason) {
+      if (!actor.trim()) throw new IvoaiError("USAGE", "a decision needs the approver's name");
+      const outcome = await deps.store.decide(
+        { id, approve, actor, reason: reason ?? null, at: now().toISOString() },
+        // Re-derived from the stored request at apply time, so the applied write is exactly what was shown.
+        (approval) =>
+          approval.action === "write_page"
+            ? preparePageWrite(approval.payload as unknown as PageInput)
+            : undefined,
+      );
+      if (outcome.outcome !== "already_decided") {
+        deps.audit?.record({
+          kind: "approval_decision",
+          actor,
+          detail: {
+            approval_id: id,
+            outcome: outcome.outcome,
+            tool: outcome.approval.tool,
+            scope: outcome.approval.scope,
+            path: outcome.approval.path,
+            requester: outcome.approval.requester,
+            reason: reason ?? null,
+          },
+        });
+      }
+      return outcome;
+    },
+    async expire() {
+      const ids = await deps.store.expireApprovals(now().toISOString());
+      for (const id of ids)
+        deps.audit?.record({ kind: "approval_expired", actor: "system", detail: { approval_id: id } });
+      return ids;
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// The audit log: every MCP tool call (guardrail outcome and telemetry) and every human decision, in SQLite.
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import type { SecurityTier, ToolStatus } from "../../protocol/tool-envelope.js";
+
+export interface ToolCallEvent {
+  kind: "tool_call";
+  tool: string;
+  endpoint: string;
+  credential_id: string;
+  session_id: string | null;
+  tier: SecurityTier;
+  status: ToolStatus;
+  latency_ms: number;
+  tokens_consumed: number;
+  guardrail_checked: boolean;
+  /** Why the guardrail refused, or the approval a write created. */
+  detail?: Record<string, unknown>;
+}
+
+export interface DecisionEvent {
+  kind: "approval_decision" | "page_expired" | "approval_expired";
+  actor: string;
+  detail: Record<string, unknown>;
+}
+
+export type AuditEvent = ToolCallEvent | DecisionEvent;
+export type AuditRecord = AuditEvent & { id: number; at: string };
+
+export interface AuditLog {
+  record(event: AuditEvent): void;
+  list(options: { since?: string; limit?: number; kind?: AuditEvent["kind"] }): AuditRecord[];
+  close(): void;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_at ON events (at);
+`;
+
+export function openAuditLog(file: string, now: () => Date = () => new Date()): AuditLog {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const db = new Database(file, { timeout: 5_000 });
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.exec(SCHEMA);
+  const insert = db.prepare("INSERT INTO events (at, kind, body) VALUES (?, ?, ?)");
+  return {
+    record(event) {
+      insert.run(now().toISOString(), event.kind, JSON.stringify(event));
+    },
+    list({ since, limit, kind }) {
+      const rows = db
+        .prepare(
+          `SELECT id, at, body FROM events WHERE at >= ? ${kind ? "AND kind = ?" : ""} ORDER BY id DESC LIMIT ?`,
+        )
+        .all(...[since ?? "", ...(kind ? [kind] : []), Math.min(limit ?? 1000, 100_000)]) as {
+        id: number;
+        at: string;
+        body: string;
+      }[];
+      return rows
+        .reverse()
+        .map((row) => ({ ...(JSON.parse(row.body) as AuditEvent), id: row.id, at: row.at }));
+    },
+    close: () => db.close(),
+  };
+}

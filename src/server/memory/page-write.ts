@@ -1,0 +1,84 @@
+// Turns an agent's page (markdown with optional front matter, plus explicit fields) into a store write:
+// normalised path and scope, metadata, analysed terms, graph edges.
+import { IvoaiError } from "../../shared/errors.js";
+import { analyzeText, analyzeWithOffsets } from "../retrieval/analyzer.js";
+import { parseFrontMatter, wikiLinks } from "./front-matter.js";
+import { normalizePagePath, normalizeScope } from "./page-path.js";
+import type { PageWrite } from "./store.js";
+
+export interface PageInput {
+  scope: string;
+  path: string;
+  /** Markdown, optionally starting with front matter. */
+  body: string;
+  title?: string;
+  tags?: readonly string[];
+  relations?: Readonly<Record<string, readonly string[]>>;
+  expires_at?: string;
+  author: string;
+}
+
+export const MAX_PAGE_BYTES = 1024 * 1024;
+
+export function preparePageWrite(input: PageInput): PageWrite {
+  if (Buffer.byteLength(input.body) > MAX_PAGE_BYTES) {
+    throw new IvoaiError("USAGE", `pages are limited to ${MAX_PAGE_BYTES} bytes`);
+  }
+  const scope = normalizeScope(input.scope);
+  const path = normalizePagePath(input.path);
+  const { meta, body } = parseFrontMatter(input.body.replace(/\r\n?/g, "\n"));
+  const title = (input.title ?? meta.title ?? firstHeading(body) ?? path.split("/").at(-1) ?? path).slice(
+    0,
+    300,
+  );
+  const tags = [...new Set([...(input.tags ?? meta.tags)].map((tag) => tag.trim()).filter(Boolean))].slice(
+    0,
+    50,
+  );
+  const relations: Record<string, string[]> = {};
+  for (const [type, targets] of Object.entries(input.relations ?? meta.relations)) {
+    if (!/^[a-z][a-z0-9_-]{0,40}$/i.test(type))
+      throw new IvoaiError("USAGE", `invalid relation type '${type}'`);
+    relations[type] = targets.map(normalizePagePath);
+  }
+  const expiresText = input.expires_at ?? meta.expires_at;
+  let expires_at: string | null = null;
+  if (expiresText) {
+    const at = Date.parse(expiresText);
+    if (Number.isNaN(at)) throw new IvoaiError("USAGE", `invalid expires_at '${expiresText}'`);
+    expires_at = new Date(at).toISOString();
+  }
+  const edges: [string, string][] = [];
+  for (const target of wikiLinks(body)) {
+    try {
+      edges.push(["links_to", normalizePagePath(target)]);
+    } catch {
+      // A malformed link stays text; it just makes no edge.
+    }
+  }
+  for (const [type, targets] of Object.entries(relations))
+    for (const target of targets) edges.push([type, target]);
+  for (const tag of tags) edges.push(["tagged", `tag/${tag.replace(/[^\p{L}\p{N}._-]+/gu, "-")}`]);
+  const analysed = analyzeWithOffsets(body);
+  const header = analyzeText(
+    `${title} ${tags.join(" ")} ${path.replace(/[/_.-]+/g, " ")}`,
+    analysed.language,
+  );
+  return {
+    scope,
+    path,
+    title,
+    tags,
+    relations,
+    expires_at,
+    body: input.body,
+    author: input.author,
+    terms: [...header, ...analysed.terms].join(" "),
+    language: analysed.language,
+    edges,
+  };
+}
+
+function firstHeading(body: string): string | undefined {
+  return /^#{1,3}\s+(.+?)\s*#*\s*$/m.exec(body.slice(0, 4096))?.[1];
+}

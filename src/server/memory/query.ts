@@ -1,0 +1,118 @@
+// memory_query: lexical hits in the caller's scopes, adjusted by feedback, fused with their graph neighbours.
+
+import { makeSnippet } from "../context/search.js";
+import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval/analyzer.js";
+import { createSyncedIndex } from "../retrieval/synced-index.js";
+import type { MemoryStore, PageRecord } from "./store.js";
+
+export interface MemoryHit {
+  page: PageRecord;
+  score: number;
+  snippet: string;
+  via: ("lexical" | "graph")[];
+  /** For graph results: the matching page it is linked with, and how. */
+  neighbour_of?: { path: string; type: string };
+  flagged: boolean;
+}
+
+export interface MemorySearcher {
+  refresh(): Promise<void>;
+  search(query: string, scopes: readonly string[], limit: number): Promise<MemoryHit[]>;
+  readonly size: number;
+}
+
+/** Share of a matching page's score that its graph neighbours receive. */
+const GRAPH_WEIGHT = 0.5;
+
+/** Feedback never deletes: it nudges ranking, and stale/wrong flags halve a page's weight. */
+export function feedbackFactor(feedback: PageRecord["feedback"]): number {
+  const votes = 1 + 0.1 * Math.min(feedback.helpful, 10) - 0.1 * Math.min(feedback.not_helpful, 5);
+  return feedback.stale + feedback.wrong > 0 ? votes * 0.5 : votes;
+}
+
+export function createMemorySearcher(store: MemoryStore): MemorySearcher {
+  const index = createSyncedIndex<{ scope: string; path: string }>({
+    generation: () => store.generation(),
+    removedSince: (generation) => store.removedSince(generation),
+    async addedAfter(afterKey, limit) {
+      const rows = await store.pageTermsAfter(afterKey, limit);
+      return rows.map((row) => ({
+        key: row.key,
+        terms: row.terms,
+        meta: { scope: row.scope, path: row.path },
+      }));
+    },
+    languages: async () =>
+      (await store.languages()).filter((value): value is Language => value === "en" || value === "pt"),
+  });
+
+  return {
+    get size() {
+      return index.size;
+    },
+    refresh: () => index.refresh(),
+    async search(query, scopes, limit) {
+      await index.refresh();
+      const allowed = new Set(scopes);
+      const lexical = index
+        .search(analyzeQuery(query, index.languages()), { limit: Math.max(limit * 5, 50) })
+        .filter((hit) => allowed.has(index.meta(hit.key)?.scope ?? ""));
+      const pages = await store.pagesByKeys(lexical.map((hit) => hit.key));
+      const ranked = lexical
+        .map((hit) => ({ hit, page: pages.get(hit.key) }))
+        .filter((entry): entry is { hit: typeof entry.hit; page: PageRecord } => entry.page !== undefined)
+        .map(({ hit, page }) => ({ page, score: hit.score * feedbackFactor(page.feedback) }))
+        .sort((a, b) => b.score - a.score || a.page.key - b.page.key);
+
+      // Graph expansion: neighbours of the best lexical pages, ranked after the page that led to them.
+      const seeds = ranked.slice(0, Math.min(5, limit));
+      const links = await store.neighbours(
+        [...allowed],
+        seeds.map((seed) => seed.page.path),
+      );
+      // Scores stay in BM25 units: a graph neighbour earns half the score of the page that led to it.
+      const fused = new Map<
+        string,
+        {
+          page: PageRecord;
+          score: number;
+          via: Set<"lexical" | "graph">;
+          neighbour_of?: { path: string; type: string };
+        }
+      >();
+      const id = (page: PageRecord) => `${page.scope}\0${page.path}`;
+      for (const { page, score } of ranked) fused.set(id(page), { page, score, via: new Set(["lexical"]) });
+      const seedScore = new Map(seeds.map((seed) => [seed.page.path, seed.score]));
+      for (const link of links) {
+        if (!allowed.has(link.page.scope) || link.page.path === link.from) continue;
+        const bonus = GRAPH_WEIGHT * (seedScore.get(link.from) ?? 0) * feedbackFactor(link.page.feedback);
+        const entry = fused.get(id(link.page));
+        if (!entry) {
+          fused.set(id(link.page), {
+            page: link.page,
+            score: bonus,
+            via: new Set(["graph"]),
+            neighbour_of: { path: link.from, type: link.type },
+          });
+        } else if (!entry.via.has("graph")) {
+          entry.score += bonus;
+          entry.via.add("graph");
+        }
+      }
+      const terms = words(query)
+        .map(foldDiacritics)
+        .filter((word) => word.length > 2);
+      return [...fused.values()]
+        .sort((a, b) => b.score - a.score || a.page.key - b.page.key)
+        .slice(0, limit)
+        .map((entry) => ({
+          page: entry.page,
+          score: Math.round(entry.score * 1e6) / 1e6,
+          snippet: makeSnippet(entry.page.body, terms),
+          via: [...entry.via],
+          ...(entry.neighbour_of ? { neighbour_of: entry.neighbour_of } : {}),
+          flagged: entry.page.feedback.stale + entry.page.feedback.wrong > 0,
+        }));
+    },
+  };
+}

@@ -1,0 +1,74 @@
+// The memory service composed: store, searcher, approval gate, MCP tools, and the expiry sweep.
+import path from "node:path";
+import type { ServerConfig } from "../../config/server-config.js";
+import type { ServerPaths } from "../../config/server-paths.js";
+import { parseDuration } from "../../shared/duration.js";
+import type { Logger } from "../../shared/logger.js";
+import { type ApprovalGate, createApprovalGate } from "../approvals/gate.js";
+import type { AuditLog } from "../audit/store.js";
+import type { ToolSpec } from "../mcp/endpoint.js";
+import { createMemorySearcher, type MemorySearcher } from "./query.js";
+import { type MemoryStore, openMemoryStore } from "./store.js";
+import { createMemoryTools } from "./tools.js";
+
+export interface MemoryService {
+  store: MemoryStore;
+  searcher: MemorySearcher;
+  gate: ApprovalGate;
+  tools: ToolSpec[];
+  status(): Promise<Record<string, unknown>>;
+  /** Removes expired pages and expires stale approval requests; both are logged and audited. */
+  sweep(): Promise<{ expired_pages: number; expired_approvals: number }>;
+  close(): void;
+}
+
+export interface MemoryServiceOptions {
+  paths: ServerPaths;
+  config: ServerConfig;
+  logger: Logger;
+  audit?: AuditLog;
+  now?: () => Date;
+}
+
+export function memoryFile(paths: ServerPaths): string {
+  return path.join(paths.memoryDir, "memory.sqlite");
+}
+
+export function openMemoryService(options: MemoryServiceOptions): MemoryService {
+  const now = options.now ?? (() => new Date());
+  const store = openMemoryStore(memoryFile(options.paths));
+  const searcher = createMemorySearcher(store);
+  const gate = createApprovalGate({
+    store,
+    ...(options.audit ? { audit: options.audit } : {}),
+    ttlMs: parseDuration(options.config.memory.approval_ttl),
+    now,
+  });
+  let lastSweep: string | null = null;
+  const status = async () => ({
+    status: "healthy",
+    ...(await store.stats()),
+    indexed_pages: searcher.size,
+    last_sweep: lastSweep,
+  });
+  return {
+    store,
+    searcher,
+    gate,
+    tools: createMemoryTools({ store, searcher, gate, status }),
+    status,
+    async sweep() {
+      const at = now().toISOString();
+      const pages = await store.expirePages(at);
+      for (const page of pages) {
+        options.logger.info("memory page expired", { scope: page.scope, path: page.path });
+        options.audit?.record({ kind: "page_expired", actor: "system", detail: page });
+      }
+      const approvals = await gate.expire();
+      for (const id of approvals) options.logger.info("approval request expired", { approval_id: id });
+      lastSweep = at;
+      return { expired_pages: pages.length, expired_approvals: approvals.length };
+    },
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,523 @@
+// The memory store in SQLite (WAL): pages with every previous version, graph edges, feedback, episodes and
+// approvals. An approval is applied inside the same transaction that marks it applied, so exactly once.
+import Database from "better-sqlite3";
+import { IvoaiError } from "../../shared/errors.js";
+
+export type FeedbackKind = "helpful" | "not_helpful" | "stale" | "wrong";
+export const FEEDBACK_KINDS: readonly FeedbackKind[] = ["helpful", "not_helpful", "stale", "wrong"];
+
+export interface PageRecord {
+  key: number;
+  scope: string;
+  path: string;
+  title: string;
+  tags: string[];
+  relations: Record<string, string[]>;
+  expires_at: string | null;
+  body: string;
+  version: number;
+  author: string;
+  created_at: string;
+  updated_at: string;
+  feedback: Record<FeedbackKind, number>;
+}
+
+export interface PageWrite {
+  scope: string;
+  path: string;
+  title: string;
+  tags: string[];
+  relations: Record<string, string[]>;
+  expires_at: string | null;
+  body: string;
+  author: string;
+  /** Analysed terms for the lexical index, and the page's language. */
+  terms: string;
+  language: string;
+  /** Typed edges out of this page: [type, target path]. */
+  edges: [string, string][];
+}
+
+export type ApprovalAction = "write_page" | "delete_page" | "feedback";
+export type ApprovalStatus = "pending" | "applied" | "rejected" | "expired" | "conflict";
+
+export interface ApprovalRecord {
+  id: string;
+  created_at: string;
+  expires_at: string;
+  status: ApprovalStatus;
+  tool: string;
+  action: ApprovalAction;
+  scope: string;
+  path: string;
+  requester: string;
+  session_id: string | null;
+  summary: string;
+  diff: string;
+  /** The change itself: a PageWrite for write_page, {kind, note} for feedback, {} for delete_page. */
+  payload: Record<string, unknown>;
+  /** Page version the change was made against (0 = page did not exist). */
+  base_version: number;
+  decided_by: string | null;
+  decided_at: string | null;
+  reason: string | null;
+}
+
+export interface EpisodeInput {
+  session_id: string;
+  project: string;
+  kind: string;
+  recorded_at: string;
+  valid_from: string | null;
+  valid_to: string | null;
+  data: Record<string, unknown>;
+  credential_id: string;
+}
+
+export interface EpisodeRecord extends EpisodeInput {
+  id: number;
+}
+
+export interface Decision {
+  id: string;
+  approve: boolean;
+  actor: string;
+  reason: string | null;
+  at: string;
+}
+
+export type DecisionOutcome =
+  | { outcome: "applied" | "rejected"; approval: ApprovalRecord }
+  | { outcome: "conflict" | "expired" | "already_decided"; approval: ApprovalRecord; message: string };
+
+export interface MemoryStore {
+  getPage(scope: string, path: string): Promise<PageRecord | undefined>;
+  pagesByKeys(keys: readonly number[]): Promise<Map<number, PageRecord>>;
+  recentPages(scopes: readonly string[], limit: number): Promise<PageRecord[]>;
+  /** Pages linked to or from these, in the given scopes: [source path, edge type, neighbour]. */
+  neighbours(
+    scopes: readonly string[],
+    paths: readonly string[],
+  ): Promise<{ from: string; type: string; page: PageRecord }[]>;
+  backlinks(scope: string, path: string): Promise<{ from: string; type: string }[]>;
+  pageTermsAfter(
+    afterKey: number,
+    limit: number,
+  ): Promise<{ key: number; terms: string; scope: string; path: string }[]>;
+  removedSince(generation: number): Promise<number[]>;
+  generation(): Promise<number>;
+  languages(): Promise<string[]>;
+  /** Applies a write directly: for expiry, tests and benchmarks; agents only ever write through approvals. */
+  writePage(write: PageWrite, at: string): Promise<PageRecord>;
+  expirePages(now: string): Promise<{ scope: string; path: string }[]>;
+
+  createApproval(record: ApprovalRecord): Promise<void>;
+  getApproval(id: string): Promise<ApprovalRecord | undefined>;
+  listApprovals(status?: ApprovalStatus): Promise<ApprovalRecord[]>;
+  decide(
+    decision: Decision,
+    prepare: (approval: ApprovalRecord) => PageWrite | undefined,
+  ): Promise<DecisionOutcome>;
+  expireApprovals(now: string): Promise<string[]>;
+
+  addEpisode(input: EpisodeInput): Promise<number>;
+  episodes(query: {
+    session_id?: string;
+    project?: string;
+    as_of: string;
+    limit: number;
+    kinds?: readonly string[];
+  }): Promise<EpisodeRecord[]>;
+  getEpisode(id: number): Promise<EpisodeRecord | undefined>;
+  stats(): Promise<Record<string, number>>;
+  ping(): Promise<void>;
+  close(): void;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '1'), ('generation', '0');
+CREATE TABLE IF NOT EXISTS pages (
+  key INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL, path TEXT NOT NULL, title TEXT NOT NULL,
+  tags TEXT NOT NULL, relations TEXT NOT NULL, expires_at TEXT, body TEXT NOT NULL, version INTEGER NOT NULL,
+  author TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, terms TEXT NOT NULL,
+  language TEXT NOT NULL, helpful INTEGER NOT NULL DEFAULT 0, not_helpful INTEGER NOT NULL DEFAULT 0,
+  stale INTEGER NOT NULL DEFAULT 0, wrong INTEGER NOT NULL DEFAULT 0, UNIQUE (scope, path)
+);
+CREATE INDEX IF NOT EXISTS pages_updated ON pages (updated_at);
+CREATE INDEX IF NOT EXISTS pages_expires ON pages (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS page_versions (
+  scope TEXT NOT NULL, path TEXT NOT NULL, version INTEGER NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL,
+  tags TEXT NOT NULL, relations TEXT NOT NULL, expires_at TEXT, author TEXT NOT NULL, written_at TEXT NOT NULL,
+  deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (scope, path, version)
+);
+CREATE TABLE IF NOT EXISTS edges (
+  scope TEXT NOT NULL, from_path TEXT NOT NULL, type TEXT NOT NULL, to_path TEXT NOT NULL,
+  PRIMARY KEY (scope, from_path, type, to_path)
+);
+CREATE INDEX IF NOT EXISTS edges_to ON edges (to_path);
+CREATE TABLE IF NOT EXISTS removed_pages (key INTEGER PRIMARY KEY, generation INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS removed_pages_generation ON removed_pages (generation);
+CREATE TABLE IF NOT EXISTS episodes (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, project TEXT NOT NULL, kind TEXT NOT NULL,
+  recorded_at TEXT NOT NULL, valid_from TEXT, valid_to TEXT, data TEXT NOT NULL, credential_id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS episodes_session ON episodes (session_id, recorded_at);
+CREATE INDEX IF NOT EXISTS episodes_project ON episodes (project, recorded_at);
+CREATE TABLE IF NOT EXISTS approvals (
+  id TEXT PRIMARY KEY, created_at TEXT NOT NULL, expires_at TEXT NOT NULL, status TEXT NOT NULL, tool TEXT NOT NULL,
+  action TEXT NOT NULL, scope TEXT NOT NULL, path TEXT NOT NULL, requester TEXT NOT NULL, session_id TEXT,
+  summary TEXT NOT NULL, diff TEXT NOT NULL, payload TEXT NOT NULL, base_version INTEGER NOT NULL,
+  decided_by TEXT, decided_at TEXT, reason TEXT
+);
+CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created_at);
+`;
+
+type Row = Record<string, unknown>;
+
+function toPage(row: Row): PageRecord {
+  return {
+    key: Number(row.key),
+    scope: String(row.scope),
+    path: String(row.path),
+    title: String(row.title),
+    tags: JSON.parse(String(row.tags)) as string[],
+    relations: JSON.parse(String(row.relations)) as Record<string, string[]>,
+    expires_at: (row.expires_at as string | null) ?? null,
+    body: String(row.body),
+    version: Number(row.version),
+    author: String(row.author),
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+    feedback: {
+      helpful: Number(row.helpful),
+      not_helpful: Number(row.not_helpful),
+      stale: Number(row.stale),
+      wrong: Number(row.wrong),
+    },
+  };
+}
+
+function toApproval(row: Row): ApprovalRecord {
+  return { ...(row as unknown as ApprovalRecord), payload: JSON.parse(String(row.payload)) };
+}
+
+function toEpisode(row: Row): EpisodeRecord {
+  return { ...(row as unknown as EpisodeRecord), data: JSON.parse(String(row.data)) };
+}
+
+export function openMemoryStore(file: string, options: { busyTimeoutMs?: number } = {}): MemoryStore {
+  const db = new Database(file, { timeout: options.busyTimeoutMs ?? 5_000 });
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.exec(SCHEMA);
+  const q = {
+    page: db.prepare("SELECT * FROM pages WHERE scope = ? AND path = ?"),
+    bump: db.prepare(
+      "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation' RETURNING CAST(value AS INTEGER) AS g",
+    ),
+    generation: db.prepare("SELECT CAST(value AS INTEGER) AS g FROM meta WHERE key = 'generation'"),
+    deletePage: db.prepare("DELETE FROM pages WHERE key = ?"),
+    tombstone: db.prepare("INSERT OR REPLACE INTO removed_pages (key, generation) VALUES (?, ?)"),
+    insertPage: db.prepare(`INSERT INTO pages
+      (scope, path, title, tags, relations, expires_at, body, version, author, created_at, updated_at, terms, language,
+       helpful, not_helpful, stale, wrong)
+      VALUES (@scope, @path, @title, @tags, @relations, @expires_at, @body, @version, @author, @created_at, @updated_at,
+       @terms, @language, @helpful, @not_helpful, @stale, @wrong) RETURNING *`),
+    version: db.prepare(`INSERT INTO page_versions
+      (scope, path, version, title, body, tags, relations, expires_at, author, written_at, deleted)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    maxVersion: db.prepare("SELECT MAX(version) AS v FROM page_versions WHERE scope = ? AND path = ?"),
+    clearEdges: db.prepare("DELETE FROM edges WHERE scope = ? AND from_path = ?"),
+    addEdge: db.prepare("INSERT OR IGNORE INTO edges (scope, from_path, type, to_path) VALUES (?, ?, ?, ?)"),
+    backlinks: db.prepare(
+      'SELECT from_path AS "from", type FROM edges WHERE scope = ? AND to_path = ? ORDER BY from_path',
+    ),
+    termsAfter: db.prepare("SELECT key, terms, scope, path FROM pages WHERE key > ? ORDER BY key LIMIT ?"),
+    removedSince: db.prepare("SELECT key FROM removed_pages WHERE generation > ?"),
+    languages: db.prepare("SELECT DISTINCT language FROM pages"),
+    expiring: db.prepare("SELECT * FROM pages WHERE expires_at IS NOT NULL AND expires_at <= ?"),
+    insertApproval: db.prepare(`INSERT INTO approvals
+      (id, created_at, expires_at, status, tool, action, scope, path, requester, session_id, summary, diff, payload,
+       base_version, decided_by, decided_at, reason)
+      VALUES (@id, @created_at, @expires_at, @status, @tool, @action, @scope, @path, @requester, @session_id, @summary,
+       @diff, @payload, @base_version, @decided_by, @decided_at, @reason)`),
+    approval: db.prepare("SELECT * FROM approvals WHERE id = ?"),
+    approvals: db.prepare("SELECT * FROM approvals ORDER BY created_at DESC, id LIMIT 1000"),
+    approvalsBy: db.prepare(
+      "SELECT * FROM approvals WHERE status = ? ORDER BY created_at DESC, id LIMIT 1000",
+    ),
+    setStatus: db.prepare(
+      "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ? WHERE id = ? AND status = 'pending'",
+    ),
+    expireApprovals: db.prepare(
+      "UPDATE approvals SET status = 'expired', decided_at = ?, decided_by = 'system' WHERE status = 'pending' AND expires_at <= ? RETURNING id",
+    ),
+    addEpisode: db.prepare(`INSERT INTO episodes
+      (session_id, project, kind, recorded_at, valid_from, valid_to, data, credential_id)
+      VALUES (@session_id, @project, @kind, @recorded_at, @valid_from, @valid_to, @data, @credential_id)`),
+    episode: db.prepare("SELECT * FROM episodes WHERE id = ?"),
+    stats:
+      db.prepare(`SELECT (SELECT COUNT(*) FROM pages) AS pages, (SELECT COUNT(*) FROM page_versions) AS versions,
+      (SELECT COUNT(*) FROM edges) AS edges, (SELECT COUNT(*) FROM episodes) AS episodes,
+      (SELECT COUNT(*) FROM approvals WHERE status = 'pending') AS pending_approvals`),
+  };
+
+  /** Replaces a page row (new key, so the index sees a removal and an addition) and records the version. */
+  const putPage = (write: PageWrite, at: string): PageRecord => {
+    const current = q.page.get(write.scope, write.path) as Row | undefined;
+    const generation = (q.bump.get() as { g: number }).g;
+    if (current) {
+      q.tombstone.run(current.key, generation);
+      q.deletePage.run(current.key);
+    }
+    const version =
+      (((q.maxVersion.get(write.scope, write.path) as { v: number | null }).v ?? 0) as number) + 1;
+    // New content clears the stale/wrong flags; helpfulness votes stay with the page.
+    const previous = current ? toPage(current).feedback : undefined;
+    const feedback = {
+      helpful: previous?.helpful ?? 0,
+      not_helpful: previous?.not_helpful ?? 0,
+      stale: 0,
+      wrong: 0,
+    };
+    const row = q.insertPage.get({
+      scope: write.scope,
+      path: write.path,
+      title: write.title,
+      tags: JSON.stringify(write.tags),
+      relations: JSON.stringify(write.relations),
+      expires_at: write.expires_at,
+      body: write.body,
+      version,
+      author: write.author,
+      created_at: current ? String(current.created_at) : at,
+      updated_at: at,
+      terms: write.terms,
+      language: write.language,
+      ...feedback,
+    }) as Row;
+    q.version.run(
+      write.scope,
+      write.path,
+      version,
+      write.title,
+      write.body,
+      JSON.stringify(write.tags),
+      JSON.stringify(write.relations),
+      write.expires_at,
+      write.author,
+      at,
+      0,
+    );
+    q.clearEdges.run(write.scope, write.path);
+    for (const [type, target] of write.edges) q.addEdge.run(write.scope, write.path, type, target);
+    return toPage(row);
+  };
+
+  const removePage = (page: PageRecord, actor: string, at: string) => {
+    const generation = (q.bump.get() as { g: number }).g;
+    q.tombstone.run(page.key, generation);
+    q.deletePage.run(page.key);
+    q.clearEdges.run(page.scope, page.path);
+    q.version.run(
+      page.scope,
+      page.path,
+      page.version + 1,
+      page.title,
+      page.body,
+      JSON.stringify(page.tags),
+      JSON.stringify(page.relations),
+      page.expires_at,
+      actor,
+      at,
+      1,
+    );
+  };
+
+  const decide = db.transaction(
+    (decision: Decision, prepare: (approval: ApprovalRecord) => PageWrite | undefined): DecisionOutcome => {
+      const row = q.approval.get(decision.id) as Row | undefined;
+      if (!row) throw new IvoaiError("NOT_FOUND", `no approval with id ${decision.id}`);
+      const approval = toApproval(row);
+      const settle = (status: ApprovalStatus, reason: string | null) => {
+        q.setStatus.run(status, decision.actor, decision.at, reason, approval.id);
+        return { ...approval, status, decided_by: decision.actor, decided_at: decision.at, reason };
+      };
+      if (approval.status !== "pending") {
+        return {
+          outcome: "already_decided",
+          approval,
+          message: `approval ${approval.id} is already ${approval.status}`,
+        };
+      }
+      if (approval.expires_at <= decision.at) {
+        return {
+          outcome: "expired",
+          approval: settle("expired", "expired before a decision"),
+          message: "the request expired",
+        };
+      }
+      if (!decision.approve) return { outcome: "rejected", approval: settle("rejected", decision.reason) };
+      const current = q.page.get(approval.scope, approval.path) as Row | undefined;
+      const page = current ? toPage(current) : undefined;
+      const currentVersion = page?.version ?? 0;
+      if (approval.action !== "feedback" && currentVersion !== approval.base_version) {
+        const message = `the page changed since the request (version ${approval.base_version} → ${currentVersion}); ask again`;
+        return { outcome: "conflict", approval: settle("conflict", message), message };
+      }
+      if (approval.action === "write_page") {
+        const write = prepare(approval);
+        if (!write) throw new IvoaiError("INTERNAL", `approval ${approval.id} has no page write`);
+        putPage(write, decision.at);
+      } else if (approval.action === "delete_page") {
+        if (!page) {
+          const message = "the page no longer exists";
+          return { outcome: "conflict", approval: settle("conflict", message), message };
+        }
+        removePage(page, decision.actor, decision.at);
+      } else {
+        if (!page) {
+          const message = "the page no longer exists";
+          return { outcome: "conflict", approval: settle("conflict", message), message };
+        }
+        const kind = approval.payload.kind as FeedbackKind;
+        if (!FEEDBACK_KINDS.includes(kind))
+          throw new IvoaiError("INTERNAL", `approval ${approval.id} has no feedback kind`);
+        // Counts only: ranking reads them when results are assembled, so the page keeps its index entry.
+        db.prepare(`UPDATE pages SET ${kind} = ${kind} + 1 WHERE key = ?`).run(page.key);
+      }
+      return { outcome: "applied", approval: settle("applied", decision.reason) };
+    },
+  );
+  const write = db.transaction((input: PageWrite, at: string) => putPage(input, at));
+  const expire = db.transaction((now: string) => {
+    const rows = (q.expiring.all(now) as Row[]).map(toPage);
+    for (const page of rows) removePage(page, "system:expiry", now);
+    return rows.map((page) => ({ scope: page.scope, path: page.path }));
+  });
+
+  const inList = (values: readonly unknown[]) => values.map(() => "?").join(",");
+
+  return {
+    async getPage(scope, path) {
+      const row = q.page.get(scope, path) as Row | undefined;
+      return row ? toPage(row) : undefined;
+    },
+    async pagesByKeys(keys) {
+      const out = new Map<number, PageRecord>();
+      if (keys.length === 0) return out;
+      for (const row of db
+        .prepare(`SELECT * FROM pages WHERE key IN (${inList(keys)})`)
+        .all(...keys) as Row[]) {
+        out.set(Number(row.key), toPage(row));
+      }
+      return out;
+    },
+    async recentPages(scopes, limit) {
+      if (scopes.length === 0) return [];
+      return (
+        db
+          .prepare(
+            `SELECT * FROM pages WHERE scope IN (${inList(scopes)}) ORDER BY updated_at DESC, key DESC LIMIT ?`,
+          )
+          .all(...scopes, limit) as Row[]
+      ).map(toPage);
+    },
+    async neighbours(scopes, paths) {
+      if (scopes.length === 0 || paths.length === 0) return [];
+      const rows = db
+        .prepare(
+          `SELECT e.from_path AS source, e.type, p.* FROM edges e JOIN pages p ON p.path = e.to_path AND p.scope IN (${inList(scopes)})
+           WHERE e.scope IN (${inList(scopes)}) AND e.from_path IN (${inList(paths)})
+           UNION ALL
+           SELECT e.to_path AS source, e.type, p.* FROM edges e JOIN pages p ON p.path = e.from_path AND p.scope = e.scope
+           WHERE e.scope IN (${inList(scopes)}) AND e.to_path IN (${inList(paths)})`,
+        )
+        .all(...scopes, ...scopes, ...paths, ...scopes, ...paths) as Row[];
+      return rows.map((row) => ({ from: String(row.source), type: String(row.type), page: toPage(row) }));
+    },
+    async backlinks(scope, path) {
+      return q.backlinks.all(scope, path) as { from: string; type: string }[];
+    },
+    async pageTermsAfter(afterKey, limit) {
+      return q.termsAfter.all(afterKey, limit) as {
+        key: number;
+        terms: string;
+        scope: string;
+        path: string;
+      }[];
+    },
+    async removedSince(generation) {
+      return (q.removedSince.all(generation) as { key: number }[]).map((row) => row.key);
+    },
+    async generation() {
+      return (q.generation.get() as { g: number }).g;
+    },
+    async languages() {
+      return (q.languages.all() as { language: string }[]).map((row) => row.language);
+    },
+    async writePage(input, at) {
+      return write(input, at);
+    },
+    async expirePages(now) {
+      return expire(now);
+    },
+    async createApproval(record) {
+      q.insertApproval.run({ ...record, payload: JSON.stringify(record.payload) });
+    },
+    async getApproval(id) {
+      const row = q.approval.get(id) as Row | undefined;
+      return row ? toApproval(row) : undefined;
+    },
+    async listApprovals(status) {
+      return ((status ? q.approvalsBy.all(status) : q.approvals.all()) as Row[]).map(toApproval);
+    },
+    async decide(decision, prepare) {
+      return decide.immediate(decision, prepare);
+    },
+    async expireApprovals(now) {
+      return (q.expireApprovals.all(now, now) as { id: string }[]).map((row) => row.id);
+    },
+    async addEpisode(input) {
+      return Number(q.addEpisode.run({ ...input, data: JSON.stringify(input.data) }).lastInsertRowid);
+    },
+    async episodes(query) {
+      const where = [
+        "recorded_at <= ?",
+        "(valid_from IS NULL OR valid_from <= ?)",
+        "(valid_to IS NULL OR valid_to > ?)",
+      ];
+      const args: unknown[] = [query.as_of, query.as_of, query.as_of];
+      if (query.session_id !== undefined) {
+        where.push("session_id = ?");
+        args.push(query.session_id);
+      }
+      if (query.project !== undefined) {
+        where.push("project = ?");
+        args.push(query.project);
+      }
+      if (query.kinds?.length) {
+        where.push(`kind IN (${inList(query.kinds)})`);
+        args.push(...query.kinds);
+      }
+      const rows = db
+        .prepare(
+          `SELECT * FROM episodes WHERE ${where.join(" AND ")} ORDER BY recorded_at DESC, id DESC LIMIT ?`,
+        )
+        .all(...args, query.limit) as Row[];
+      return rows.map(toEpisode);
+    },
+    async getEpisode(id) {
+      const row = q.episode.get(id) as Row | undefined;
+      return row ? toEpisode(row) : undefined;
+    },
+    async stats() {
+      return q.stats.get() as Record<string, number>;
+    },
+    async ping() {
+      db.prepare("SELECT 1").get();
+    },
+    close: () => db.close(),
+  };
+}

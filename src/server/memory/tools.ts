@@ -1,0 +1,394 @@
+// The memory MCP tools: reads answer at once; writes, feedback and deletions become approval requests.
+import { z } from "zod";
+import { IvoaiError } from "../../shared/errors.js";
+import type { ApprovalGate, Proposal } from "../approvals/gate.js";
+import { defineTool, type ToolContext, type ToolSpec } from "../mcp/endpoint.js";
+import { lineDiff } from "./diff.js";
+import { GLOBAL_SCOPE, normalizePagePath, normalizeScope } from "./page-path.js";
+import { type PageInput, preparePageWrite } from "./page-write.js";
+import type { MemorySearcher } from "./query.js";
+import { FEEDBACK_KINDS, type MemoryStore, type PageRecord } from "./store.js";
+
+export const MEMORY_INSTRUCTIONS =
+  "ivoai Memory: the organisation's shared operational memory. Query memory first, then ivoai context, and " +
+  "the external web only when internal knowledge is missing, stale or insufficient. Writes, feedback and " +
+  "deletions are never applied directly: they return PENDING_HUMAN_APPROVAL until a person approves them.";
+
+export interface MemoryToolsDeps {
+  store: MemoryStore;
+  searcher: MemorySearcher;
+  gate: ApprovalGate;
+  status(): Promise<Record<string, unknown>>;
+}
+
+const projectArg = z
+  .string()
+  .min(1)
+  .max(256)
+  .optional()
+  .describe("Project scope (default: the session's project); _global pages are always included in reads");
+const scopeArg = z
+  .enum(["project", "_global"])
+  .optional()
+  .describe("Where the page lives: the project (default when one is known) or _global");
+const pathArg = z.string().min(1).max(512).describe("Page path, e.g. runbooks/deploy-billing");
+
+/** The scopes a read sees: the caller's project (argument, else session header) plus _global. */
+function readScopes(project: string | undefined, context: ToolContext): string[] {
+  const chosen = project ?? context.project;
+  return chosen ? [normalizeScope(chosen), GLOBAL_SCOPE] : [GLOBAL_SCOPE];
+}
+
+function writeScope(
+  scope: "project" | "_global" | undefined,
+  project: string | undefined,
+  context: ToolContext,
+): string {
+  const chosen = project ?? context.project;
+  if (scope === "_global" || (!scope && !chosen)) return GLOBAL_SCOPE;
+  if (!chosen) throw new IvoaiError("USAGE", "scope project needs a project (argument or session)");
+  return normalizeScope(chosen);
+}
+
+const describePage = (page: PageRecord) => ({
+  scope: page.scope,
+  path: page.path,
+  title: page.title,
+  tags: page.tags,
+  version: page.version,
+  author: page.author,
+  updated_at: page.updated_at,
+  expires_at: page.expires_at,
+  feedback: page.feedback,
+  flagged: page.feedback.stale + page.feedback.wrong > 0,
+});
+
+/** Finds a page in the caller's scopes, project first. */
+async function findPage(
+  store: MemoryStore,
+  scopes: readonly string[],
+  path: string,
+): Promise<PageRecord | undefined> {
+  for (const scope of scopes) {
+    const page = await store.getPage(scope, path);
+    if (page) return page;
+  }
+  return undefined;
+}
+
+export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
+  const { store, searcher, gate } = deps;
+  return [
+    defineTool({
+      name: "memory_query",
+      title: "Query shared memory",
+      description:
+        "Searches memory pages of the project and _global (lexical match fused with linked pages of the knowledge " +
+        "graph). Returns paths, titles, snippets and flags; read a page with memory_read_page.",
+      tier: "read",
+      scope: "memory:read",
+      input: {
+        query: z.string().min(1).max(2000),
+        project: projectArg,
+        limit: z.number().int().min(1).max(100).optional().describe("Results (default 10)"),
+      },
+      async run(args, context) {
+        const hits = await searcher.search(args.query, readScopes(args.project, context), args.limit ?? 10);
+        const results = hits.map((hit) => ({
+          ...describePage(hit.page),
+          score: hit.score,
+          snippet: hit.snippet,
+          via: hit.via,
+          ...(hit.neighbour_of ? { neighbour_of: hit.neighbour_of } : {}),
+        }));
+        const lines = results.map(
+          (result, index) =>
+            `${index + 1}. ${result.title} — ${result.scope}:${result.path}${result.flagged ? " [flagged stale/wrong]" : ""}` +
+            `${result.neighbour_of ? ` (linked from ${result.neighbour_of.path})` : ""}\n   ${result.snippet}`,
+        );
+        return {
+          data: { query: args.query, count: results.length, results },
+          text: results.length === 0 ? `No memory pages match "${args.query}".` : lines.join("\n"),
+        };
+      },
+    }),
+    defineTool({
+      name: "memory_recent",
+      title: "Recently changed memory pages",
+      description:
+        "Lists the most recently written pages of the project and _global, newest first (no bodies).",
+      tier: "read",
+      scope: "memory:read",
+      input: { project: projectArg, limit: z.number().int().min(1).max(100).optional() },
+      async run(args, context) {
+        const pages = (await store.recentPages(readScopes(args.project, context), args.limit ?? 20)).map(
+          describePage,
+        );
+        return {
+          data: { count: pages.length, pages },
+          text:
+            pages.length === 0
+              ? "No memory pages yet."
+              : pages.map((p) => `- ${p.updated_at} ${p.scope}:${p.path} — ${p.title}`).join("\n"),
+        };
+      },
+    }),
+    defineTool({
+      name: "memory_read_page",
+      title: "Read a memory page",
+      description:
+        "Returns one page (project scope first, then _global) with its metadata, links and backlinks.",
+      tier: "read",
+      scope: "memory:read",
+      input: { path: pathArg, project: projectArg },
+      async run(args, context) {
+        const path = normalizePagePath(args.path);
+        const page = await findPage(store, readScopes(args.project, context), path);
+        if (!page) throw new IvoaiError("NOT_FOUND", `no memory page at ${path}`);
+        const backlinks = await store.backlinks(page.scope, page.path);
+        return {
+          data: { page: { ...describePage(page), relations: page.relations, body: page.body }, backlinks },
+          text: `# ${page.title} (${page.scope}:${page.path}, version ${page.version})\n\n${page.body}`,
+        };
+      },
+    }),
+    defineTool({
+      name: "memory_status",
+      title: "Memory service status",
+      description: "Counts of pages, versions, graph edges, episodes and pending approvals.",
+      tier: "read",
+      scope: "memory:read",
+      input: {},
+      async run() {
+        const status = await deps.status();
+        return { data: status, text: JSON.stringify(status) };
+      },
+    }),
+    defineTool({
+      name: "memory_approval_status",
+      title: "Status of a pending change",
+      description:
+        "Tells whether a write/feedback/delete request was approved (and applied), rejected, expired or conflicted.",
+      tier: "read",
+      scope: "memory:read",
+      input: { approval_id: z.string().min(1).max(64) },
+      async run(args) {
+        const approval = await gate.get(args.approval_id);
+        if (!approval) throw new IvoaiError("NOT_FOUND", `no approval with id ${args.approval_id}`);
+        const data = {
+          approval_id: approval.id,
+          status: approval.status,
+          action: approval.action,
+          scope: approval.scope,
+          path: approval.path,
+          created_at: approval.created_at,
+          expires_at: approval.expires_at,
+          decided_at: approval.decided_at,
+          reason: approval.reason,
+        };
+        return {
+          data,
+          text: `Approval ${approval.id}: ${approval.status}${approval.reason ? ` (${approval.reason})` : ""}`,
+        };
+      },
+    }),
+    defineTool({
+      name: "memory_episodes",
+      title: "Episodic memory of sessions",
+      description:
+        "Events recorded by agent lifecycle hooks. Isolated to one session unless scope is project; as_of shows " +
+        "memory as it was at that moment.",
+      tier: "read",
+      scope: "memory:read",
+      input: {
+        session_id: z.string().min(1).max(128).optional(),
+        scope: z.enum(["session", "project"]).optional(),
+        project: projectArg,
+        as_of: z.string().datetime({ offset: true }).optional(),
+        limit: z.number().int().min(1).max(500).optional(),
+      },
+      async run(args, context) {
+        const scope = args.scope ?? "session";
+        const sessionId = args.session_id ?? context.sessionId ?? undefined;
+        const project = args.project ?? context.project ?? undefined;
+        if (scope === "session" && !sessionId)
+          throw new IvoaiError("USAGE", "session scope needs a session_id");
+        if (scope === "project" && !project) throw new IvoaiError("USAGE", "project scope needs a project");
+        const events = await store.episodes({
+          ...(scope === "session" ? { session_id: sessionId as string } : { project: project as string }),
+          as_of: new Date(args.as_of ?? Date.now()).toISOString(),
+          limit: args.limit ?? 50,
+        });
+        return {
+          data: { count: events.length, events },
+          text:
+            events.map((event) => `- ${event.recorded_at} [${event.session_id}] ${event.kind}`).join("\n") ||
+            "No events.",
+        };
+      },
+    }),
+    defineTool({
+      name: "memory_write_page",
+      title: "Write a memory page (needs approval)",
+      description:
+        "Proposes creating or replacing a page (markdown, optional front matter: title, tags, relations, expires_at; " +
+        "[[path]] links become graph edges). Returns PENDING_HUMAN_APPROVAL with a diff; nothing changes until a person approves.",
+      tier: "write",
+      scope: "memory:write",
+      input: {
+        path: pathArg,
+        body: z
+          .string()
+          .min(1)
+          .max(1024 * 1024),
+        project: projectArg,
+        scope: scopeArg,
+        title: z.string().min(1).max(300).optional(),
+        tags: z.array(z.string().min(1).max(64)).max(50).optional(),
+        relations: z.record(z.string(), z.array(z.string().min(1).max(512)).max(100)).optional(),
+        expires_at: z.string().datetime({ offset: true }).optional(),
+      },
+      async propose(args, context) {
+        const input: PageInput = {
+          scope: writeScope(args.scope, args.project, context),
+          path: args.path,
+          body: args.body,
+          author: context.client.id,
+          ...(args.title ? { title: args.title } : {}),
+          ...(args.tags ? { tags: args.tags } : {}),
+          ...(args.relations ? { relations: args.relations } : {}),
+          ...(args.expires_at ? { expires_at: args.expires_at } : {}),
+        };
+        const write = preparePageWrite(input);
+        const current = await store.getPage(write.scope, write.path);
+        return pageProposal(
+          "memory_write_page",
+          { ...input, path: write.path, scope: write.scope },
+          current,
+          context,
+          {
+            summary: current
+              ? `Replace ${write.scope}:${write.path} (version ${current.version}) with a new version titled "${write.title}".`
+              : `Create ${write.scope}:${write.path} titled "${write.title}".`,
+            diff: lineDiff(current?.body ?? "", write.body),
+          },
+        );
+      },
+    }),
+    defineTool({
+      name: "memory_feedback",
+      title: "Give feedback on a page (needs approval)",
+      description:
+        "Proposes helpful / not_helpful / stale / wrong feedback; it changes ranking and flags, never deletes.",
+      tier: "write",
+      scope: "memory:write",
+      input: {
+        path: pathArg,
+        kind: z.enum(FEEDBACK_KINDS as [string, ...string[]]),
+        project: projectArg,
+        note: z.string().max(2000).optional(),
+      },
+      async propose(args, context) {
+        const path = normalizePagePath(args.path);
+        const page = await findPage(store, readScopes(args.project, context), path);
+        if (!page) throw new IvoaiError("NOT_FOUND", `no memory page at ${path}`);
+        return {
+          tool: "memory_feedback",
+          action: "feedback",
+          scope: page.scope,
+          path: page.path,
+          requester: context.client.id,
+          session_id: context.sessionId,
+          summary: `Mark ${page.scope}:${page.path} as ${args.kind}${args.note ? `: ${args.note}` : ""}.`,
+          diff: "",
+          payload: { kind: args.kind, note: args.note ?? null },
+          base_version: page.version,
+        };
+      },
+    }),
+    defineTool({
+      name: "memory_delete_page",
+      title: "Delete a memory page (needs approval)",
+      description:
+        "Proposes deleting one page by its exact normalised path; needs confirm: true. Earlier versions are kept.",
+      tier: "write",
+      scope: "memory:delete",
+      input: { path: pathArg, project: projectArg, scope: scopeArg, confirm: z.literal(true) },
+      async propose(args, context) {
+        const path = normalizePagePath(args.path);
+        if (path !== args.path)
+          throw new IvoaiError("USAGE", `deletion needs the exact normalised path: ${path}`);
+        const scope = writeScope(args.scope, args.project, context);
+        const page = await store.getPage(scope, path);
+        if (!page) throw new IvoaiError("NOT_FOUND", `no memory page at ${scope}:${path}`);
+        return {
+          tool: "memory_delete_page",
+          action: "delete_page",
+          scope,
+          path,
+          requester: context.client.id,
+          session_id: context.sessionId,
+          summary: `Delete ${scope}:${path} (version ${page.version}, "${page.title}").`,
+          diff: lineDiff(page.body, ""),
+          payload: {},
+          base_version: page.version,
+        };
+      },
+    }),
+    defineTool({
+      name: "memory_promote_episode",
+      title: "Promote a session event to a page (needs approval)",
+      description:
+        "Proposes writing a recorded episode event into a memory page; goes through the approval gate.",
+      tier: "write",
+      scope: "memory:write",
+      input: { event_id: z.number().int().positive(), path: pathArg, project: projectArg, scope: scopeArg },
+      async propose(args, context) {
+        const event = await store.getEpisode(args.event_id);
+        if (!event) throw new IvoaiError("NOT_FOUND", `no episode event ${args.event_id}`);
+        const body =
+          `# Session ${event.session_id}: ${event.kind}\n\nRecorded ${event.recorded_at} in ${event.project}.\n\n` +
+          `\`\`\`json\n${JSON.stringify(event.data, null, 2)}\n\`\`\`\n`;
+        const input: PageInput = {
+          scope: writeScope(args.scope, args.project ?? event.project, context),
+          path: args.path,
+          body,
+          author: context.client.id,
+        };
+        const write = preparePageWrite(input);
+        const current = await store.getPage(write.scope, write.path);
+        return pageProposal(
+          "memory_promote_episode",
+          { ...input, path: write.path, scope: write.scope },
+          current,
+          context,
+          {
+            summary: `Promote episode ${event.id} (${event.kind}) to ${write.scope}:${write.path}.`,
+            diff: lineDiff(current?.body ?? "", write.body),
+          },
+        );
+      },
+    }),
+  ];
+}
+
+function pageProposal(
+  tool: string,
+  input: PageInput,
+  current: PageRecord | undefined,
+  context: ToolContext,
+  text: { summary: string; diff: string },
+): Proposal {
+  return {
+    tool,
+    action: "write_page",
+    scope: input.scope,
+    path: input.path,
+    requester: context.client.id,
+    session_id: context.sessionId,
+    summary: text.summary,
+    diff: text.diff,
+    payload: { ...input },
+    base_version: current?.version ?? 0,
+  };
+}
