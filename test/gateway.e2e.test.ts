@@ -38,8 +38,10 @@ describe("gateway end to end", () => {
     expect(doc.features).toMatchObject({
       remote_admin_read_only: true,
       context: true,
-      memory: false,
+      memory: true,
+      memory_hooks: true,
       web_mcp: false,
+      oauth_pkce: false,
     });
     expect(await (await fetch(`${server.url}/health`)).json()).toEqual({ status: "alive" });
     const ready = await fetch(`${server.url}/ready`);
