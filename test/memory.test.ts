@@ -174,6 +174,28 @@ describe("memory service and approval gate", () => {
     expect(foreign.map((hit) => hit.path)).toEqual(["elsewhere"]);
   });
 
+  it("promotes an episode to a page only through the gate", async () => {
+    const id = await memory.store.addEpisode({
+      session_id: "sess_1",
+      project: "host:laptop",
+      kind: "tool_used",
+      recorded_at: clock.toISOString(),
+      valid_from: null,
+      valid_to: null,
+      data: { tool: "grep", finding: "the pangolin config lives in etc/pangolin.toml" },
+      credential_id: "cli_agent",
+    });
+    const approval = await propose("memory_promote_episode", { event_id: id, path: "findings/pangolin" });
+    expect(approval).toMatchObject({
+      status: "pending",
+      tool: "memory_promote_episode",
+      path: "findings/pangolin",
+    });
+    expect(await queryPaths("pangolin")).toEqual([]);
+    await memory.gate.decide(approval.id, true, "alice");
+    expect(await queryPaths("pangolin")).toEqual(["findings/pangolin"]);
+  });
+
   it("sweeps expired pages", async () => {
     await write("temp/note", "# Temp\n\nephemeral okapi", { expires_at: "2026-03-02T00:00:00Z" });
     expect(await queryPaths("okapi")).toEqual(["temp/note"]);
