@@ -59,9 +59,13 @@ async function quality() {
       feedbackDocs: 0,
       proximityWeight: 0,
     });
-    collection.docs.forEach((doc, key) =>
-      stock.add(key, analyzeWithOffsets(`${doc.title}\n${doc.text}`).terms),
-    );
+    for (const [key, doc] of collection.docs.entries()) {
+      stock.add(
+        key,
+        analyzeWithOffsets(`${doc.title}
+${doc.text}`).terms,
+      );
+    }
     const reference = collection.queries.map((query) =>
       recallAt(
         stock
