@@ -4,6 +4,8 @@ import { isIvoaiError } from "../shared/errors.js";
 import { redactText } from "../shared/redact.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { type GroupSpec, resolveInvocation } from "./command.js";
+import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tools.js";
+import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";
 import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
 import { serverClientsGroup } from "./commands/server-clients.js";
@@ -19,6 +21,11 @@ export const COMMAND_TREE: GroupSpec = {
   summary: `ivoai ${IVOAI_VERSION} — safe, shared access to your organisation's knowledge for coding agents`,
   children: [
     demoCommand,
+    connectGroup,
+    disconnectGroup,
+    doctorCommand,
+    projectGroup,
+    routerGroup,
     {
       kind: "group",
       name: "server",

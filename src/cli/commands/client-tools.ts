@@ -1,0 +1,179 @@
+// `ivoai doctor`, `ivoai project init|show`, `ivoai router serve`.
+import { openRegistry } from "../../client/connections/registry.js";
+import { runDoctor } from "../../client/doctor/doctor.js";
+import { initProject, resolveIdentity } from "../../client/project.js";
+import { startRouter } from "../../client/router/router.js";
+import { parseSourceFlags, selectSources } from "../../client/router/selection.js";
+import { IvoaiError } from "../../shared/errors.js";
+import { type CommandSpec, type GroupSpec, listOption, stringOption } from "../command.js";
+import { formatTable } from "../output.js";
+
+export const doctorCommand: CommandSpec = {
+  kind: "command",
+  name: "doctor",
+  summary: "Check this machine: agent CLIs, file permissions, connected servers (never shows secrets)",
+  json: true,
+  async run(ctx) {
+    const report = await runDoctor(openRegistry(ctx.env));
+    ctx.out.data(report, (r) =>
+      [
+        `status: ${r.status}`,
+        "",
+        formatTable(
+          ["COMPONENT", "INSTALLED", "AVAILABLE", "HEALTHY", "VERSION", "DETAIL"],
+          r.components.map((c) => [
+            c.component,
+            c.installed,
+            c.available,
+            c.healthy,
+            c.version ?? "-",
+            c.detail,
+          ]),
+        ),
+        "",
+        formatTable(
+          ["FILE", "EXPECTED", "ACTUAL", "OK"],
+          r.files.map((f) => [f.path, f.expected, f.actual, f.ok ? "yes" : "NO"]),
+          "no client files yet",
+        ),
+        "",
+        formatTable(
+          [
+            "SERVER",
+            "PURPOSE",
+            "ENABLED",
+            "CREDENTIAL",
+            "REACHABLE",
+            "READINESS",
+            "TLS",
+            "PROTOCOL",
+            "DETAIL",
+          ],
+          r.servers.map((s) => [
+            s.alias,
+            s.purpose,
+            s.enabled ? "yes" : "no",
+            s.credential_stored ? "stored" : "MISSING",
+            s.reachable,
+            s.readiness,
+            s.tls,
+            s.protocol_version === null ? "-" : String(s.protocol_version),
+            s.detail,
+          ]),
+          "no servers connected",
+        ),
+      ].join("\n"),
+    );
+    return report.status === "fail" ? 1 : 0;
+  },
+};
+
+export const projectGroup: GroupSpec = {
+  kind: "group",
+  name: "project",
+  summary: "This folder's ivoai identity",
+  children: [
+    {
+      kind: "command",
+      name: "init",
+      summary: "Mark the git root (or this folder) as a project with a stable id (.ivoai.toml)",
+      json: true,
+      async run(ctx) {
+        const identity = await initProject(process.cwd());
+        ctx.out.data(identity, (i) => `project ${i.id} at ${i.root} (${i.marker})`);
+        return 0;
+      },
+    },
+    {
+      kind: "command",
+      name: "show",
+      summary: "Show the identity sessions started here use",
+      json: true,
+      async run(ctx) {
+        const identity = await resolveIdentity(process.cwd());
+        ctx.out.data(identity, (i) =>
+          i.kind === "project" ? `${i.id} (from ${i.marker})` : `${i.id} (no .ivoai.toml found)`,
+        );
+        return 0;
+      },
+    },
+  ],
+};
+
+export const routerGroup: GroupSpec = {
+  kind: "group",
+  name: "router",
+  summary: "The per-session knowledge router (for debugging and scripts)",
+  children: [
+    {
+      kind: "command",
+      name: "serve",
+      summary:
+        "Run a KnowledgeRouter in the foreground and print its endpoints and capability as one JSON line",
+      description:
+        "The capability is a local, short-lived bearer for this router only; it dies when the router stops.\n" +
+        "Upstream server credentials never leave this process.",
+      json: true,
+      options: {
+        "knowledge-source": {
+          type: "string",
+          multiple: true,
+          value: "ALIAS",
+          description: "only these servers (repeat or comma-separate)",
+        },
+        "deadline-ms": {
+          type: "string",
+          value: "MS",
+          description: "per-source read deadline (default 15000)",
+        },
+        project: {
+          type: "string",
+          value: "ID",
+          description: "project scope for memory (default: this folder's identity)",
+        },
+        "session-id": { type: "string", value: "ID", description: "session id sent with every call" },
+      },
+      async run(ctx) {
+        const deadlineText = stringOption(ctx.options, "deadline-ms");
+        const deadlineMs = deadlineText === undefined ? undefined : Number(deadlineText);
+        if (
+          deadlineMs !== undefined &&
+          (!Number.isInteger(deadlineMs) || deadlineMs < 10 || deadlineMs > 600_000)
+        ) {
+          throw new IvoaiError("USAGE", "--deadline-ms must be 10–600000");
+        }
+        const sources = await selectSources(
+          openRegistry(ctx.env),
+          parseSourceFlags(listOption(ctx.options, "knowledge-source")),
+        );
+        if (sources.length === 0)
+          throw new IvoaiError(
+            "CONFIG_MISSING",
+            "no enabled servers are connected (see 'ivoai connect server add')",
+          );
+        const project = stringOption(ctx.options, "project") ?? (await resolveIdentity(process.cwd())).id;
+        const sessionId = stringOption(ctx.options, "session-id");
+        const router = await startRouter({
+          sources,
+          project,
+          ...(sessionId ? { sessionId } : {}),
+          ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+        });
+        ctx.out.line(
+          JSON.stringify({
+            event: "ready",
+            url: router.url,
+            endpoints: router.endpoints,
+            capability: router.capability,
+            expires_at: router.expiresAt,
+            project,
+            sources: router.sources,
+          }),
+        );
+        await ctx.stopSignal;
+        await router.close();
+        return 0;
+      },
+    },
+  ],
+};

@@ -1,0 +1,210 @@
+// `ivoai connect server …`, `ivoai disconnect server …`: the client's connections to ivoai servers.
+import { addServer, discover, probe } from "../../client/connections/connect.js";
+import { openRegistry } from "../../client/connections/registry.js";
+import { IvoaiError } from "../../shared/errors.js";
+import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { formatTable } from "../output.js";
+import { promptHidden, readStdin } from "../secret-input.js";
+
+const addCommand: CommandSpec = {
+  kind: "command",
+  name: "add",
+  summary: "Enroll with a server using a single-use code (from stdin or a no-echo prompt)",
+  description:
+    "Discovery needs valid TLS (plain http only on loopback), no cross-origin redirect, protocol 1 and a\n" +
+    "ready or ready_degraded server. The credential and profile are saved before the context and memory\n" +
+    "probes run; probe failures are warnings. Example:\n" +
+    "  printf '%s\\n' \"$CODE\" | ivoai connect server add acme --url https://ai.acme.example --purpose acme --code-stdin",
+  json: true,
+  positionals: [{ name: "ALIAS", description: "a short local name for the server", required: true }],
+  options: {
+    url: { type: "string", value: "URL", description: "the server's public origin" },
+    purpose: { type: "string", value: "NAME", description: "knowledge domain; different purposes never mix" },
+    "redundancy-group": {
+      type: "string",
+      value: "NAME",
+      description: "replicas of one purpose that stand in for each other",
+    },
+    priority: { type: "string", value: "N", description: "lower is tried first for reads (default 100)" },
+    "code-stdin": { type: "boolean", description: "read the enrollment code from standard input" },
+  },
+  async run(ctx) {
+    const url = stringOption(ctx.options, "url");
+    const purpose = stringOption(ctx.options, "purpose");
+    if (!url) throw new IvoaiError("USAGE", "--url is required");
+    if (!purpose) throw new IvoaiError("USAGE", "--purpose is required");
+    const priorityText = stringOption(ctx.options, "priority");
+    const priority = priorityText === undefined ? undefined : Number(priorityText);
+    if (priority !== undefined && (!Number.isInteger(priority) || priority < 0 || priority > 1_000_000)) {
+      throw new IvoaiError("USAGE", "--priority must be a whole number from 0");
+    }
+    const code = ctx.options["code-stdin"] ? await readStdin() : await promptHidden("Enrollment code: ");
+    const group = stringOption(ctx.options, "redundancy-group");
+    const result = await addServer(openRegistry(ctx.env), {
+      alias: ctx.positionals[0] ?? "",
+      url,
+      purpose,
+      code,
+      ...(group ? { redundancyGroup: group } : {}),
+      ...(priority !== undefined ? { priority } : {}),
+    });
+    for (const warning of result.warnings) ctx.out.note(`warning: ${warning}`);
+    ctx.out.data(
+      { ...result, profile: result.profile },
+      (r) =>
+        `connected ${r.profile.alias} (${r.profile.id}) at ${r.profile.url} for purpose ${r.profile.purpose}`,
+    );
+    return 0;
+  },
+};
+
+const listCommand: CommandSpec = {
+  kind: "command",
+  name: "list",
+  summary: "List connected servers",
+  json: true,
+  async run(ctx) {
+    const { profiles } = await openRegistry(ctx.env).read();
+    ctx.out.data(profiles, (rows) =>
+      formatTable(
+        ["ALIAS", "PURPOSE", "GROUP", "PRIORITY", "ENABLED", "URL", "ID"],
+        rows.map((row) => [
+          row.alias,
+          row.purpose,
+          row.redundancy_group ?? "-",
+          String(row.priority),
+          row.enabled ? "yes" : "no",
+          row.url,
+          row.id,
+        ]),
+        "no servers connected (see 'ivoai connect server add --help')",
+      ),
+    );
+    return 0;
+  },
+};
+
+const ALIAS = [{ name: "ALIAS", description: "server alias (or id)", required: true }];
+
+const showCommand: CommandSpec = {
+  kind: "command",
+  name: "show",
+  summary: "Show one server profile (never its credential)",
+  json: true,
+  positionals: ALIAS,
+  async run(ctx) {
+    const profile = await openRegistry(ctx.env).find(ctx.positionals[0] ?? "");
+    ctx.out.data(profile, (p) =>
+      Object.entries(p)
+        .map(
+          ([key, value]) =>
+            `${key.padEnd(17)} ${typeof value === "object" ? JSON.stringify(value) : String(value)}`,
+        )
+        .join("\n"),
+    );
+    return 0;
+  },
+};
+
+const testCommand: CommandSpec = {
+  kind: "command",
+  name: "test",
+  summary: "Check discovery, readiness and both MCP endpoints with the stored credential",
+  json: true,
+  positionals: ALIAS,
+  async run(ctx) {
+    const registry = openRegistry(ctx.env);
+    const profile = await registry.find(ctx.positionals[0] ?? "");
+    const token = await registry.credentialOf(profile.id);
+    if (!token)
+      throw new IvoaiError("CONFIG_INVALID", `no stored credential for ${profile.alias}; connect it again`);
+    const found = await discover(profile.url);
+    const warnings = await probe(profile, token);
+    const report = {
+      alias: profile.alias,
+      url: found.origin,
+      readiness: found.readiness,
+      degraded: found.degraded,
+      warnings,
+    };
+    ctx.out.data(report, (r) =>
+      [
+        `${r.alias}: ${r.readiness} at ${r.url}`,
+        ...r.degraded.map((d) => `  degraded: ${d}`),
+        ...r.warnings.map((w) => `  warning: ${w}`),
+      ].join("\n"),
+    );
+    return warnings.length === 0 ? 0 : 1;
+  },
+};
+
+function toggle(name: "enable" | "disable"): CommandSpec {
+  return {
+    kind: "command",
+    name,
+    summary:
+      name === "enable"
+        ? "Include a server in sessions again"
+        : "Leave a server out of sessions (keeps its credential)",
+    json: true,
+    positionals: ALIAS,
+    async run(ctx) {
+      const target = ctx.positionals[0] ?? "";
+      const profile = await openRegistry(ctx.env).update((state) => {
+        const found = state.profiles.find((entry) => entry.alias === target || entry.id === target);
+        if (!found) throw new IvoaiError("NOT_FOUND", `no server profile named ${target}`);
+        found.enabled = name === "enable";
+        return found;
+      });
+      ctx.out.data(profile, (p) => `${p.alias}: ${p.enabled ? "enabled" : "disabled"}`);
+      return 0;
+    },
+  };
+}
+
+export const connectGroup: GroupSpec = {
+  kind: "group",
+  name: "connect",
+  summary: "Connect this machine to ivoai servers",
+  children: [
+    {
+      kind: "group",
+      name: "server",
+      summary: "Manage connections to ivoai servers",
+      children: [addCommand, listCommand, showCommand, testCommand, toggle("enable"), toggle("disable")],
+    },
+  ],
+};
+
+export const disconnectGroup: GroupSpec = {
+  kind: "group",
+  name: "disconnect",
+  summary: "Remove connections",
+  children: [
+    {
+      kind: "command",
+      name: "server",
+      summary: "Forget one server (its profile and credential), or all with --all",
+      json: true,
+      positionals: [{ name: "ALIAS", description: "server alias (or id)" }],
+      options: { all: { type: "boolean", description: "forget every server" } },
+      async run(ctx) {
+        const target = ctx.positionals[0];
+        const all = ctx.options.all === true;
+        if (!target && !all) throw new IvoaiError("USAGE", "name a server, or pass --all");
+        if (target && all) throw new IvoaiError("USAGE", "name a server or pass --all, not both");
+        const removed = await openRegistry(ctx.env).update((state) => {
+          const gone = all
+            ? state.profiles
+            : state.profiles.filter((entry) => entry.alias === target || entry.id === target);
+          if (gone.length === 0) throw new IvoaiError("NOT_FOUND", `no server profile named ${target}`);
+          state.profiles = state.profiles.filter((entry) => !gone.includes(entry));
+          for (const profile of gone) delete state.secrets.servers[profile.id];
+          return gone.map((profile) => profile.alias);
+        });
+        ctx.out.data({ removed }, (r) => `disconnected ${r.removed.join(", ")}`);
+        return 0;
+      },
+    },
+  ],
+};

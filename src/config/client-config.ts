@@ -1,0 +1,85 @@
+// The client's config.toml: non-secret settings and server profiles. Fields ivoai does not know are kept
+// when it rewrites the file (the raw document is edited, not re-serialised from the typed view).
+
+import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
+import { z } from "zod";
+import { IvoaiError } from "../shared/errors.js";
+import { LEGACY_SERVER_ID } from "./secrets.js";
+
+export const serverProfileSchema = z.object({
+  alias: z.string(),
+  url: z.string(),
+  purpose: z.string(),
+  redundancy_group: z.string().optional(),
+  priority: z.number().int().default(100),
+  enabled: z.boolean().default(true),
+  protocol_version: z.number().int().default(1),
+  server_version: z.string().optional(),
+  client_id: z.string().optional(),
+  added_at: z.string().optional(),
+  endpoints: z
+    .object({
+      context: z.string().default("/v1/mcp/context"),
+      memory: z.string().default("/v1/memory/mcp"),
+      hooks: z.string().default("/v1/memory"),
+    })
+    .prefault({}),
+  features: z.record(z.string(), z.boolean()).default({}),
+});
+
+export type ServerProfile = z.infer<typeof serverProfileSchema> & { id: string };
+
+export interface ClientConfigDocument {
+  /** The whole TOML document, unknown fields included. */
+  raw: Record<string, unknown>;
+  profiles: ServerProfile[];
+  /** True when a legacy single-server layout was normalised. */
+  migrated: boolean;
+}
+
+export function parseClientConfig(text: string, file: string): ClientConfigDocument {
+  let raw: Record<string, unknown>;
+  try {
+    raw = text.trim() === "" ? {} : (parseToml(text) as Record<string, unknown>);
+  } catch (error) {
+    throw new IvoaiError(
+      "CONFIG_INVALID",
+      `${file} is not valid TOML: ${(error as Error).message.split("\n")[0]}`,
+    );
+  }
+  let migrated = false;
+  // Legacy single-server layout: [server] url = … becomes the stable profile "default".
+  const legacy = raw.server as Record<string, unknown> | undefined;
+  const servers = { ...((raw.servers as Record<string, unknown> | undefined) ?? {}) };
+  if (legacy && typeof legacy.url === "string" && !servers[LEGACY_SERVER_ID]) {
+    servers[LEGACY_SERVER_ID] = { alias: "default", purpose: "default", ...legacy };
+    raw = { ...raw, servers };
+    migrated = true;
+  }
+  const profiles: ServerProfile[] = [];
+  for (const [id, value] of Object.entries(servers)) {
+    const parsed = serverProfileSchema.safeParse(value);
+    if (!parsed.success) {
+      throw new IvoaiError("CONFIG_INVALID", `${file}: servers.${id}: ${parsed.error.issues[0]?.message}`);
+    }
+    profiles.push({ id, ...parsed.data });
+  }
+  profiles.sort((a, b) => a.alias.localeCompare(b.alias));
+  return { raw, profiles, migrated };
+}
+
+/** Serialises the document with `profiles` replacing the servers table; every other field is kept as read. */
+export function renderClientConfig(doc: ClientConfigDocument, profiles: readonly ServerProfile[]): string {
+  const previous = (doc.raw.servers as Record<string, Record<string, unknown>> | undefined) ?? {};
+  const servers: Record<string, unknown> = {};
+  for (const { id, ...profile } of profiles) {
+    // Keep unknown keys of an existing profile too.
+    servers[id] = { ...(previous[id] ?? {}), ...dropUndefined(profile) };
+  }
+  const { servers: _old, ...rest } = doc.raw;
+  return `# ivoai client settings (non-secret). Credentials live in secrets.json (0600).\n${stringifyToml({ schema: 1, ...rest, servers })}`;
+}
+
+function dropUndefined(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined));
+}
