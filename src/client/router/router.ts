@@ -3,7 +3,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { getRequestListener } from "@hono/node-server";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
@@ -12,11 +11,9 @@ import {
   ListToolsRequestSchema,
   type ListToolsResult,
 } from "@modelcontextprotocol/sdk/types.js";
-import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
-import { safeFetch } from "../../shared/safe-fetch.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { failureStatus, federate, provenanceOf, type SourceOutcome } from "./federation.js";
+import { forward } from "./forward.js";
 import { groupSources, type Source, type SourceGroup } from "./selection.js";
 import { createUpstreamPool, type EndpointName, type UpstreamLimits } from "./upstream.js";
 
@@ -208,51 +205,117 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     }
   };
 
-  const app = new Hono();
-  app.use(async (c, next) => {
-    c.header("Cache-Control", "no-store");
-    if (!authorised(c.req.header("authorization"))) {
-      return c.json({ error: "unauthorized", message: "a valid session capability is required" }, 401);
+  /**
+   * One source serves this endpoint: forward the HTTP exchange as it is (its answer passes through unchanged),
+   * with the upstream credential in place of the session capability, under the same limits.
+   */
+  /** Single-source endpoint: the HTTP exchange is forwarded as it is, so its answer passes through unchanged. */
+  const passThrough = async (
+    source: Source,
+    url: string,
+    req: http.IncomingMessage,
+    body: Buffer,
+    res: http.ServerResponse,
+  ) => {
+    const forwarded: Record<string, string> = { ...headers, authorization: `Bearer ${source.token}` };
+    for (const name of [
+      "content-type",
+      "accept",
+      "mcp-protocol-version",
+      "mcp-session-id",
+      "last-event-id",
+    ]) {
+      const value = req.headers[name];
+      if (typeof value === "string") forwarded[name] = value;
     }
-    await next();
-  });
-  app.use(
-    bodyLimit({ maxSize: MAX_REQUEST_BYTES, onError: (c) => c.json({ error: "payload_too_large" }, 413) }),
-  );
-  app.all("/mcp/context", (c) => mcp("context", c.req.raw));
-  app.all("/mcp/memory", (c) => mcp("memory", c.req.raw));
-  // Lifecycle hooks: observations, forwarded to the one memory destination (bounded, never retried).
-  app.post("/hooks/memory", async (c) => {
-    const groups = groupsFor("memory");
-    if (groups.length !== 1) {
-      return c.json({ error: "write_destination_ambiguous", message: "WRITE_DESTINATION=AMBIGUOUS" }, 409);
-    }
-    const primary = (groups[0] as SourceGroup).members[0] as Source;
     try {
-      const response = await safeFetch(
-        `${primary.profile.url}${primary.profile.endpoints.hooks}`,
-        { method: "POST", headers: { "content-type": "application/json" }, body: await c.req.text() },
-        {
+      // The URL comes from the profile itself, so the credential can only go to that origin.
+      const response = await forward({
+        url,
+        method: req.method ?? "POST",
+        headers: forwarded,
+        ...(req.method === "POST" ? { body } : {}),
+        timeoutMs: limits.deadlineMs,
+        maxResponseBytes: limits.maxResponseBytes,
+      });
+      res.writeHead(response.status, { ...response.headers, "cache-control": "no-store" }).end(response.body);
+    } catch (error) {
+      sendJson(res, 502, { error: "upstream_failed", message: (error as Error).message });
+    }
+  };
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (!authorised(req.headers.authorization)) {
+      return sendJson(res, 401, { error: "unauthorized", message: "a valid session capability is required" });
+    }
+    const body = await readBody(req, MAX_REQUEST_BYTES);
+    if (!body) return sendJson(res, 413, { error: "payload_too_large" });
+    const route = (req.url ?? "").split("?")[0];
+    if (route === "/mcp/context" || route === "/mcp/memory") {
+      const endpoint: EndpointName = route === "/mcp/context" ? "context" : "memory";
+      const all = groupsFor(endpoint).flatMap((group) => group.members);
+      if (all.length === 1) {
+        const source = all[0] as Source;
+        return passThrough(
+          source,
+          `${source.profile.url}${source.profile.endpoints[endpoint]}`,
+          req,
+          body,
+          res,
+        );
+      }
+      const request = new Request(`http://127.0.0.1${req.url}`, {
+        method: req.method ?? "POST",
+        headers: Object.entries(req.headers).flatMap(([name, value]) =>
+          typeof value === "string" ? [[name, value] as [string, string]] : [],
+        ),
+        ...(req.method === "POST" ? { body } : {}),
+      });
+      const response = await mcp(endpoint, request);
+      res.writeHead(response.status, {
+        ...Object.fromEntries(response.headers),
+        "cache-control": "no-store",
+      });
+      return res.end(Buffer.from(await response.arrayBuffer()));
+    }
+    if (route === "/hooks/memory" && req.method === "POST") {
+      // Lifecycle hooks: observations for the one memory destination, bounded in time, never retried.
+      const groups = groupsFor("memory");
+      if (groups.length !== 1) {
+        return sendJson(res, 409, {
+          error: "write_destination_ambiguous",
+          message: "WRITE_DESTINATION=AMBIGUOUS",
+        });
+      }
+      const primary = (groups[0] as SourceGroup).members[0] as Source;
+      try {
+        const response = await forward({
+          url: `${primary.profile.url}${primary.profile.endpoints.hooks}`,
+          method: "POST",
+          headers: {
+            ...headers,
+            "content-type": "application/json",
+            authorization: `Bearer ${primary.token}`,
+          },
+          body,
           timeoutMs: 2_000,
           maxResponseBytes: 64 * 1024,
-          bearer: { origin: primary.profile.url, token: primary.token },
-        },
-      );
-      return new Response(await response.text(), {
-        status: response.status,
-        headers: { "content-type": "application/json" },
-      });
-    } catch (error) {
-      return c.json({ error: "upstream_failed", message: (error as Error).message }, 502);
+        });
+        return res.writeHead(response.status, { "content-type": "application/json" }).end(response.body);
+      } catch (error) {
+        return sendJson(res, 502, { error: "upstream_failed", message: (error as Error).message });
+      }
     }
-  });
-  app.notFound((c) => c.json({ error: "not_found" }, 404));
-  app.onError((error, c) => c.json({ error: "internal_error", message: error.message.split("\n")[0] }, 500));
+    sendJson(res, 404, { error: "not_found" });
+  };
 
-  const server = http.createServer(
-    { headersTimeout: 10_000, requestTimeout: 60_000 },
-    getRequestListener(app.fetch),
-  );
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 60_000 }, (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent)
+        sendJson(res, 500, { error: "internal_error", message: (error as Error).message.split("\n")[0] });
+      else res.destroy();
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve());
@@ -273,6 +336,28 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       await pool.close();
     },
   };
+}
+
+function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
+  res
+    .writeHead(status, { "content-type": "application/json", "cache-control": "no-store" })
+    .end(JSON.stringify(value));
+}
+
+/** The whole request body, or undefined when it exceeds `max` bytes. */
+async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | undefined> {
+  if (Number(req.headers["content-length"] ?? "0") > max) {
+    req.resume();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of req) {
+    total += (chunk as Buffer).length;
+    if (total > max) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
 }
 
 function toolError(message: string): CallToolResult {
