@@ -16,6 +16,8 @@ export interface PositionalSpec {
   name: string;
   description: string;
   required?: boolean;
+  /** Takes every remaining argument (only the last positional). */
+  variadic?: boolean;
 }
 
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;
@@ -117,7 +119,7 @@ export function resolveInvocation(root: GroupSpec, argv: readonly string[]): Res
   if (parsed.positionals.length < required) {
     throw usage(`missing ${declared[parsed.positionals.length]?.name ?? "argument"}`, path);
   }
-  if (parsed.positionals.length > declared.length) {
+  if (parsed.positionals.length > declared.length && !declared.at(-1)?.variadic) {
     throw usage(`unexpected argument '${parsed.positionals[declared.length]}'`, path);
   }
   return {

@@ -4,6 +4,7 @@ import { isIvoaiError } from "../shared/errors.js";
 import { redactText } from "../shared/redact.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { type GroupSpec, resolveInvocation } from "./command.js";
+import { agentCommands, connectAgentCommands, hookCommand, sessionGroup } from "./commands/agents.js";
 import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tools.js";
 import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";
@@ -21,11 +22,14 @@ export const COMMAND_TREE: GroupSpec = {
   summary: `ivoai ${IVOAI_VERSION} — safe, shared access to your organisation's knowledge for coding agents`,
   children: [
     demoCommand,
+    ...agentCommands,
+    sessionGroup,
     connectGroup,
     disconnectGroup,
     doctorCommand,
     projectGroup,
     routerGroup,
+    hookCommand,
     {
       kind: "group",
       name: "server",

@@ -5,6 +5,7 @@ import { IvoaiError } from "../../shared/errors.js";
 import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
 import { promptHidden, readStdin } from "../secret-input.js";
+import { connectAgentCommands } from "./agents.js";
 
 const addCommand: CommandSpec = {
   kind: "command",
@@ -173,6 +174,7 @@ export const connectGroup: GroupSpec = {
       summary: "Manage connections to ivoai servers",
       children: [addCommand, listCommand, showCommand, testCommand, toggle("enable"), toggle("disable")],
     },
+    ...connectAgentCommands,
   ],
 };
 

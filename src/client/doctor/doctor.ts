@@ -5,6 +5,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { IVOAI_VERSION } from "../../shared/version.js";
+import { loginStatus } from "../agents/catalog.js";
 import { discover } from "../connections/connect.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
 
@@ -12,6 +13,8 @@ export type Fact = "yes" | "no" | "unknown";
 
 export interface ComponentRow {
   component: string;
+  /** For agent CLIs: what their own status command says (unknown when it cannot tell). */
+  logged_in?: "logged_in" | "logged_out" | "unknown";
   installed: Fact;
   available: Fact;
   healthy: Fact;
@@ -143,7 +146,14 @@ export async function runDoctor(registry: ConnectionRegistry): Promise<DoctorRep
       path: process.argv[1] ?? null,
       detail: "this program",
     },
-    ...(await Promise.all(AGENTS.map((name) => componentRow(name, managedBin)))),
+    ...(await Promise.all(
+      AGENTS.map(async (name) => {
+        const row = await componentRow(name, managedBin);
+        if (row.available !== "yes" || !row.path || name === "opencode") return row;
+        const status = await loginStatus({ name, path: row.path, managed: row.detail === "managed" });
+        return { ...row, logged_in: status.state };
+      }),
+    )),
   ];
   const files = (
     await Promise.all([

@@ -1,0 +1,244 @@
+// `ivoai codex|claude|opencode`, `ivoai session …`, `ivoai connect chatgpt|claude`, `ivoai hook …`.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { type AgentName, locateAgent, loginStatus } from "../../client/agents/catalog.js";
+import type { CompressionProvider } from "../../client/agents/compression.js";
+import { codexNotifyEvent, type HookEvent, sendHook, summarizePayload } from "../../client/agents/hook.js";
+import { launchAgent } from "../../client/agents/launch.js";
+import { openRegistry } from "../../client/connections/registry.js";
+import { parseSourceFlags } from "../../client/router/selection.js";
+import { openSessionStore, type SessionView } from "../../client/session/store.js";
+import { IvoaiError } from "../../shared/errors.js";
+import {
+  type CommandContext,
+  type CommandSpec,
+  type GroupSpec,
+  listOption,
+  stringOption,
+} from "../command.js";
+import { formatTable } from "../output.js";
+import { readStdin } from "../secret-input.js";
+
+const LAUNCH_OPTIONS = {
+  "knowledge-source": {
+    type: "string" as const,
+    multiple: true,
+    value: "ALIAS",
+    description: "only these servers (repeat or comma-separate); default: every enabled server",
+  },
+  compression: {
+    type: "string" as const,
+    value: "PROVIDER",
+    description: "direct (default), caveman or headroom; ignored while ivoai knowledge is active",
+  },
+};
+
+/** node + this script, to be called back by agents (hooks). */
+function selfCommand(): string[] {
+  return [process.execPath, path.resolve(process.argv[1] ?? "ivoai")];
+}
+
+async function launch(ctx: CommandContext, agent: AgentName, args: readonly string[]): Promise<number> {
+  const compression = stringOption(ctx.options, "compression") ?? "direct";
+  if (!["direct", "caveman", "headroom"].includes(compression)) {
+    throw new IvoaiError("USAGE", "--compression must be direct, caveman or headroom");
+  }
+  const result = await launchAgent({
+    agent,
+    args,
+    knowledgeSources: parseSourceFlags(listOption(ctx.options, "knowledge-source")),
+    compression: compression as CompressionProvider,
+    registry: openRegistry(ctx.env),
+    env: ctx.env,
+    cwd: process.cwd(),
+    selfCommand: selfCommand(),
+    notice: (message) => ctx.out.note(message),
+  });
+  return result.exitCode;
+}
+
+function agentCommand(agent: AgentName, summary: string): CommandSpec {
+  return {
+    kind: "command",
+    name: agent,
+    summary,
+    description:
+      `Starts the official ${agent} CLI with a private, per-session view of the selected ivoai servers.\n` +
+      `Pass ${agent}'s own arguments after --, e.g. 'ivoai ${agent} --knowledge-source acme -- --help'.\n` +
+      "The exit status (or signal) of the agent becomes ivoai's.",
+    positionals: [{ name: "ARGS", description: `arguments for ${agent}`, variadic: true }],
+    options: LAUNCH_OPTIONS,
+    run: (ctx) => launch(ctx, agent, ctx.positionals),
+  };
+}
+
+export const agentCommands: CommandSpec[] = [
+  agentCommand("codex", "Run OpenAI Codex CLI with this session's ivoai knowledge"),
+  agentCommand("claude", "Run Claude Code with this session's ivoai knowledge"),
+  agentCommand("opencode", "Run OpenCode with this session's ivoai knowledge"),
+];
+
+function renderSession(s: SessionView): string {
+  return [
+    `session ${s.id}: ${s.live ? "running" : s.status === "running" ? "gone (process ended unrecorded)" : s.status}`,
+    `  agent:       ${s.agent} (${s.mode})`,
+    `  pid:         ${s.pid ?? "-"}`,
+    `  started:     ${s.started_at}${s.ended_at ? `, ended ${s.ended_at}` : ""}`,
+    `  exit:        ${s.exit_code ?? (s.exit_signal ? `signal ${s.exit_signal}` : "-")}`,
+    `  project:     ${s.project}`,
+    `  knowledge:   ${s.knowledge_sources.join(", ") || "none"}`,
+    `  compression: requested ${s.compression.requested}, effective ${s.compression.effective} (${s.compression.reason})`,
+  ].join("\n");
+}
+
+export const sessionGroup: GroupSpec = {
+  kind: "group",
+  name: "session",
+  summary: "Agent sessions started by ivoai",
+  children: [
+    {
+      kind: "command",
+      name: "list",
+      summary: "List sessions (live ones are checked by PID and its start time)",
+      json: true,
+      async run(ctx) {
+        const sessions = await openSessionStore(openRegistry(ctx.env).paths.stateDir).list();
+        ctx.out.data(sessions, (rows) =>
+          formatTable(
+            ["ID", "AGENT", "STATE", "STARTED", "EXIT", "KNOWLEDGE"],
+            rows.map((row) => [
+              row.id,
+              row.agent,
+              row.live ? "running" : row.status,
+              row.started_at,
+              row.exit_code === null ? (row.exit_signal ?? "-") : String(row.exit_code),
+              row.knowledge_sources.join(",") || "-",
+            ]),
+            "no sessions yet",
+          ),
+        );
+        return 0;
+      },
+    },
+    {
+      kind: "command",
+      name: "show",
+      summary: "Show one session",
+      json: true,
+      positionals: [{ name: "ID", description: "session id", required: true }],
+      async run(ctx) {
+        const session = await openSessionStore(openRegistry(ctx.env).paths.stateDir).get(
+          ctx.positionals[0] ?? "",
+        );
+        ctx.out.data(session, renderSession);
+        return 0;
+      },
+    },
+    {
+      kind: "command",
+      name: "start",
+      summary: "Start a session: --executor codex|claude --mode direct (same as 'ivoai codex|claude')",
+      positionals: [{ name: "ARGS", description: "arguments for the executor", variadic: true }],
+      options: {
+        ...LAUNCH_OPTIONS,
+        executor: { type: "string", value: "AGENT", description: "codex or claude" },
+        mode: { type: "string", value: "MODE", description: "direct (orchestrated sessions come with AUTO)" },
+      },
+      async run(ctx) {
+        const executor = stringOption(ctx.options, "executor");
+        if (executor !== "codex" && executor !== "claude")
+          throw new IvoaiError("USAGE", "--executor must be codex or claude");
+        const mode = stringOption(ctx.options, "mode") ?? "direct";
+        if (mode !== "direct")
+          throw new IvoaiError("USAGE", `--mode ${mode} is not available yet; use --mode direct`);
+        return launch(ctx, executor, ctx.positionals);
+      },
+    },
+  ],
+};
+
+/** Runs an official CLI with the user's terminal; returns its exit code. */
+function interactive(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { stdio: "inherit", env });
+    child.once("error", () => resolve(127));
+    child.once("exit", (code) => resolve(code ?? 1));
+  });
+}
+
+function connectAgent(name: "chatgpt" | "claude"): CommandSpec {
+  const agent: AgentName = name === "chatgpt" ? "codex" : "claude";
+  return {
+    kind: "command",
+    name,
+    summary:
+      name === "chatgpt"
+        ? "Log in with your ChatGPT plan through 'codex login'"
+        : "Log in to Claude through 'claude auth login'",
+    description:
+      "ivoai delegates to the official CLI and only reads its status command; it never opens, copies or logs credentials.",
+    json: true,
+    async run(ctx) {
+      const located = await locateAgent(
+        agent,
+        path.join(openRegistry(ctx.env).paths.dataDir, "bin"),
+        ctx.env,
+      );
+      if (!located) throw new IvoaiError("NOT_FOUND", `${agent} is not installed (not on PATH)`);
+      let status = await loginStatus(located, ctx.env);
+      if (status.state !== "logged_in") {
+        const code = await interactive(
+          located.path,
+          agent === "codex" ? ["login"] : ["auth", "login"],
+          ctx.env,
+        );
+        if (code !== 0) ctx.out.note(`ivoai: ${agent} login exited with ${code}`);
+        status = await loginStatus(located, ctx.env);
+      }
+      ctx.out.data(
+        { agent, ...status },
+        (s) => `${s.agent}: ${s.state.replace("_", " ")}${s.detail ? ` (${s.detail})` : ""}`,
+      );
+      return status.state === "logged_in" ? 0 : 1;
+    },
+  };
+}
+
+export const connectAgentCommands = [connectAgent("chatgpt"), connectAgent("claude")];
+
+export const hookCommand: CommandSpec = {
+  kind: "command",
+  name: "hook",
+  summary: "Internal: lifecycle hook called by agents in ivoai sessions (always exits 0)",
+  positionals: [
+    { name: "AGENT", description: "claude or codex", required: true },
+    {
+      name: "EVENT",
+      description:
+        "for claude: session_start, prompt_submitted, tool_used or session_end; codex passes its JSON",
+      variadic: true,
+    },
+  ],
+  async run(ctx) {
+    try {
+      const [agent, first] = ctx.positionals;
+      if (agent === "claude") {
+        const event = first as HookEvent;
+        if (!["session_start", "prompt_submitted", "tool_used", "session_end"].includes(event)) return 0;
+        const payload = await Promise.race([
+          readStdin(256 * 1024).then((text) => (text ? (JSON.parse(text) as Record<string, unknown>) : {})),
+          new Promise<Record<string, unknown>>((resolve) => setTimeout(() => resolve({}), 1_000).unref()),
+        ]);
+        await sendHook(ctx.env, event, summarizePayload(event, payload));
+      } else if (agent === "codex") {
+        const { event, data } = codexNotifyEvent(
+          JSON.parse(ctx.positionals.at(-1) ?? "{}") as Record<string, unknown>,
+        );
+        await sendHook(ctx.env, event, data);
+      }
+    } catch {
+      // Never fatal: the agent continues whatever the hook met.
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,65 @@
+// `ivoai hook claude|codex EVENT`: what the agents call at lifecycle points. It turns the agent's payload into a
+// bounded observation (never the prompt or tool output itself), posts it through the session router to
+// /v1/memory, and always leaves the agent on its allow / exit-0 path, whatever happens.
+
+export type HookEvent = "session_start" | "prompt_submitted" | "tool_used" | "session_end";
+
+/** Metadata only: lengths, names, kinds. */
+export function summarizePayload(
+  event: HookEvent,
+  payload: Record<string, unknown>,
+): Record<string, unknown> {
+  switch (event) {
+    case "session_start":
+      return { source: typeof payload.source === "string" ? payload.source.slice(0, 40) : null };
+    case "prompt_submitted":
+      return { chars: typeof payload.prompt === "string" ? payload.prompt.length : null };
+    case "tool_used":
+      return { tool: typeof payload.tool_name === "string" ? payload.tool_name.slice(0, 80) : null };
+    case "session_end":
+      return {};
+  }
+}
+
+/** Codex's notify payload (one JSON argument) as an observation. */
+export function codexNotifyEvent(payload: Record<string, unknown>): {
+  event: HookEvent;
+  data: Record<string, unknown>;
+} {
+  const inputs = payload["input-messages"];
+  return {
+    event: "prompt_submitted",
+    data: {
+      turn: String(payload.type ?? "unknown").slice(0, 40),
+      inputs: Array.isArray(inputs) ? inputs.length : null,
+    },
+  };
+}
+
+export async function sendHook(
+  env: NodeJS.ProcessEnv,
+  event: HookEvent,
+  data: Record<string, unknown>,
+  timeoutMs = 2_000,
+): Promise<"sent" | "skipped" | "failed"> {
+  const url = env.IVOAI_ROUTER_HOOKS_URL;
+  const token = env.IVOAI_ROUTER_TOKEN;
+  if (!url || !token || !env.IVOAI_SESSION_ID) return "skipped";
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        session_id: env.IVOAI_SESSION_ID,
+        project: env.IVOAI_PROJECT ?? "unknown",
+        event,
+        data,
+      }),
+      redirect: "error",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    return response.ok ? "sent" : "failed";
+  } catch {
+    return "failed";
+  }
+}

@@ -1,0 +1,132 @@
+// The session control plane: one private record per session under the XDG state dir (random id, atomic
+// writes, a cross-process lock, a Linux PID start-time marker). Prompts, results, tokens and environments
+// are never stored.
+import { promises as fs, readFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { writeFileAtomic } from "../../shared/atomic-file.js";
+import { errnoCode, IvoaiError } from "../../shared/errors.js";
+import { createFileLock } from "../../shared/file-lock.js";
+import { newId } from "../../shared/tokens.js";
+
+export const sessionRecordSchema = z.object({
+  id: z.string(),
+  agent: z.enum(["codex", "claude", "opencode"]),
+  mode: z.literal("direct"),
+  status: z.enum(["starting", "running", "exited", "failed"]),
+  pid: z.number().int().nullable(),
+  /** /proc/<pid>/stat start time: a reused PID is never mistaken for this session. */
+  pid_start_ticks: z.string().nullable(),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+  exit_code: z.number().int().nullable(),
+  exit_signal: z.string().nullable(),
+  project: z.string(),
+  knowledge_sources: z.array(z.string()),
+  compression: z.object({ requested: z.string(), effective: z.string(), reason: z.string().max(200) }),
+  error: z.string().max(300).nullable(),
+});
+
+export type SessionRecord = z.infer<typeof sessionRecordSchema>;
+export type SessionView = SessionRecord & { live: boolean };
+
+/** The start time of a process, in clock ticks since boot (field 22 of /proc/<pid>/stat). */
+export function processStartTicks(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces and parentheses: fields restart after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+export function isLive(record: SessionRecord): boolean {
+  if (record.status !== "running" && record.status !== "starting") return false;
+  if (record.pid === null || record.pid_start_ticks === null) return false;
+  return processStartTicks(record.pid) === record.pid_start_ticks;
+}
+
+export interface SessionStore {
+  create(
+    fields: Omit<SessionRecord, "id" | "started_at" | "ended_at" | "exit_code" | "exit_signal" | "error">,
+  ): Promise<SessionRecord>;
+  update(id: string, change: Partial<SessionRecord>): Promise<SessionRecord>;
+  get(id: string): Promise<SessionView>;
+  list(): Promise<SessionView[]>;
+}
+
+export function openSessionStore(stateDir: string): SessionStore {
+  const dir = path.join(stateDir, "sessions");
+  const file = (id: string) => {
+    if (!/^ses_[0-9a-f]{16}$/.test(id)) throw new IvoaiError("USAGE", `invalid session id '${id}'`);
+    return path.join(dir, `${id}.json`);
+  };
+  const ready = () => fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  const read = async (id: string): Promise<SessionRecord> => {
+    try {
+      return sessionRecordSchema.parse(JSON.parse(await fs.readFile(file(id), "utf8")));
+    } catch (error) {
+      if (errnoCode(error) === "ENOENT") throw new IvoaiError("NOT_FOUND", `no session ${id}`);
+      throw error;
+    }
+  };
+  const withLock = async <T>(run: () => Promise<T>) => {
+    await ready();
+    const lock = createFileLock(path.join(dir, ".lock"));
+    try {
+      return await lock.withLock(run);
+    } finally {
+      lock.close();
+    }
+  };
+  const write = (record: SessionRecord) =>
+    writeFileAtomic(file(record.id), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+
+  return {
+    create: (fields) =>
+      withLock(async () => {
+        const record: SessionRecord = {
+          ...fields,
+          id: newId("ses_"),
+          started_at: new Date().toISOString(),
+          ended_at: null,
+          exit_code: null,
+          exit_signal: null,
+          error: null,
+        };
+        await write(record);
+        return record;
+      }),
+    update: (id, change) =>
+      withLock(async () => {
+        const record = sessionRecordSchema.parse({ ...(await read(id)), ...change, id });
+        await write(record);
+        return record;
+      }),
+    async get(id) {
+      const record = await read(id);
+      return { ...record, live: isLive(record) };
+    },
+    async list() {
+      let names: string[];
+      try {
+        names = await fs.readdir(dir);
+      } catch (error) {
+        if (errnoCode(error) === "ENOENT") return [];
+        throw error;
+      }
+      const records: SessionView[] = [];
+      for (const name of names.filter((entry) => /^ses_[0-9a-f]{16}\.json$/.test(entry))) {
+        try {
+          const record = await read(name.slice(0, -5));
+          records.push({ ...record, live: isLive(record) });
+        } catch {
+          // A record that does not parse is skipped, not fatal to listing the others.
+        }
+      }
+      return records.sort((a, b) => b.started_at.localeCompare(a.started_at));
+    },
+  };
+}

@@ -1,0 +1,289 @@
+// The launchers with fake codex/claude/opencode executables honouring the real injection contracts:
+// knowledge flows from a real server, no token in argv, exit statuses and signals, cleanup, side-by-side sessions.
+import { spawn } from "node:child_process";
+import { access, chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeTree } from "./context-helpers.js";
+import {
+  BIN,
+  createCode,
+  enroll,
+  initRoot,
+  type RunningServer,
+  runIvoai,
+  startServer,
+  tempDir,
+} from "./helpers.js";
+
+const FAKE = path.resolve("test/fixtures/fake-agent.mjs");
+
+interface AgentRecord {
+  name: string;
+  argv: string[];
+  env: Record<string, string>;
+  files: { mcpConfig?: unknown; mcpConfigPath?: string; settings?: unknown };
+  signals: string[];
+  search: string | null;
+  hook: { status: number } | null;
+  waiting?: boolean;
+}
+
+describe("agent launchers", () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  const servers: Record<string, { root: string; server: RunningServer }> = {};
+  let work: string;
+  let env: NodeJS.ProcessEnv;
+  let recordFile: string;
+  const ivoai = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
+    runIvoai(args, { env: { ...env, ...extra } });
+  const record = async () => JSON.parse(await readFile(recordFile, "utf8")) as AgentRecord;
+
+  beforeAll(async () => {
+    const made = await tempDir("ivoai-agents-");
+    cleanups.push(made.cleanup);
+    work = made.dir;
+    const bin = path.join(work, "bin");
+    await mkdir(bin);
+    for (const name of ["codex", "claude", "opencode"]) {
+      await writeFile(
+        path.join(bin, name),
+        `#!/bin/sh\nFAKE_AGENT_NAME=${name} exec "${process.execPath}" "${FAKE}" "$@"\n`,
+      );
+      await chmod(path.join(bin, name), 0o755);
+    }
+    recordFile = path.join(work, "record.json");
+    env = {
+      HOME: path.join(work, "home"),
+      XDG_CONFIG_HOME: path.join(work, "config"),
+      XDG_STATE_HOME: path.join(work, "state"),
+      XDG_DATA_HOME: path.join(work, "data"),
+      PATH: `${bin}:${process.env.PATH}`,
+      FAKE_AGENT_RECORD: recordFile,
+      FAKE_LOGIN_MARK: path.join(work, "logged-in"),
+    };
+    await mkdir(env.HOME as string);
+    for (const name of ["acme", "mindsite"]) {
+      const root = await tempDir();
+      const docs = await tempDir("ivoai-docs-");
+      cleanups.push(root.cleanup, docs.cleanup);
+      await writeTree(docs.dir, {
+        "deploy.md": `# Deploy at ${name}\n\nThe ${name} team deploys with the wombat pipeline.`,
+      });
+      await initRoot(root.dir);
+      await runIvoai([
+        "server",
+        "connector",
+        "add",
+        "docs",
+        "--type",
+        "filesystem",
+        "--path",
+        docs.dir,
+        "--root",
+        root.dir,
+      ]);
+      await runIvoai(["server", "ingest", "--root", root.dir]);
+      servers[name] = { root: root.dir, server: await startServer(root.dir) };
+      const { code } = await createCode(root.dir);
+      const added = await runIvoai(
+        [
+          "connect",
+          "server",
+          "add",
+          name,
+          "--url",
+          servers[name].server.url,
+          "--purpose",
+          name,
+          "--code-stdin",
+        ],
+        { env, input: code },
+      );
+      expect(added.code).toBe(0);
+    }
+  });
+  afterAll(async () => {
+    for (const { server } of Object.values(servers)) await server.stop();
+    for (const cleanup of cleanups) await cleanup();
+  });
+
+  it("gives codex the router per process: knowledge flows, the token stays out of argv", async () => {
+    const result = await ivoai(["codex", "--knowledge-source", "acme", "--", "exec", "hello"], {
+      FAKE_AGENT_QUERY: "wombat pipeline",
+    });
+    expect(result.code).toBe(0);
+    const seen = await record();
+    expect(seen.search).toContain("Deploy at acme");
+    expect(seen.argv.slice(-2)).toEqual(["exec", "hello"]);
+    expect(seen.argv).toContain('mcp_servers.ivoai-context.bearer_token_env_var="IVOAI_ROUTER_TOKEN"');
+    const capability = seen.env.IVOAI_ROUTER_TOKEN as string;
+    expect(capability).toMatch(/^ivoai_cap_/);
+    expect(seen.argv.join(" ")).not.toContain(capability);
+    expect(JSON.stringify(seen)).not.toMatch(/ivoai_cred_/);
+    const sessions = JSON.parse((await ivoai(["session", "list", "--json"])).stdout) as {
+      id: string;
+      agent: string;
+      status: string;
+      exit_code: number;
+      knowledge_sources: string[];
+      compression: { effective: string; reason: string };
+    }[];
+    expect(sessions[0]).toMatchObject({
+      agent: "codex",
+      status: "exited",
+      exit_code: 0,
+      knowledge_sources: ["acme"],
+    });
+    expect(sessions[0]?.compression.reason).toMatch(/memory\/context active/);
+    const shown = await ivoai(["session", "show", sessions[0]?.id as string]);
+    expect(shown.stdout).toContain("effective direct");
+    const stored = await readFile(
+      path.join(env.XDG_STATE_HOME as string, "ivoai/sessions", `${sessions[0]?.id}.json`),
+      "utf8",
+    );
+    expect(stored).not.toContain(capability);
+    expect(stored).not.toContain("exec");
+  });
+
+  it("gives claude a private MCP config and hooks, removed at exit; the hook records metadata only", async () => {
+    const result = await ivoai(["claude", "--knowledge-source", "acme", "--", "-p", "hi"], {
+      FAKE_AGENT_QUERY: "wombat",
+      FAKE_AGENT_RUN_HOOK: "1",
+    });
+    expect(result.code).toBe(0);
+    const seen = await record();
+    expect(seen.search).toContain("Deploy at acme");
+    expect(JSON.stringify(seen.files.mcpConfig)).toContain("${IVOAI_ROUTER_TOKEN}");
+    expect(seen.argv).toContain("--append-system-prompt");
+    expect(seen.hook?.status).toBe(0);
+    await expect(access(seen.files.mcpConfigPath as string)).rejects.toThrow(/ENOENT/);
+
+    const acme = servers.acme as { root: string; server: RunningServer };
+    const { code } = await createCode(acme.root);
+    const { credential } = (await (await enroll(acme.server.url, code)).json()) as { credential: string };
+    const events = (await (
+      await fetch(`${acme.server.url}/v1/memory/events?session_id=${seen.env.IVOAI_SESSION_ID}`, {
+        headers: { authorization: `Bearer ${credential}` },
+      })
+    ).json()) as { events: { kind: string; data: Record<string, unknown> }[] };
+    expect(events.events).toEqual([
+      expect.objectContaining({ kind: "prompt_submitted", data: { chars: 18 } }),
+    ]);
+    expect(JSON.stringify(events)).not.toContain("secret prompt text");
+  });
+
+  it("gives opencode its config through OPENCODE_CONFIG_CONTENT", async () => {
+    expect(
+      (await ivoai(["opencode", "--knowledge-source", "mindsite"], { FAKE_AGENT_QUERY: "wombat" })).code,
+    ).toBe(0);
+    const seen = await record();
+    expect(seen.search).toContain("Deploy at mindsite");
+    expect(seen.env.OPENCODE_CONFIG_CONTENT).toContain("{env:IVOAI_ROUTER_TOKEN}");
+    expect(seen.env.OPENCODE_CONFIG_CONTENT).not.toContain(seen.env.IVOAI_ROUTER_TOKEN as string);
+  });
+
+  it("runs two sessions side by side, each seeing only its own sources, without touching global config", async () => {
+    const [a, b] = await Promise.all([
+      ivoai(["codex", "--knowledge-source", "acme"], {
+        FAKE_AGENT_QUERY: "wombat",
+        FAKE_AGENT_RECORD: `${recordFile}.a`,
+      }),
+      ivoai(["claude", "--knowledge-source", "mindsite"], {
+        FAKE_AGENT_QUERY: "wombat",
+        FAKE_AGENT_RECORD: `${recordFile}.b`,
+      }),
+    ]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    const first = JSON.parse(await readFile(`${recordFile}.a`, "utf8")) as AgentRecord;
+    const second = JSON.parse(await readFile(`${recordFile}.b`, "utf8")) as AgentRecord;
+    expect(first.search).toContain("Deploy at acme");
+    expect(first.search).not.toContain("Deploy at mindsite");
+    expect(second.search).toContain("Deploy at mindsite");
+    expect(second.search).not.toContain("Deploy at acme");
+    for (const file of [".codex", ".claude", ".claude.json", ".config/opencode"]) {
+      await expect(access(path.join(env.HOME as string, file))).rejects.toThrow(/ENOENT/);
+    }
+  });
+
+  it("propagates the agent's exit status and death by signal", async () => {
+    expect((await ivoai(["codex", "--knowledge-source", "acme"], { FAKE_AGENT_EXIT: "7" })).code).toBe(7);
+    expect((await ivoai(["claude"], { FAKE_AGENT_SIGNAL: "SIGTERM" })).code).toBe(128 + 15);
+  });
+
+  it("forwards signals to the agent, escalates TERM to KILL within a bound, and closes the router", async () => {
+    const run = (extra: NodeJS.ProcessEnv) => {
+      const child = spawn(process.execPath, [BIN, "codex", "--knowledge-source", "acme"], {
+        env: { ...process.env, ...env, ...extra },
+      });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      return { child, exited };
+    };
+    const waiting = async () => {
+      for (;;) {
+        try {
+          const seen = await record();
+          if (seen.waiting) return seen;
+        } catch {
+          // not written yet
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    await writeFile(recordFile, "{}");
+    const polite = run({ FAKE_AGENT_WAIT_SIGNAL: "SIGTERM", FAKE_AGENT_EXIT: "143" });
+    const ready = await waiting();
+    // One at a time: a process handles pending signals in signal-number order, not in sending order.
+    const received = async (count: number) => {
+      while ((await record()).signals.length < count) await new Promise((resolve) => setImmediate(resolve));
+    };
+    polite.child.kill("SIGWINCH");
+    await received(1);
+    polite.child.kill("SIGINT");
+    await received(2);
+    polite.child.kill("SIGTERM");
+    expect(await polite.exited).toBe(143);
+    expect((await record()).signals).toEqual(["SIGWINCH", "SIGINT", "SIGTERM"]);
+    await expect(fetch(ready.env.IVOAI_ROUTER_HOOKS_URL as string, { method: "POST" })).rejects.toThrow();
+
+    await writeFile(recordFile, "{}");
+    const stubborn = run({ FAKE_AGENT_WAIT_SIGNAL: "SIGUSR2", IVOAI_KILL_AFTER_MS: "300" });
+    await waiting();
+    const started = performance.now();
+    stubborn.child.kill("SIGTERM");
+    expect(await stubborn.exited).toBe(128 + 9);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it("fails before start for an unavailable selected source; starts directly when nothing is connected", async () => {
+    await writeFile(recordFile, "{}");
+    const missing = await ivoai(["codex", "--knowledge-source", "nosuch"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/not connected/);
+    expect(await readFile(recordFile, "utf8")).toBe("{}");
+
+    const bare = { XDG_CONFIG_HOME: path.join(work, "empty-config") };
+    const direct = await ivoai(["codex", "--compression", "headroom"], bare);
+    expect(direct.code).toBe(0);
+    expect((await record()).argv).toEqual([]);
+    const sessions = JSON.parse((await ivoai(["session", "list", "--json"], bare)).stdout) as {
+      compression: { requested: string; effective: string; reason: string };
+    }[];
+    expect(sessions[0]?.compression).toMatchObject({ requested: "headroom", effective: "direct" });
+    expect(sessions[0]?.compression.reason).toMatch(/headroom preflight failed/);
+  });
+
+  it("delegates logins to the official CLIs and reads status only through them", async () => {
+    const before = await ivoai(["doctor", "--json"]);
+    const codexRow = (
+      JSON.parse(before.stdout) as { components: { component: string; logged_in?: string }[] }
+    ).components.find((row) => row.component === "codex");
+    expect(codexRow?.logged_in).toBe("logged_out");
+    const login = await ivoai(["connect", "chatgpt", "--json"]);
+    expect(login.code).toBe(0);
+    expect(JSON.parse(login.stdout)).toMatchObject({ agent: "codex", state: "logged_in" });
+    const claude = await ivoai(["connect", "claude", "--json"]);
+    expect(JSON.parse(claude.stdout)).toMatchObject({ agent: "claude", state: "logged_in" });
+    expect(claude.stdout).not.toContain("dev@example.com");
+  });
+});
