@@ -40,8 +40,8 @@ describe("gateway end to end", () => {
       context: true,
       memory: true,
       memory_hooks: true,
-      web_mcp: false,
-      oauth_pkce: false,
+      web_mcp: true,
+      oauth_pkce: true,
     });
     expect(await (await fetch(`${server.url}/health`)).json()).toEqual({ status: "alive" });
     const ready = await fetch(`${server.url}/ready`);

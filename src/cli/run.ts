@@ -8,6 +8,7 @@ import { agentCommands, connectAgentCommands, hookCommand, sessionGroup } from "
 import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tools.js";
 import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";
+import { serverActivationGroup } from "./commands/server-activation.js";
 import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
 import { serverClientsGroup } from "./commands/server-clients.js";
 import { serverConnectorGroup, serverIngestCommand, serverSearchCommand } from "./commands/server-context.js";
@@ -44,6 +45,7 @@ export const COMMAND_TREE: GroupSpec = {
         serverSearchCommand,
         serverApprovalsGroup,
         serverAuditCommand,
+        serverActivationGroup,
       ],
     },
   ],

@@ -16,6 +16,7 @@ export interface ServerPaths {
   contextDir: string;
   memoryDir: string;
   auditDir: string;
+  oauthDir: string;
   backupsDir: string;
   runDir: string;
 }
@@ -46,6 +47,7 @@ export function serverPaths(root: string): ServerPaths {
     contextDir: path.join(dataDir, "context"),
     memoryDir: path.join(dataDir, "memory"),
     auditDir: path.join(dataDir, "audit"),
+    oauthDir: path.join(dataDir, "oauth"),
     backupsDir: path.join(dataDir, "backups"),
     runDir: path.join(root, "run/ivoai"),
   };

@@ -25,6 +25,9 @@ import { createMcpEndpoint, type McpEndpoint } from "./mcp/endpoint.js";
 import { createHookRoutes } from "./memory/hooks-routes.js";
 import type { MemoryService } from "./memory/service.js";
 import { MEMORY_INSTRUCTIONS } from "./memory/tools.js";
+import { createOAuthRoutes } from "./oauth/routes.js";
+import type { OAuthStore } from "./oauth/store.js";
+import { createWebMcpRoutes } from "./web-mcp/routes.js";
 
 export interface GatewayAppDeps {
   config: ServerConfig;
@@ -41,6 +44,8 @@ export interface GatewayAppDeps {
   memory?: () => MemoryService | undefined;
   /** Where tool calls and decisions are recorded. */
   audit?: AuditLog;
+  /** OAuth state; with it the gateway serves Web MCP (/mcp) and its authorization server. */
+  oauth?: OAuthStore;
   startedAt?: Date;
   now?: () => Date;
 }
@@ -53,8 +58,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     context: deps.context !== undefined,
     memory: deps.memory !== undefined,
     memory_hooks: deps.memory !== undefined,
-    web_mcp: false,
-    oauth_pkce: false,
+    web_mcp: deps.oauth !== undefined,
+    oauth_pkce: deps.oauth !== undefined,
     remote_admin_read_only: true,
   };
 
@@ -176,6 +181,21 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     });
     app.route(ENDPOINTS.memoryHooks, createHookRoutes({ store: () => memory()?.store }));
     app.route("/v1/approvals", createApprovalRoutes({ gate: () => memory()?.gate }));
+  }
+
+  if (deps.oauth) {
+    app.route("/", createOAuthRoutes({ store: deps.oauth, issuer: deps.publicUrl, logger: deps.logger }));
+    app.route(
+      "/",
+      createWebMcpRoutes({
+        store: deps.oauth,
+        issuer: deps.publicUrl,
+        ...(deps.context ? { context: deps.context } : {}),
+        memory: deps.memory ?? (() => undefined),
+        ...(deps.audit ? { audit: deps.audit } : {}),
+        logger: deps.logger,
+      }),
+    );
   }
 
   app.notFound((c) => problem(c, 404, "not_found", "no such endpoint"));

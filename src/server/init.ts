@@ -59,6 +59,7 @@ function plan(paths: ServerPaths): DirPlan[] {
     { dir: paths.contextDir, mode: 0o750, owned: true },
     { dir: paths.memoryDir, mode: 0o750, owned: true },
     { dir: paths.auditDir, mode: 0o700, owned: true },
+    { dir: paths.oauthDir, mode: 0o700, owned: true },
     { dir: paths.backupsDir, mode: 0o700, owned: true },
     { dir: under("run"), mode: 0o755, owned: false },
     { dir: paths.runDir, mode: 0o750, owned: true },

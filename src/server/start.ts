@@ -23,6 +23,7 @@ import {
   parseListen,
 } from "./http/listener-policy.js";
 import { type MemoryService, openMemoryService } from "./memory/service.js";
+import { openOAuthStore } from "./oauth/store.js";
 
 export interface StartGatewayOptions {
   root: string;
@@ -52,6 +53,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
   const enrollment = createEnrollmentService({ store });
   const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
+  const oauth = openOAuthStore(path.join(paths.oauthDir, "oauth.sqlite"));
   const context = openContextService({ paths, config, logger: options.logger });
   // Memory failing to open degrades the server (context keeps working); /ready names it.
   let memory: MemoryService | undefined;
@@ -93,6 +95,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     context,
     memory: () => memory,
     audit,
+    oauth,
     readiness: [
       { name: "enrollment", critical: true, check: async () => void (await store.read()) },
       { name: "context", critical: true, check: async () => void (await context.catalogue.generation()) },
@@ -160,6 +163,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         context.close();
         memory?.close();
         audit.close();
+        oauth.close();
         options.logger.info("gateway stopped");
       });
       return closing;

@@ -77,6 +77,10 @@ export interface McpEndpointOptions {
   maxResultChars?: number;
   /** Tool arguments larger than this (bytes of JSON) are refused by the guardrail. */
   maxInputBytes?: number;
+  /** Adds resources or extension methods to each request's server (e.g. the skills of Web MCP). */
+  extend?: (server: McpServer) => void;
+  /** Extra server capabilities to announce. */
+  capabilities?: Record<string, unknown>;
 }
 
 export type McpEndpoint = (request: Request, client: AuthenticatedClient) => Promise<Response>;
@@ -95,8 +99,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     };
     const server = new McpServer(
       { name: options.name, version: IVOAI_VERSION },
-      { instructions: options.instructions, capabilities: { tools: {} } },
+      { instructions: options.instructions, capabilities: { tools: {}, ...options.capabilities } },
     );
+    options.extend?.(server);
     for (const tool of options.tools) {
       // Tools the credential may not use are not offered at all.
       if (!client.scopes.includes(tool.scope)) continue;

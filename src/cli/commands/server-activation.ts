@@ -1,0 +1,45 @@
+// `ivoai server activation create`: a short-lived single-use code a person types on the OAuth consent page.
+import path from "node:path";
+import { serverPaths } from "../../config/server-paths.js";
+import { openOAuthStore } from "../../server/oauth/store.js";
+import { parseDuration } from "../../shared/duration.js";
+import { IvoaiError } from "../../shared/errors.js";
+import { newSecret } from "../../shared/tokens.js";
+import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { ROOT_OPTION, rootOf } from "./server-common.js";
+
+const createCommand: CommandSpec = {
+  kind: "command",
+  name: "create",
+  summary: "Create a single-use activation code for the Web MCP consent page (printed once)",
+  json: true,
+  options: {
+    ...ROOT_OPTION,
+    ttl: { type: "string", value: "DURATION", description: "lifetime (default 10m, at most 1h)" },
+  },
+  async run(ctx) {
+    const ttlMs = parseDuration(stringOption(ctx.options, "ttl") ?? "10m");
+    if (ttlMs > 3_600_000) throw new IvoaiError("USAGE", "--ttl may be at most 1h");
+    const store = openOAuthStore(path.join(serverPaths(rootOf(ctx)).oauthDir, "oauth.sqlite"));
+    try {
+      const code = newSecret("ivoai_act_");
+      const at = new Date();
+      const expires_at = new Date(at.getTime() + ttlMs).toISOString();
+      const id = store.addActivationCode(code, expires_at, at.toISOString());
+      ctx.out.data(
+        { id, code, expires_at },
+        (v) => `activation ${v.id} (expires ${v.expires_at}), single use:\n${v.code}`,
+      );
+    } finally {
+      store.close();
+    }
+    return 0;
+  },
+};
+
+export const serverActivationGroup: GroupSpec = {
+  kind: "group",
+  name: "activation",
+  summary: "Activation codes for connecting ChatGPT or Claude on the web",
+  children: [createCommand],
+};

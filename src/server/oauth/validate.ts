@@ -1,0 +1,73 @@
+// Pure OAuth validators: no clock, no I/O; each returns a tagged result, and one switch maps failures to wire errors.
+import { createHash } from "node:crypto";
+import { isLoopbackHost } from "../http/listener-policy.js";
+
+export const WEB_SCOPES = ["context:read", "memory:read", "memory:write", "memory:delete"] as const;
+export const DEFAULT_WEB_SCOPES = ["context:read", "memory:read"];
+
+export type Result<T, E extends string> =
+  | { ok: true; value: T }
+  | { ok: false; error: E; description: string };
+
+/** RFC 8252 loopback http with any port, or https; no fragment, no user-info, no other scheme. */
+export function validateRedirectUri(uri: unknown): Result<string, "invalid_redirect_uri"> {
+  const fail = (description: string) => ({
+    ok: false as const,
+    error: "invalid_redirect_uri" as const,
+    description,
+  });
+  if (typeof uri !== "string" || uri.length > 2048) return fail("redirect URIs must be strings");
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return fail(`not a URL: ${uri.slice(0, 100)}`);
+  }
+  if (url.hash || uri.includes("#")) return fail("redirect URIs may not have a fragment");
+  if (url.username || url.password) return fail("redirect URIs may not carry user-info");
+  if (url.protocol === "https:") return { ok: true, value: uri };
+  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return { ok: true, value: uri };
+  return fail("redirect URIs must be https, or http on a loopback address");
+}
+
+/** Exact match, except that a loopback redirect may use any port (RFC 8252 §7.3). */
+export function redirectMatches(registered: readonly string[], requested: string): boolean {
+  return registered.some((candidate) => {
+    if (candidate === requested) return true;
+    try {
+      const a = new URL(candidate);
+      const b = new URL(requested);
+      return (
+        a.protocol === "http:" &&
+        isLoopbackHost(a.hostname) &&
+        a.protocol === b.protocol &&
+        a.hostname === b.hostname &&
+        a.pathname === b.pathname &&
+        a.search === b.search
+      );
+    } catch {
+      return false;
+    }
+  });
+}
+
+export function parseScopes(text: string | undefined): Result<string[], "invalid_scope"> {
+  if (!text || !text.trim()) return { ok: true, value: [...DEFAULT_WEB_SCOPES] };
+  const scopes = [...new Set(text.split(/\s+/).filter(Boolean))];
+  const unknown = scopes.filter((scope) => !(WEB_SCOPES as readonly string[]).includes(scope));
+  if (unknown.length > 0)
+    return { ok: false, error: "invalid_scope", description: `unknown scope ${unknown.join(" ")}` };
+  return { ok: true, value: scopes };
+}
+
+/** PKCE S256: BASE64URL(SHA256(verifier)) equals the challenge (RFC 7636 §4.6). */
+export function verifyPkce(verifier: string, challenge: string): boolean {
+  if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return false;
+  return createHash("sha256").update(verifier).digest("base64url") === challenge;
+}
+
+/** Normalises a resource indicator for comparison: the canonical /mcp URL, no trailing slash. */
+export function sameResource(requested: string | undefined, canonical: string): boolean {
+  if (!requested) return false;
+  return requested.replace(/\/+$/, "") === canonical;
+}
