@@ -1,13 +1,14 @@
 // The injection contract against the real official CLIs from npm (pinned in TESTED_VERSIONS), offline and
 // without a login: every flag ivoai passes is in their --help, and their own config readers show ivoai's servers.
 import { execFile } from "node:child_process";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TESTED_VERSIONS } from "../src/client/agents/catalog.js";
 import { buildInjection, TOKEN_ENV } from "../src/client/agents/inject.js";
 import { KNOWLEDGE_POLICY } from "../src/client/agents/policy.js";
+import { ensureNpmTools } from "./npm-tools.js";
 
 const run = promisify(execFile);
 const DIR = path.resolve(".tmp/agent-clis");
@@ -35,39 +36,18 @@ const cli = async (name: string, args: string[], extraEnv: Record<string, string
   }
 };
 
-/** Installs the pinned CLIs once into .tmp (their install scripts explicitly allowed, as npm 11 requires). */
+/** The pinned CLIs, installed once into .tmp (their install scripts explicitly allowed, as npm 11 requires). */
 async function install(): Promise<void> {
-  const wanted = Object.entries({
-    "@openai/codex": TESTED_VERSIONS.codex,
-    "@anthropic-ai/claude-code": TESTED_VERSIONS.claude,
-    "opencode-ai": TESTED_VERSIONS.opencode,
-  });
-  try {
-    const pkg = JSON.parse(await readFile(path.join(DIR, "package.json"), "utf8")) as {
-      dependencies?: Record<string, string>;
-    };
-    if (wanted.every(([name, version]) => pkg.dependencies?.[name] === version)) {
-      await run(path.join(BIN, "codex"), ["--version"], { env });
-      return;
-    }
-  } catch {
-    // not installed yet
-  }
   await mkdir(home, { recursive: true });
-  await writeFile(
-    path.join(DIR, "package.json"),
-    JSON.stringify({
-      name: "ivoai-agent-clis",
-      private: true,
-      dependencies: Object.fromEntries(wanted),
-      allowScripts: { "@anthropic-ai/claude-code": true, "opencode-ai": true, "@openai/codex": true },
-    }),
+  await ensureNpmTools(
+    "agent-clis",
+    {
+      "@openai/codex": TESTED_VERSIONS.codex,
+      "@anthropic-ai/claude-code": TESTED_VERSIONS.claude,
+      "opencode-ai": TESTED_VERSIONS.opencode,
+    },
+    ["@openai/codex", "@anthropic-ai/claude-code", "opencode-ai"],
   );
-  await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
-    cwd: DIR,
-    timeout: 900_000,
-    maxBuffer: 64 * 1024 * 1024,
-  });
 }
 
 describe("contracts with the official agent CLIs", () => {
