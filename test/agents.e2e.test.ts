@@ -9,7 +9,7 @@ import {
   BIN,
   createCode,
   enroll,
-  initRoot,
+  initWithDocs,
   type RunningServer,
   runIvoai,
   startServer,
@@ -70,20 +70,7 @@ describe("agent launchers", () => {
       await writeTree(docs.dir, {
         "deploy.md": `# Deploy at ${name}\n\nThe ${name} team deploys with the wombat pipeline.`,
       });
-      await initRoot(root.dir);
-      await runIvoai([
-        "server",
-        "connector",
-        "add",
-        "docs",
-        "--type",
-        "filesystem",
-        "--path",
-        docs.dir,
-        "--root",
-        root.dir,
-      ]);
-      await runIvoai(["server", "ingest", "--root", root.dir]);
+      await initWithDocs(root.dir, docs.dir);
       servers[name] = { root: root.dir, server: await startServer(root.dir) };
       const { code } = await createCode(root.dir);
       const added = await runIvoai(
@@ -154,7 +141,8 @@ describe("agent launchers", () => {
     expect(result.code).toBe(0);
     const seen = await record();
     expect(seen.search).toContain("Deploy at acme");
-    expect(JSON.stringify(seen.files.mcpConfig)).toContain("${IVOAI_ROUTER_TOKEN}");
+    // The literal placeholder Claude expands itself at connect time.
+    expect(JSON.stringify(seen.files.mcpConfig)).toContain(["$", "{IVOAI_ROUTER_TOKEN}"].join(""));
     expect(seen.argv).toContain("--append-system-prompt");
     expect(seen.hook?.status).toBe(0);
     await expect(access(seen.files.mcpConfigPath as string)).rejects.toThrow(/ENOENT/);

@@ -114,3 +114,15 @@ export async function enroll(url: string, code: string): Promise<Response> {
     body: JSON.stringify({ code, client_name: "test" }),
   });
 }
+
+/** A server tree with one filesystem connector over `docs`, ingested; optionally started. */
+export async function initWithDocs(root: string, docs: string): Promise<void> {
+  await initRoot(root);
+  for (const args of [
+    ["server", "connector", "add", "docs", "--type", "filesystem", "--path", docs, "--root", root],
+    ["server", "ingest", "--root", root],
+  ]) {
+    const result = await runIvoai(args);
+    if (result.code !== 0) throw new Error(`ivoai ${args.join(" ")} failed: ${result.stderr}`);
+  }
+}

@@ -10,7 +10,15 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeTree } from "./context-helpers.js";
 import { type FakeServer, startFakeIvoai } from "./fixtures/fake-ivoai.js";
-import { BIN, createCode, initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
+import {
+  BIN,
+  createCode,
+  initWithDocs,
+  type RunningServer,
+  runIvoai,
+  startServer,
+  tempDir,
+} from "./helpers.js";
 
 interface Router {
   endpoints: { context: string; memory: string; hooks: string };
@@ -44,7 +52,11 @@ describe("multi-server knowledge (seed 001)", () => {
       const exited = new Promise<void>((done) => child.on("exit", () => done()));
       createInterface({ input: child.stdout }).once("line", (line) => {
         const ready = JSON.parse(line) as Omit<Router, "child" | "stop">;
-        resolve({ ...ready, child, stop: async () => void (child.kill("SIGTERM"), await exited) });
+        const stop = async () => {
+          child.kill("SIGTERM");
+          await exited;
+        };
+        resolve({ ...ready, child, stop });
       });
       void exited.then(() => reject(new Error(`router exited: ${stderr}`)));
     });
@@ -77,20 +89,7 @@ describe("multi-server knowledge (seed 001)", () => {
       await writeTree(docs.dir, {
         "deploy.md": `# Deploy (${name})\n\nOn ${name} we deploy with the wombat pipeline.`,
       });
-      await initRoot(made.dir);
-      await runIvoai([
-        "server",
-        "connector",
-        "add",
-        "docs",
-        "--type",
-        "filesystem",
-        "--path",
-        docs.dir,
-        "--root",
-        made.dir,
-      ]);
-      await runIvoai(["server", "ingest", "--root", made.dir]);
+      await initWithDocs(made.dir, docs.dir);
       servers[name] = { root: made.dir, server: await startServer(made.dir) };
     }
     const add = async (alias: string, extra: string[]) => {

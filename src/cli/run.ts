@@ -4,7 +4,7 @@ import { isIvoaiError } from "../shared/errors.js";
 import { redactText } from "../shared/redact.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { type GroupSpec, resolveInvocation } from "./command.js";
-import { agentCommands, connectAgentCommands, hookCommand, sessionGroup } from "./commands/agents.js";
+import { agentCommands, hookCommand, sessionGroup } from "./commands/agents.js";
 import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tools.js";
 import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";

@@ -323,7 +323,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     if (grant === "refresh_token") {
       const token = field("refresh_token") ?? "";
       const record = store.getToken(token);
-      if (!record || record.kind !== "refresh" || record.client_id !== client.client_id) {
+      if (record?.kind !== "refresh" || record.client_id !== client.client_id) {
         return c.json(oauthError("invalid_grant", "invalid refresh token"), 400);
       }
       if (record.revoked_at || record.expires_at <= at)

@@ -52,7 +52,7 @@ export function redirectMatches(registered: readonly string[], requested: string
 }
 
 export function parseScopes(text: string | undefined): Result<string[], "invalid_scope"> {
-  if (!text || !text.trim()) return { ok: true, value: [...DEFAULT_WEB_SCOPES] };
+  if (!text?.trim()) return { ok: true, value: [...DEFAULT_WEB_SCOPES] };
   const scopes = [...new Set(text.split(/\s+/).filter(Boolean))];
   const unknown = scopes.filter((scope) => !(WEB_SCOPES as readonly string[]).includes(scope));
   if (unknown.length > 0)

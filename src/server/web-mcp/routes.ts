@@ -85,8 +85,7 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
     const record = deps.store.getToken(token);
     const at = now().toISOString();
     if (
-      !record ||
-      record.kind !== "access" ||
+      record?.kind !== "access" ||
       record.revoked_at ||
       record.expires_at <= at ||
       record.resource !== mcpResource(deps.issuer())
