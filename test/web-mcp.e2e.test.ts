@@ -1,6 +1,6 @@
 // Web MCP and its OAuth 2.1 authorization server, end to end against the built server: the acceptance
 // checklist of the issue, driven by raw HTTP and by the official MCP SDK client's OAuth support.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -15,8 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { openOAuthStore } from "../src/server/oauth/store.js";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
+import { answerConsent, obtainTokens, pkcePair, TEST_REDIRECT } from "./oauth-flow.js";
 
-const REDIRECT = "http://127.0.0.1:33418/callback";
+const REDIRECT = TEST_REDIRECT;
 
 describe("Web MCP with OAuth 2.1", () => {
   let root: string;
@@ -38,10 +39,7 @@ describe("Web MCP with OAuth 2.1", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ redirect_uris: redirects, client_name: name, logo_uri: null, software_id: "x" }),
     });
-  const pkce = () => {
-    const verifier = randomBytes(32).toString("base64url");
-    return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
-  };
+  const pkce = pkcePair;
   const authorizeUrl = (clientId: string, challenge: string, extra: Record<string, string> = {}) =>
     `${issuer}/oauth/authorize?${new URLSearchParams({
       response_type: "code",
@@ -53,23 +51,8 @@ describe("Web MCP with OAuth 2.1", () => {
       state: "st-123",
       ...extra,
     })}`;
-  /** A scripted browser: load the consent page, type the activation code, press a button. */
-  const consent = async (url: string, code: string, decision = "allow") => {
-    const page = await fetch(url, { redirect: "manual" });
-    const html = await page.text();
-    const value = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1] ?? "";
-    return fetch(`${issuer}/oauth/authorize`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        request_id: value("request_id"),
-        csrf_token: value("csrf_token"),
-        activation_code: code,
-        decision,
-      }),
-    });
-  };
+  const consent = (url: string, code: string, decision = "allow") =>
+    answerConsent(issuer, url, code, decision);
   const token = (body: Record<string, string>) =>
     fetch(`${issuer}/oauth/token`, {
       method: "POST",
@@ -78,24 +61,9 @@ describe("Web MCP with OAuth 2.1", () => {
     });
   /** Register, consent and exchange: returns the client id and its tokens. */
   const login = async (scope?: string) => {
-    const { client_id } = (await (await register()).json()) as { client_id: string };
-    const { verifier, challenge } = pkce();
-    const answer = await consent(
-      authorizeUrl(client_id, challenge, scope ? { scope } : {}),
-      await activation(),
-    );
-    const code = new URL(answer.headers.get("location") as string).searchParams.get("code") as string;
-    const response = await token({
-      grant_type: "authorization_code",
-      code,
-      redirect_uri: REDIRECT,
-      client_id,
-      code_verifier: verifier,
-      resource: `${issuer}/mcp`,
-    });
-    const tokens = (await response.json()) as { access_token: string; refresh_token: string; scope: string };
-    secrets.push(code, tokens.access_token, tokens.refresh_token);
-    return { client_id, code, verifier, tokens };
+    const result = await obtainTokens(issuer, await activation(), scope);
+    secrets.push(result.code, result.tokens.access_token, result.tokens.refresh_token);
+    return result;
   };
   const mcpCall = (
     accessToken: string | undefined,
