@@ -163,6 +163,17 @@ describe("Web MCP with OAuth 2.1", () => {
     expect(bogus.status).toBe(401);
     expect(bogus.headers.get("www-authenticate")).toContain('error="invalid_token"');
     expect((await mcpCall(tokens.access_token)).status).toBe(200);
+    // DNS-rebinding protection: a page from a foreign origin is refused even with a valid token.
+    const foreignOrigin = await fetch(`${issuer}/mcp`, {
+      method: "POST",
+      headers: {
+        origin: "https://evil.example",
+        authorization: `Bearer ${tokens.access_token}`,
+        "content-type": "application/json",
+      },
+      body: "{}",
+    });
+    expect(foreignOrigin.status).toBe(403);
     // A token bound to another resource is refused.
     const store = openOAuthStore(path.join(root, "var/lib/ivoai/oauth/oauth.sqlite"));
     const foreign = `ivoai_at_${"z".repeat(43)}`;
