@@ -189,8 +189,25 @@ describe("Web MCP with OAuth 2.1", () => {
       used_at: null,
       code_sha256: null,
     });
+    // A valid token for this resource whose scopes include none of /mcp's: 403 insufficient_scope.
+    const narrow = `ivoai_at_${"n".repeat(43)}`;
+    store.addToken({
+      token_sha256: createHash("sha256").update(narrow).digest("hex"),
+      kind: "access",
+      family: "fam_y",
+      client_id: "oc_y",
+      scopes: ["status:read"],
+      resource: `${issuer}/mcp`,
+      expires_at: new Date(Date.now() + 60_000).toISOString(),
+      revoked_at: null,
+      used_at: null,
+      code_sha256: null,
+    });
     store.close();
     expect((await mcpCall(foreign)).status).toBe(401);
+    const insufficient = await mcpCall(narrow);
+    expect(insufficient.status).toBe(403);
+    expect(insufficient.headers.get("www-authenticate")).toContain('error="insufficient_scope"');
   });
 
   it("keeps errors before a trusted redirect on a page, and returns state and iss with later ones", async () => {
