@@ -235,11 +235,11 @@ describe("agent launchers", () => {
     await expect(fetch(ready.env.IVOAI_ROUTER_HOOKS_URL as string, { method: "POST" })).rejects.toThrow();
 
     await writeFile(recordFile, "{}");
-    const stubborn = run({ FAKE_AGENT_WAIT_SIGNAL: "SIGUSR2", IVOAI_KILL_AFTER_MS: "300" });
+    const unyielding = run({ FAKE_AGENT_WAIT_SIGNAL: "SIGUSR2", IVOAI_KILL_AFTER_MS: "300" });
     await waiting();
     const started = performance.now();
-    stubborn.child.kill("SIGTERM");
-    expect(await stubborn.exited).toBe(128 + 9);
+    unyielding.child.kill("SIGTERM");
+    expect(await unyielding.exited).toBe(128 + 9);
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 

@@ -199,13 +199,13 @@ describe("context ingestion", () => {
     git("init", "-q");
     await writeTree(repo, {
       "README.md": "# Repo\n\nquokka documentation",
-      "notes/todo.md": "quokka follow-ups",
+      "notes/follow-ups.md": "quokka follow-ups",
       "untracked.md": "quokka untracked",
       "hook.sh": `#!/bin/sh\ntouch ${marker}\n`,
     });
     await chmod(path.join(repo, "hook.sh"), 0o755);
     await symlink("/etc/passwd", path.join(repo, "passwd.md"));
-    git("add", "README.md", "notes/todo.md", "passwd.md");
+    git("add", "README.md", "notes/follow-ups.md", "passwd.md");
     git("config", "core.fsmonitor", path.join(repo, "hook.sh"));
     await mkdir(path.join(repo, "nested"));
     const context = await (await tree()).open();
@@ -217,7 +217,7 @@ describe("context ingestion", () => {
       const paths = (await context.searcher.search("quokka", { limit: 10 }))
         .map((hit) => hit.document.rel_path)
         .sort();
-      expect(paths).toEqual(["README.md", "notes/todo.md"]);
+      expect(paths).toEqual(["README.md", "notes/follow-ups.md"]);
       await expect(import("node:fs/promises").then((fs) => fs.access(marker))).rejects.toThrow(/ENOENT/);
       await expect(
         context.addConnector({ name: "notgit", type: "git", path: await scratch() }),

@@ -4,28 +4,24 @@ import { IvoaiError } from "../../shared/errors.js";
 import { newId } from "../../shared/tokens.js";
 import type { AuditLog } from "../audit/store.js";
 import { type PageInput, preparePageWrite } from "../memory/page-write.js";
-import type {
-  ApprovalAction,
-  ApprovalRecord,
-  ApprovalStatus,
-  DecisionOutcome,
-  MemoryStore,
-} from "../memory/store.js";
+import type { ApprovalRecord, ApprovalStatus, DecisionOutcome, MemoryStore } from "../memory/store.js";
 
 export const DEFAULT_APPROVAL_TTL_MS = 7 * 86_400_000;
 
-export interface Proposal {
-  tool: string;
-  action: ApprovalAction;
-  scope: string;
-  path: string;
-  requester: string;
-  session_id: string | null;
-  summary: string;
-  diff: string;
-  payload: Record<string, unknown>;
-  base_version: number;
-}
+/** What a write-tier tool proposes: an approval request before the gate gives it an id, times and a status. */
+export type Proposal = Pick<
+  ApprovalRecord,
+  | "tool"
+  | "action"
+  | "scope"
+  | "path"
+  | "requester"
+  | "session_id"
+  | "summary"
+  | "diff"
+  | "payload"
+  | "base_version"
+>;
 
 export interface ApprovalGate {
   propose(proposal: Proposal): Promise<ApprovalRecord>;

@@ -49,3 +49,40 @@ describe("lexical index", () => {
     expect(expanded).toEqual([1, 2]);
   });
 });
+
+describe("synced index", () => {
+  it("follows a store's additions and removals, and rebuilds once removed passages dominate", async () => {
+    const { createSyncedIndex } = await import("./synced-index.js");
+    const rows = new Map<number, string>();
+    const removed: { key: number; generation: number }[] = [];
+    let generation = 0;
+    const index = createSyncedIndex<{ n: number }>({
+      generation: async () => generation,
+      removedSince: async (since) =>
+        removed.filter((entry) => entry.generation > since).map((entry) => entry.key),
+      addedAfter: async (after, limit) =>
+        [...rows]
+          .filter(([key]) => key > after)
+          .slice(0, limit)
+          .map(([key, terms]) => ({ key, terms, meta: { n: key } })),
+      languages: async () => ["en"],
+    });
+    for (let key = 1; key <= 12_000; key++) rows.set(key, key % 2 ? "alpha beta" : "gamma");
+    generation = 1;
+    await index.refresh();
+    expect(index.size).toBe(12_000);
+    generation = 2;
+    for (let key = 1; key <= 11_000; key++) {
+      rows.delete(key);
+      removed.push({ key, generation: 2 });
+    }
+    await index.refresh();
+    expect(index.size).toBe(1_000);
+    // 11,000 removed passages outnumber the live ones: the index was rebuilt without them.
+    expect(index.dead).toBe(0);
+    const hits = index.search(new Map([["alpha", 1]]), { limit: 5000 });
+    expect(hits.every((hit) => hit.key > 11_000)).toBe(true);
+    expect(hits).toHaveLength(500);
+    expect(index.meta(11_001)).toEqual({ n: 11_001 });
+  });
+});

@@ -65,6 +65,8 @@ export interface LexicalIndex {
   has(key: number): boolean;
   search(query: ReadonlyMap<string, number>, options: LexicalSearchOptions): LexicalHit[];
   readonly size: number;
+  /** Removed passages whose postings are still in memory (reclaimed only by rebuilding the index). */
+  readonly dead: number;
 }
 
 export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAMS): LexicalIndex {
@@ -282,6 +284,9 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
   return {
     get size() {
       return liveCount;
+    },
+    get dead() {
+      return slots - liveCount;
     },
     has: (key) => slotOf.has(key),
     add(key, terms) {

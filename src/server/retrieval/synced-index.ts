@@ -25,13 +25,15 @@ export interface SyncedIndex<Meta> {
   meta(key: number): Meta | undefined;
   languages(): Language[];
   readonly size: number;
+  /** Removed passages still holding memory until the next rebuild. */
+  readonly dead: number;
 }
 
 const PAGE = 20_000;
 
 export function createSyncedIndex<Meta>(feed: IndexFeed<Meta>): SyncedIndex<Meta> {
   let index: LexicalIndex = createLexicalIndex();
-  const metas = new Map<number, Meta>();
+  let metas = new Map<number, Meta>();
   let generation = -1;
   let maxKey = 0;
   let languages: Language[] = ["en", "pt"];
@@ -45,20 +47,25 @@ export function createSyncedIndex<Meta>(feed: IndexFeed<Meta>): SyncedIndex<Meta
         index.remove(key);
         metas.delete(key);
       }
-    } else {
-      index = createLexicalIndex();
-      metas.clear();
-      maxKey = 0;
     }
+    // Removed passages keep their postings until a rebuild: rebuild once they outnumber the live ones.
+    // A rebuild fills a fresh index and swaps it in at the end, so searches meanwhile see the old one.
+    const rebuild = generation < 0 || index.dead > Math.max(10_000, index.size);
+    const target = rebuild ? createLexicalIndex() : index;
+    const targetMetas = rebuild ? new Map<number, Meta>() : metas;
+    let after = rebuild ? 0 : maxKey;
     for (;;) {
-      const rows = await feed.addedAfter(maxKey, PAGE);
+      const rows = await feed.addedAfter(after, PAGE);
       for (const row of rows) {
-        index.add(row.key, row.terms.length > 0 ? row.terms.split(" ") : []);
-        metas.set(row.key, row.meta);
-        maxKey = row.key;
+        target.add(row.key, row.terms.length > 0 ? row.terms.split(" ") : []);
+        targetMetas.set(row.key, row.meta);
+        after = row.key;
       }
       if (rows.length < PAGE) break;
     }
+    index = target;
+    metas = targetMetas;
+    maxKey = after;
     const present = await feed.languages();
     languages = present.length > 0 ? present : ["en", "pt"];
     generation = current;
@@ -67,6 +74,9 @@ export function createSyncedIndex<Meta>(feed: IndexFeed<Meta>): SyncedIndex<Meta
   return {
     get size() {
       return index.size;
+    },
+    get dead() {
+      return index.dead;
     },
     refresh() {
       refreshing ??= load().finally(() => {
