@@ -201,6 +201,25 @@ describe("ivoai server init", () => {
       protocol_version: 1,
       public_base_url: "https://ai.example.com",
     });
+
+    // A client does not trust a certificate outside the Web PKI: discovery refuses it, and no code is spent.
+    const xdg = await fresh();
+    const refused = await runIvoai(
+      [
+        "connect",
+        "server",
+        "add",
+        "selfsigned",
+        "--url",
+        `https://127.0.0.1:${port}`,
+        "--purpose",
+        "x",
+        "--code-stdin",
+      ],
+      { env: { XDG_CONFIG_HOME: xdg, HOME: xdg }, input: "ivoai_enr_unused\n" },
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/TLS certificate not valid/);
   });
 
   it("reports not ready (503) when the enrollment state is corrupt", async () => {
