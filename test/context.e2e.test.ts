@@ -1,5 +1,5 @@
 // The context service as users meet it: CLI connectors and ingest, the MCP endpoint with the official client.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -208,6 +208,49 @@ describe("context service end to end", () => {
     expect(
       ((await admin.json()) as { connectors: { name: string; documents: number }[] }).connectors,
     ).toEqual([expect.objectContaining({ name: "docs", documents: 3 })]);
+  });
+});
+
+describe("ingest progress", () => {
+  it("shows a progress line on a terminal and none when piped", async () => {
+    const source = await tempDir("ivoai-docs-");
+    const made = await tempDir();
+    try {
+      await writeTree(
+        source.dir,
+        Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`d${i}.md`, `# Doc ${i}\n\nbody ${i}`])),
+      );
+      await initRoot(made.dir);
+      await runIvoai([
+        "server",
+        "connector",
+        "add",
+        "docs",
+        "--type",
+        "filesystem",
+        "--path",
+        source.dir,
+        "--root",
+        made.dir,
+      ]);
+      // `script` gives the command a pseudo-terminal, as a person's shell would.
+      const tty = spawnSync(
+        "script",
+        ["-qec", `${process.execPath} ${BIN} server ingest --root ${made.dir}`, "/dev/null"],
+        {
+          encoding: "utf8",
+          env: { ...process.env, COLUMNS: "120" },
+        },
+      );
+      expect(tty.status).toBe(0);
+      expect(tty.stdout).toMatch(new RegExp(`\r${String.fromCharCode(27)}\\[2Kingest docs: \\d+ files`));
+      expect(tty.stdout).toContain("docs: 400 added");
+      const piped = await runIvoai(["server", "ingest", "--root", made.dir]);
+      expect(piped.stderr).toBe("");
+      expect(piped.stdout).toContain("400 unchanged");
+    } finally {
+      await Promise.all([source.cleanup(), made.cleanup()]);
+    }
   });
 });
 

@@ -17,7 +17,8 @@ export function createProgress(
       const now = Date.now();
       if (now - last < 100) return;
       last = now;
-      const width = Math.max(20, (stream.columns ?? 80) - 1);
+      // A pseudo-terminal may report 0 columns: assume 80 then.
+      const width = Math.max(20, (stream.columns || 80) - 1);
       stream.write(`\r\x1b[2K${text.length > width ? `${text.slice(0, width - 1)}…` : text}`);
       shown = true;
     },
