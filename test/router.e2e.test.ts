@@ -334,6 +334,12 @@ describe("multi-server knowledge (seed 001)", () => {
       );
     });
 
+    it("refuses a server whose discovery points an endpoint at another origin", async () => {
+      const { result } = await connectFake("escaping", "escaping-endpoint");
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/advertises context_mcp_endpoint outside its own origin/);
+    });
+
     it("reports corrupt, redirecting and oversized sources as failed while healthy ones answer", async () => {
       for (const [alias, mode] of [
         ["corrupt", "corrupt"],

@@ -244,6 +244,40 @@ describe("Web MCP with OAuth 2.1", () => {
     const wrongCode = await consent(authorizeUrl(client_id, challenge), "ivoai_act_wrong");
     expect(wrongCode.status).toBe(400);
     expect(await wrongCode.text()).toContain("activation code is not valid");
+    // Every page refuses framing, and no form-action rule blocks the redirect that follows the form.
+    expect(wrongCode.headers.get("x-frame-options")).toBe("DENY");
+    const page = await fetch(authorizeUrl(client_id, challenge));
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("content-security-policy")).not.toContain("form-action");
+  });
+
+  it("does not let a wrong verifier burn a code, nor a bad scope burn a refresh token", async () => {
+    const { client_id } = (await (await register()).json()) as { client_id: string };
+    const { verifier, challenge } = pkce();
+    const answer = await consent(authorizeUrl(client_id, challenge), await activation());
+    const code = new URL(answer.headers.get("location") as string).searchParams.get("code") as string;
+    secrets.push(code);
+    const base = { grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id };
+    expect((await token({ ...base, code_verifier: pkce().verifier })).status).toBe(400);
+    const good = await token({ ...base, code_verifier: verifier });
+    expect(good.status).toBe(200);
+    const tokens = (await good.json()) as { access_token: string; refresh_token: string };
+    secrets.push(tokens.access_token, tokens.refresh_token);
+    const wider = await token({
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      client_id,
+      scope: "memory:delete",
+    });
+    expect(((await wider.json()) as { error: string }).error).toBe("invalid_scope");
+    const refreshed = await token({
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      client_id,
+    });
+    expect(refreshed.status).toBe(200);
+    const next = (await refreshed.json()) as { access_token: string; refresh_token: string };
+    secrets.push(next.access_token, next.refresh_token);
   });
 
   it("issues single-use codes, rotates refresh tokens and revokes families on reuse", async () => {

@@ -6,6 +6,23 @@ import { z } from "zod";
 import { IvoaiError } from "../shared/errors.js";
 import { LEGACY_SERVER_ID } from "./secrets.js";
 
+/** An absolute path on the server's own origin: never "//host", "@host" or a scheme that would move it. */
+export const endpointPath = z
+  .string()
+  .regex(/^\/(?!\/)[A-Za-z0-9._~/-]*$/, "must be a path on the server's own origin");
+
+/** The full URL of a profile's endpoint, checked to stay on the profile's origin (its credential goes there). */
+export function endpointUrl(
+  profile: { url: string; endpoints: Record<string, string> },
+  name: string,
+): string {
+  const full = `${profile.url}${profile.endpoints[name] ?? ""}`;
+  if (!endpointPath.safeParse(profile.endpoints[name]).success || new URL(full).origin !== profile.url) {
+    throw new IvoaiError("CONFIG_INVALID", `endpoint ${name} of ${profile.url} leaves its origin`);
+  }
+  return full;
+}
+
 export const serverProfileSchema = z.object({
   alias: z.string(),
   url: z.string(),
@@ -19,9 +36,9 @@ export const serverProfileSchema = z.object({
   added_at: z.string().optional(),
   endpoints: z
     .object({
-      context: z.string().default("/v1/mcp/context"),
-      memory: z.string().default("/v1/memory/mcp"),
-      hooks: z.string().default("/v1/memory"),
+      context: endpointPath.default("/v1/mcp/context"),
+      memory: endpointPath.default("/v1/memory/mcp"),
+      hooks: endpointPath.default("/v1/memory"),
     })
     .prefault({}),
   features: z.record(z.string(), z.boolean()).default({}),

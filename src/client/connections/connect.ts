@@ -2,7 +2,7 @@
 // enrollment, persistence of the credential and profile, and only then the context/memory probes.
 import { hostname } from "node:os";
 import { z } from "zod";
-import type { ServerProfile } from "../../config/client-config.js";
+import { endpointPath, endpointUrl, type ServerProfile } from "../../config/client-config.js";
 import { type DiscoveryDocument, discoveryDocumentSchema, ENDPOINTS } from "../../protocol/discovery.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { safeFetch } from "../../shared/safe-fetch.js";
@@ -64,6 +64,17 @@ export async function discover(serverUrl: string, timeoutMs = TIMEOUT_MS): Promi
     throw new IvoaiError("NETWORK", `${origin} is not an ivoai server (discovery answered ${status})`);
   const parsed = discoveryDocumentSchema.safeParse(body);
   if (!parsed.success) throw new IvoaiError("NETWORK", `${origin} sent a malformed discovery document`);
+  for (const name of [
+    "enrollment_endpoint",
+    "context_mcp_endpoint",
+    "memory_mcp_endpoint",
+    "memory_hooks_endpoint",
+    "ready_endpoint",
+  ] as const) {
+    if (!endpointPath.safeParse(parsed.data[name]).success) {
+      throw new IvoaiError("NETWORK", `${origin} advertises ${name} outside its own origin`);
+    }
+  }
   if (parsed.data.protocol_version !== 1) {
     throw new IvoaiError(
       "CONFLICT",
@@ -179,14 +190,11 @@ export async function addServer(
 /** Lists the tools of the context and memory endpoints the server advertises; failures become warnings. */
 export async function probe(profile: ServerProfile, token: string): Promise<string[]> {
   const warnings: string[] = [];
-  for (const [name, path, feature] of [
-    ["context", profile.endpoints.context, "context"],
-    ["memory", profile.endpoints.memory, "memory"],
-  ] as const) {
-    if (profile.features[feature] === false) continue;
+  for (const name of ["context", "memory"] as const) {
+    if (profile.features[name] === false) continue;
     try {
       const client = await connectMcp({
-        url: `${profile.url}${path}`,
+        url: endpointUrl(profile, name),
         token,
         timeoutMs: 5_000,
         maxResponseBytes: DISCOVERY_LIMIT,

@@ -11,6 +11,7 @@ import {
   ListToolsRequestSchema,
   type ListToolsResult,
 } from "@modelcontextprotocol/sdk/types.js";
+import { endpointUrl } from "../../config/client-config.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { failureStatus, federate, provenanceOf, type SourceOutcome } from "./federation.js";
 import { forward } from "./forward.js";
@@ -256,13 +257,14 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       const all = groupsFor(endpoint).flatMap((group) => group.members);
       if (all.length === 1) {
         const source = all[0] as Source;
-        return passThrough(
-          source,
-          `${source.profile.url}${source.profile.endpoints[endpoint]}`,
-          req,
-          body,
-          res,
-        );
+        if (req.method === "GET") {
+          // Pass-through buffers whole answers, so it offers no standalone SSE stream (allowed by the spec).
+          return sendJson(res, 405, {
+            error: "method_not_allowed",
+            message: "no server-initiated stream here",
+          });
+        }
+        return passThrough(source, endpointUrl(source.profile, endpoint), req, body, res);
       }
       const request = new Request(`http://127.0.0.1${req.url}`, {
         method: req.method ?? "POST",
@@ -290,7 +292,7 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       const primary = (groups[0] as SourceGroup).members[0] as Source;
       try {
         const response = await forward({
-          url: `${primary.profile.url}${primary.profile.endpoints.hooks}`,
+          url: endpointUrl(primary.profile, "hooks"),
           method: "POST",
           headers: {
             ...headers,

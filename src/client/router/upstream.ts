@@ -1,6 +1,7 @@
 // One persistent MCP client per source and endpoint, with a per-call deadline and a circuit breaker.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/sdk/types.js";
+import { endpointUrl } from "../../config/client-config.js";
 import { connectMcp } from "../connections/mcp-client.js";
 import type { Source } from "./selection.js";
 
@@ -44,7 +45,7 @@ export function createUpstreamPool(limits: UpstreamLimits, headers: Record<strin
     let client = clients.get(key);
     if (!client) {
       client = connectMcp({
-        url: `${source.profile.url}${source.profile.endpoints[endpoint]}`,
+        url: endpointUrl(source.profile, endpoint),
         token: source.token,
         timeoutMs: limits.deadlineMs,
         maxResponseBytes: limits.maxResponseBytes,

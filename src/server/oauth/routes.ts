@@ -2,11 +2,12 @@
 // (RFC 7591), authorization code + PKCE S256 with resource indicators (RFC 8707) and iss (RFC 9207), refresh
 // rotation with family revocation on reuse, revocation (RFC 7009), and a consent page gated by an activation code.
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { Logger } from "../../shared/logger.js";
 import { newId, newSecret, sha256Hex } from "../../shared/tokens.js";
-import type { GatewayEnv } from "../http/env.js";
+import { createRateLimiter } from "../enrollment/rate-limit.js";
+import { type GatewayEnv, remoteAddress } from "../http/env.js";
 import { consentPage, errorPage } from "./consent-page.js";
 import type { OAuthStore } from "./store.js";
 import {
@@ -47,6 +48,26 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
   const now = deps.now ?? (() => new Date());
   const app = new Hono<GatewayEnv>();
   const { store } = deps;
+  // Every page refuses framing. No form-action directive: browsers apply it to the redirect that follows
+  // the form post, which would stop the code on its way back to the client.
+  const html = (body: string, status: 200 | 400 = 200) =>
+    new Response(body, {
+      status,
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+        "x-frame-options": "DENY",
+        "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+      },
+    });
+  // Registration and authorization pages are open to anyone: bound per source so they cannot fill the disk.
+  const limiter = createRateLimiter({ perMinute: 60 });
+  const limited = (c: Context<GatewayEnv>) => {
+    const budget = limiter.hit(remoteAddress(c));
+    if (budget.allowed) return undefined;
+    c.header("Retry-After", String(budget.retryAfterSeconds));
+    return c.json(oauthError("slow_down", "too many requests; try again later"), 429);
+  };
   const oauthError = (error: string, description: string) => ({ error, error_description: description });
 
   app.get("/.well-known/oauth-protected-resource/mcp", (c) =>
@@ -72,6 +93,8 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
   });
 
   app.post("/oauth/register", async (c) => {
+    const tooMany = limited(c);
+    if (tooMany) return tooMany;
     let raw: unknown;
     try {
       raw = await c.req.json();
@@ -127,13 +150,16 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
   };
 
   app.get("/oauth/authorize", (c) => {
+    const tooMany = limited(c);
+    if (tooMany) return tooMany;
+    store.prune(now().toISOString());
     const q = c.req.query();
     const client = q.client_id ? store.getClient(q.client_id) : undefined;
     // Unknown client or a redirect it did not register: an error page, never a redirect.
     if (!client)
-      return c.html(errorPage("Unknown client. Register it first (dynamic client registration)."), 400);
+      return html(errorPage("Unknown client. Register it first (dynamic client registration)."), 400);
     if (!q.redirect_uri || !redirectMatches(client.redirect_uris, q.redirect_uri)) {
-      return c.html(errorPage("The redirect URI does not match one this client registered."), 400);
+      return html(errorPage("The redirect URI does not match one this client registered."), 400);
     }
     const back = (error: string, description: string) =>
       c.redirect(
@@ -163,12 +189,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
       csrf_sha256: sha256Hex(csrf),
       expires_at: new Date(now().getTime() + PENDING_TTL_MS).toISOString(),
     });
-    c.header("X-Frame-Options", "DENY");
-    c.header(
-      "Content-Security-Policy",
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-    );
-    return c.html(
+    return html(
       consentPage({
         requestId,
         csrf,
@@ -185,13 +206,10 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     const at = now().toISOString();
     const pending = store.takePending(field("request_id"), at);
     if (!pending)
-      return c.html(
-        errorPage("This authorization request expired or was already answered. Start again."),
-        400,
-      );
+      return html(errorPage("This authorization request expired or was already answered. Start again."), 400);
     const csrf = Buffer.from(sha256Hex(field("csrf_token")), "hex");
     if (!timingSafeEqual(csrf, Buffer.from(pending.csrf_sha256, "hex"))) {
-      return c.html(errorPage("The form could not be verified (CSRF). Start again."), 400);
+      return html(errorPage("The form could not be verified (CSRF). Start again."), 400);
     }
     if (field("decision") !== "allow") {
       return c.redirect(
@@ -209,7 +227,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
       const retry = { ...pending, id: newId("ar_"), csrf_sha256: sha256Hex(retryCsrf) };
       store.addPending(retry);
       const client = store.getClient(pending.client_id);
-      return c.html(
+      return html(
         consentPage({
           requestId: retry.id,
           csrf: retryCsrf,
@@ -290,19 +308,22 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     const grant = field("grant_type");
     if (grant === "authorization_code") {
       const code = field("code") ?? "";
-      const record = store.useCode(code, at);
-      if (!record || record.client_id !== client.client_id)
+      const record = store.peekCode(code);
+      if (!record || record.client_id !== client.client_id) {
         return c.json(oauthError("invalid_grant", "invalid authorization code"), 400);
-      if (record.used_at) {
+      }
+      const replayed = () => {
         // A replayed code: refuse it and revoke everything issued from it (OAuth 2.1 §4.1.2).
         store.revokeFromCode(sha256Hex(code), at);
         deps.logger.warn("oauth code replayed; issued tokens revoked", { client_id: client.client_id });
         return c.json(oauthError("invalid_grant", "authorization code already used"), 400);
-      }
+      };
+      if (record.used_at) return replayed();
       if (record.expires_at <= at)
         return c.json(oauthError("invalid_grant", "authorization code expired"), 400);
-      if (field("redirect_uri") !== record.redirect_uri)
+      if (field("redirect_uri") !== record.redirect_uri) {
         return c.json(oauthError("invalid_grant", "redirect_uri does not match"), 400);
+      }
       if (!verifyPkce(field("code_verifier") ?? "", record.code_challenge)) {
         return c.json(oauthError("invalid_grant", "PKCE verification failed"), 400);
       }
@@ -310,6 +331,8 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
       if (resource !== undefined && !sameResource(resource, record.resource)) {
         return c.json(oauthError("invalid_target", "resource does not match the authorization"), 400);
       }
+      // Spent only once everything matched, so a leaked code cannot be burnt by someone without the verifier.
+      if (!store.spendCode(code, at)) return replayed();
       return c.json(
         issueTokens({
           client_id: client.client_id,
@@ -328,17 +351,17 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
       }
       if (record.revoked_at || record.expires_at <= at)
         return c.json(oauthError("invalid_grant", "refresh token expired or revoked"), 400);
-      if (!store.useRefreshToken(token, at)) {
-        // Reuse of a rotated refresh token: the whole family is revoked.
-        store.revokeFamily(record.family, at);
-        deps.logger.warn("oauth refresh token reused; family revoked", { client_id: client.client_id });
-        return c.json(oauthError("invalid_grant", "refresh token already used"), 400);
-      }
       const requested = field("scope")
         ? parseScopes(field("scope"))
         : { ok: true as const, value: record.scopes };
       if (!requested.ok || requested.value.some((scope) => !record.scopes.includes(scope))) {
         return c.json(oauthError("invalid_scope", "a refresh cannot widen the scopes"), 400);
+      }
+      if (!store.useRefreshToken(token, at)) {
+        // Reuse of a rotated refresh token: the whole family is revoked.
+        store.revokeFamily(record.family, at);
+        deps.logger.warn("oauth refresh token reused; family revoked", { client_id: client.client_id });
+        return c.json(oauthError("invalid_grant", "refresh token already used"), 400);
       }
       return c.json(
         issueTokens({

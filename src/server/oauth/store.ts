@@ -57,8 +57,12 @@ export interface OAuthStore {
   addPending(request: PendingAuthorization): void;
   takePending(id: string, now: string): PendingAuthorization | undefined;
   addCode(code: AuthorizationCode): void;
-  /** Marks a code used; returns it with the state it had before (so a replay is recognised). */
-  useCode(code: string, now: string): AuthorizationCode | undefined;
+  /** The code as stored (used_at set when it was already spent). */
+  peekCode(code: string): AuthorizationCode | undefined;
+  /** Spends a code exactly once; false when it was already spent. */
+  spendCode(code: string, now: string): boolean;
+  /** Drops expired pending requests, and codes and tokens that ended more than a day ago. */
+  prune(now: string): void;
   addToken(token: TokenRecord): void;
   getToken(token: string): TokenRecord | undefined;
   /** Marks a refresh token used, exactly once; false when it already was. */
@@ -91,15 +95,6 @@ export function openOAuthStore(file: string): OAuthStore {
   const toToken = (row: Record<string, unknown>): TokenRecord => ({
     ...(row as unknown as TokenRecord),
     scopes: JSON.parse(String(row.scopes)) as string[],
-  });
-  const useCode = db.transaction((code: string, now: string) => {
-    const hash = sha256Hex(code);
-    const row = db.prepare("SELECT body, used_at FROM codes WHERE code_sha256 = ?").get(hash) as
-      | { body: string; used_at: string | null }
-      | undefined;
-    if (!row) return undefined;
-    if (!row.used_at) db.prepare("UPDATE codes SET used_at = ? WHERE code_sha256 = ?").run(now, hash);
-    return { ...(JSON.parse(row.body) as AuthorizationCode), used_at: row.used_at };
   });
   return {
     addClient(client) {
@@ -156,7 +151,26 @@ export function openOAuthStore(file: string): OAuthStore {
         JSON.stringify(code),
       );
     },
-    useCode: (code, now) => useCode(code, now),
+    peekCode(code) {
+      const row = db.prepare("SELECT body, used_at FROM codes WHERE code_sha256 = ?").get(sha256Hex(code)) as
+        | { body: string; used_at: string | null }
+        | undefined;
+      return row ? { ...(JSON.parse(row.body) as AuthorizationCode), used_at: row.used_at } : undefined;
+    },
+    spendCode(code, now) {
+      return (
+        db
+          .prepare("UPDATE codes SET used_at = ? WHERE code_sha256 = ? AND used_at IS NULL")
+          .run(now, sha256Hex(code)).changes === 1
+      );
+    },
+    prune(now) {
+      const dayAgo = new Date(Date.parse(now) - 86_400_000).toISOString();
+      db.prepare("DELETE FROM pending WHERE expires_at < ?").run(now);
+      db.prepare("DELETE FROM codes WHERE json_extract(body, '$.expires_at') < ?").run(dayAgo);
+      db.prepare("DELETE FROM tokens WHERE expires_at < ?").run(dayAgo);
+      db.prepare("DELETE FROM activation_codes WHERE expires_at < ?").run(dayAgo);
+    },
     addToken(token) {
       db.prepare(
         `INSERT INTO tokens (token_sha256, kind, family, client_id, scopes, resource, expires_at, revoked_at, used_at, code_sha256)
