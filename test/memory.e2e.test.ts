@@ -98,6 +98,11 @@ describe("memory end to end", () => {
       (found.data.results as { path: string; version: number }[]).map((r) => [r.path, r.version]),
     ).toEqual([["decisions/queue", 1]]);
     expect((await call(agent, "memory_approval_status", { approval_id: id })).data.status).toBe("applied");
+    // Another credential cannot read this request's status.
+    const other = await memoryClient(server.url, await credential(server, root), "sess-z");
+    const foreign = await other.callTool({ name: "memory_approval_status", arguments: { approval_id: id } });
+    expect(foreign.isError).toBe(true);
+    await other.close();
   });
 
   it("never lets an agent credential decide, and hides delete from credentials without memory:delete", async () => {

@@ -5,10 +5,11 @@ import { problem } from "./problem.js";
 
 export type JsonBodyResult<T> = { ok: true; value: T } | { ok: false; response: Response };
 
-/** The body limit itself is enforced by the body-limit middleware before this runs. */
+/** The global limit is enforced by the body-limit middleware before this runs; `maxBytes` narrows it per route. */
 export async function readJsonBody<S extends z.ZodType>(
   c: Context,
   schema: S,
+  maxBytes?: number,
 ): Promise<JsonBodyResult<z.infer<S>>> {
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(type)) {
@@ -17,9 +18,16 @@ export async function readJsonBody<S extends z.ZodType>(
       response: problem(c, 415, "unsupported_media_type", "send the body as application/json"),
     };
   }
+  const text = await c.req.text();
+  if (maxBytes !== undefined && Buffer.byteLength(text) > maxBytes) {
+    return {
+      ok: false,
+      response: problem(c, 413, "payload_too_large", `this endpoint accepts at most ${maxBytes} bytes`),
+    };
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(await c.req.text());
+    raw = JSON.parse(text);
   } catch {
     return { ok: false, response: problem(c, 400, "invalid_json", "the request body is not valid JSON") };
   }

@@ -47,7 +47,8 @@ export function createHookRoutes(deps: {
     }
     const store = deps.store();
     if (!store) return problem(c, 503, "memory_unavailable", "the memory service is unavailable");
-    const body = await readJsonBody(c, eventSchema);
+    // A chunked body has no Content-Length: its real size is checked once read.
+    const body = await readJsonBody(c, eventSchema, MAX_HOOK_BODY_BYTES);
     if (!body.ok) return body.response;
     const event = body.value;
     if (Buffer.byteLength(JSON.stringify(event.data ?? {})) > 16 * 1024) {

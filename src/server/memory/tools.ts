@@ -172,9 +172,12 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
       tier: "read",
       scope: "memory:read",
       input: { approval_id: z.string().min(1).max(64) },
-      async run(args) {
+      async run(args, context) {
         const approval = await gate.get(args.approval_id);
-        if (!approval) throw new IvoaiError("NOT_FOUND", `no approval with id ${args.approval_id}`);
+        // A caller sees its own requests only; someone else's id looks like an unknown one.
+        if (approval?.requester !== context.client.id) {
+          throw new IvoaiError("NOT_FOUND", `no approval with id ${args.approval_id}`);
+        }
         const data = {
           approval_id: approval.id,
           status: approval.status,
