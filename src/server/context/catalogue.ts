@@ -214,7 +214,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     return removed;
   });
 
-  const rowToDocument = (row: Record<string, unknown>): DocumentRecord => {
+  const documentFromRow = (row: Record<string, unknown>): DocumentRecord => {
     const { key: _key, ...rest } = row;
     return { ...(rest as unknown as DocumentRecord), metadata: JSON.parse(String(row.metadata)) };
   };
@@ -255,14 +255,14 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     },
     async getDocument(id) {
       const row = q.getDocument.get(id) as Record<string, unknown> | undefined;
-      return row ? { ...rowToDocument(row), body: bodyOf(Number(row.key)) } : undefined;
+      return row ? { ...documentFromRow(row), body: bodyOf(Number(row.key)) } : undefined;
     },
     async recentDocuments(limit, connector) {
       const rows = (connector ? q.recentOf.all(connector, limit) : q.recent.all(limit)) as Record<
         string,
         unknown
       >[];
-      return rows.map(rowToDocument);
+      return rows.map(documentFromRow);
     },
     async documentsByIds(ids) {
       const out = new Map<string, DocumentRecord>();
@@ -272,7 +272,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
           `SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents WHERE id IN (${ids.map(() => "?").join(",")})`,
         )
         .all(...ids) as Record<string, unknown>[];
-      for (const row of rows) out.set(String(row.id), rowToDocument(row));
+      for (const row of rows) out.set(String(row.id), documentFromRow(row));
       return out;
     },
     async chunksBySeq(seqs) {
