@@ -6,6 +6,7 @@ import { constants as osConstants } from "node:os";
 import path from "node:path";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { IvoaiError } from "../../shared/errors.js";
+import { withTimeout } from "../../shared/timeout.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
 import { resolveIdentity } from "../project.js";
 import { type RunningRouter, startRouter } from "../router/router.js";
@@ -195,18 +196,4 @@ function supervise(
       resolve({ code, signal });
     });
   });
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(message)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { endpointPath, endpointUrl, type ServerProfile } from "../../config/client-config.js";
 import { type DiscoveryDocument, discoveryDocumentSchema, ENDPOINTS } from "../../protocol/discovery.js";
 import { IvoaiError } from "../../shared/errors.js";
+import { isLoopbackHost } from "../../shared/loopback.js";
 import { safeFetch } from "../../shared/safe-fetch.js";
 import { newId } from "../../shared/tokens.js";
 import { connectMcp } from "./mcp-client.js";
@@ -28,8 +29,7 @@ export function normalizeServerUrl(text: string): string {
   } catch {
     throw new IvoaiError("USAGE", `invalid server URL '${text}'`);
   }
-  const loopback =
-    ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname) || url.hostname.startsWith("127.");
+  const loopback = isLoopbackHost(url.hostname);
   if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
     throw new IvoaiError("USAGE", "server URLs must use https (plain http only on loopback)");
   }

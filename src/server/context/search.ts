@@ -2,6 +2,7 @@
 // vector fusion, one best passage per document, and a snippet.
 
 import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval/analyzer.js";
+import { makeSnippet } from "../retrieval/snippet.js";
 import { createSyncedIndex } from "../retrieval/synced-index.js";
 import type { Catalogue, DocumentRecord } from "./catalogue.js";
 import type { VectorRetriever } from "./vectors.js";
@@ -109,24 +110,4 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
       return hits;
     },
   };
-}
-
-/** About 300 characters of the passage around the first query word it contains. */
-export function makeSnippet(text: string, queryWords: readonly string[], width = 300): string {
-  const folded = foldDiacritics(text.toLowerCase());
-  let at = -1;
-  for (const word of queryWords) {
-    const found = folded.indexOf(word);
-    if (found >= 0 && (at < 0 || found < at)) at = found;
-  }
-  let start = Math.max(0, at < 0 ? 0 : at - Math.floor(width / 3));
-  if (start > 0) {
-    const space = text.indexOf(" ", start);
-    if (space >= 0 && space - start < 30) start = space + 1;
-  }
-  const slice = text
-    .slice(start, start + width)
-    .replace(/\s+/g, " ")
-    .trim();
-  return `${start > 0 ? "… " : ""}${slice}${start + width < text.length ? " …" : ""}`;
 }

@@ -1,4 +1,5 @@
 // /ready: critical dependencies decide ready vs 503; a failing optional one makes the server ready_degraded.
+import { withTimeout } from "../../shared/timeout.js";
 
 export interface ReadinessCheck {
   name: string;
@@ -37,16 +38,4 @@ export async function evaluateReadiness(
 function describe(error: unknown): string {
   // Only the first line: readiness is public and must not leak paths of the host beyond what ops need.
   return (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "failed";
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,6 +1,9 @@
 // The seed's listener rules: plaintext only on loopback or behind a declared reverse proxy; otherwise TLS.
 import { BlockList, isIP } from "node:net";
 import { IvoaiError } from "../../shared/errors.js";
+import { isLoopbackHost } from "../../shared/loopback.js";
+
+export { isLoopbackHost };
 
 export interface ListenAddress {
   host: string;
@@ -28,13 +31,6 @@ export function parseListen(text: string): ListenAddress {
 
 export function formatListen(address: ListenAddress): string {
   return isIP(address.host) === 6 ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`;
-}
-
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
-  if (bare === "localhost" || bare === "::1") return true;
-  if (isIP(bare) === 4) return bare.startsWith("127.");
-  return bare.startsWith("::ffff:127.");
 }
 
 /** Decides how a listener may serve, or refuses it with the reason and the fix. */

@@ -1,7 +1,7 @@
 // memory_query: lexical hits in the caller's scopes, adjusted by feedback, fused with their graph neighbours.
 
-import { makeSnippet } from "../context/search.js";
 import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval/analyzer.js";
+import { makeSnippet } from "../retrieval/snippet.js";
 import { createSyncedIndex } from "../retrieval/synced-index.js";
 import type { MemoryStore, PageRecord } from "./store.js";
 
