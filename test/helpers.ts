@@ -115,14 +115,27 @@ export async function enroll(url: string, code: string): Promise<Response> {
   });
 }
 
-/** A server tree with one filesystem connector over `docs`, ingested; optionally started. */
+/** Registers `docs` as the filesystem connector "docs" of an initialised server tree (no ingest). */
+export async function addDocsConnector(root: string, docs: string): Promise<void> {
+  const result = await runIvoai([
+    "server",
+    "connector",
+    "add",
+    "docs",
+    "--type",
+    "filesystem",
+    "--path",
+    docs,
+    "--root",
+    root,
+  ]);
+  if (result.code !== 0) throw new Error(`connector add failed: ${result.stderr}`);
+}
+
+/** A server tree with one filesystem connector over `docs`, ingested. */
 export async function initWithDocs(root: string, docs: string): Promise<void> {
   await initRoot(root);
-  for (const args of [
-    ["server", "connector", "add", "docs", "--type", "filesystem", "--path", docs, "--root", root],
-    ["server", "ingest", "--root", root],
-  ]) {
-    const result = await runIvoai(args);
-    if (result.code !== 0) throw new Error(`ivoai ${args.join(" ")} failed: ${result.stderr}`);
-  }
+  await addDocsConnector(root, docs);
+  const result = await runIvoai(["server", "ingest", "--root", root]);
+  if (result.code !== 0) throw new Error(`ingest failed: ${result.stderr}`);
 }

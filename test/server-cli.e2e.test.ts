@@ -7,6 +7,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
 
 const modeOf = async (file: string) => (await lstat(file)).mode & 0o777;
+/** `ivoai server init` for a public https origin, plus any extra arguments. */
+const init = (root: string, ...extra: string[]) =>
+  runIvoai(["server", "init", "--root", root, "--public-url", "https://ai.example.com", ...extra]);
 
 describe("ivoai server init", () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -23,15 +26,7 @@ describe("ivoai server init", () => {
 
   it("creates the seed's tree with private secrets and is idempotent", async () => {
     const root = await fresh();
-    const first = await runIvoai([
-      "server",
-      "init",
-      "--root",
-      root,
-      "--public-url",
-      "https://ai.example.com",
-      "--json",
-    ]);
+    const first = await init(root, "--json");
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ config_written: true, listener: "loopback" });
     expect(await modeOf(path.join(root, "etc/ivoai/secrets"))).toBe(0o700);
@@ -63,14 +58,7 @@ describe("ivoai server init", () => {
     const elsewhere = await fresh();
     await mkdir(path.join(root, "etc"));
     await symlink(elsewhere, path.join(root, "etc/ivoai"));
-    const result = await runIvoai([
-      "server",
-      "init",
-      "--root",
-      root,
-      "--public-url",
-      "https://ai.example.com",
-    ]);
+    const result = await init(root);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^ivoai: refusing .*etc\/ivoai: it is a symbolic link\n$/);
     expect(execFileSync("ls", ["-A", elsewhere], { encoding: "utf8" })).toBe("");
@@ -80,30 +68,14 @@ describe("ivoai server init", () => {
     const root = await fresh();
     await mkdir(path.join(root, "etc/ivoai"), { recursive: true });
     await chown(path.join(root, "etc/ivoai"), 4242, 4242);
-    const result = await runIvoai([
-      "server",
-      "init",
-      "--root",
-      root,
-      "--public-url",
-      "https://ai.example.com",
-    ]);
+    const result = await init(root);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("owned by uid 4242");
   });
 
   it("refuses a plaintext listener off loopback, and bad flags with exit 2", async () => {
     const root = await fresh();
-    const open = await runIvoai([
-      "server",
-      "init",
-      "--root",
-      root,
-      "--public-url",
-      "https://ai.example.com",
-      "--listen",
-      "0.0.0.0:8443",
-    ]);
+    const open = await init(root, "--listen", "0.0.0.0:8443");
     expect(open.code).toBe(1);
     expect(open.stderr).toContain("refusing plaintext listener on 0.0.0.0:8443");
     const http = await runIvoai(["server", "init", "--root", root, "--public-url", "http://ai.example.com"]);
@@ -166,21 +138,8 @@ describe("ivoai server init", () => {
       ],
       { stdio: "ignore" },
     );
-    const init = await runIvoai([
-      "server",
-      "init",
-      "--root",
-      root,
-      "--public-url",
-      "https://ai.example.com",
-      "--listen",
-      "0.0.0.0:0",
-      "--tls-cert",
-      cert,
-      "--tls-key",
-      key,
-    ]);
-    expect(init.code).toBe(0);
+    const withTls = await init(root, "--listen", "0.0.0.0:0", "--tls-cert", cert, "--tls-key", key);
+    expect(withTls.code).toBe(0);
     expect(await modeOf(path.join(root, "etc/ivoai/secrets/tls/key.pem"))).toBe(0o600);
     expect(await modeOf(path.join(root, "etc/ivoai/secrets/tls/cert.pem"))).toBe(0o600);
     const server = await startServer(root);
