@@ -21,7 +21,7 @@ import { type GatewayEnv, remoteAddress } from "./http/env.js";
 import type { ListenerMode } from "./http/listener-policy.js";
 import { problem } from "./http/problem.js";
 import { reverseProxyGuard } from "./http/reverse-proxy.js";
-import { createMcpEndpoint, type McpEndpoint } from "./mcp/endpoint.js";
+import { createMcpEndpoint } from "./mcp/endpoint.js";
 import { createHookRoutes } from "./memory/hooks-routes.js";
 import type { MemoryService } from "./memory/service.js";
 import { MEMORY_INSTRUCTIONS } from "./memory/tools.js";
@@ -40,8 +40,8 @@ export interface GatewayAppDeps {
   readiness: readonly ReadinessCheck[];
   /** The context service, when this process serves it. */
   context?: ContextService;
-  /** The memory service; undefined when it could not be opened (the server then runs degraded). */
-  memory?: () => MemoryService | undefined;
+  /** The memory service; null when it could not be opened (memory routes answer 503, the server runs degraded). */
+  memory?: MemoryService | null;
   /** Where tool calls and decisions are recorded. */
   audit?: AuditLog;
   /** OAuth state; with it the gateway serves Web MCP (/mcp) and its authorization server. */
@@ -154,33 +154,25 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     app.all(ENDPOINTS.contextMcp, requireScope("context:read"), (c) => endpoint(c.req.raw, c.get("client")));
   }
 
-  if (deps.memory) {
-    const memory = deps.memory;
-    let endpoint: { service: MemoryService; handle: McpEndpoint } | undefined;
-    // Built on first use from whatever service is current, so a memory store that opens late is served.
-    const memoryEndpoint = (service: MemoryService) => {
-      if (endpoint?.service !== service) {
-        endpoint = {
-          service,
-          handle: createMcpEndpoint({
-            name: "ivoai-memory",
-            instructions: MEMORY_INSTRUCTIONS,
-            tools: service.tools,
-            gate: service.gate,
-            logger: deps.logger,
-            ...(deps.audit ? { audit: deps.audit } : {}),
-          }),
-        };
-      }
-      return endpoint.handle;
-    };
-    app.all(ENDPOINTS.memoryMcp, (c) => {
-      const service = memory();
-      if (!service) return problem(c, 503, "memory_unavailable", "the memory service is unavailable");
-      return memoryEndpoint(service)(c.req.raw, c.get("client"));
-    });
-    app.route(ENDPOINTS.memoryHooks, createHookRoutes({ store: () => memory()?.store }));
-    app.route("/v1/approvals", createApprovalRoutes({ gate: () => memory()?.gate }));
+  if (deps.memory !== undefined) {
+    const memory = deps.memory ?? undefined;
+    const endpoint =
+      memory &&
+      createMcpEndpoint({
+        name: "ivoai-memory",
+        instructions: MEMORY_INSTRUCTIONS,
+        tools: memory.tools,
+        gate: memory.gate,
+        logger: deps.logger,
+        ...(deps.audit ? { audit: deps.audit } : {}),
+      });
+    app.all(ENDPOINTS.memoryMcp, (c) =>
+      endpoint
+        ? endpoint(c.req.raw, c.get("client"))
+        : problem(c, 503, "memory_unavailable", "the memory service is unavailable"),
+    );
+    app.route(ENDPOINTS.memoryHooks, createHookRoutes({ store: memory?.store }));
+    app.route("/v1/approvals", createApprovalRoutes({ gate: memory?.gate }));
   }
 
   if (deps.oauth) {
@@ -191,7 +183,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
         store: deps.oauth,
         issuer: deps.publicUrl,
         ...(deps.context ? { context: deps.context } : {}),
-        memory: deps.memory ?? (() => undefined),
+        ...(deps.memory ? { memory: deps.memory } : {}),
         ...(deps.audit ? { audit: deps.audit } : {}),
         logger: deps.logger,
       }),

@@ -93,7 +93,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     listenerMode: mode,
     publicUrl,
     context,
-    memory: () => memory,
+    memory: memory ?? null,
     audit,
     oauth,
     readiness: [

@@ -65,19 +65,3 @@ export function toReplacement(
     })),
   };
 }
-
-/** Both steps at once, for callers on one thread. */
-export function prepareDocument(
-  doc: CanonicalDocument,
-  fingerprint: string,
-  ingestedAt: string,
-  bytes: number,
-): DocumentReplacement {
-  return toReplacement(
-    doc,
-    planChunks({ id: doc.id, title: doc.title, text: doc.text }),
-    fingerprint,
-    ingestedAt,
-    bytes,
-  );
-}

@@ -34,7 +34,8 @@ const querySchema = z.object({
 });
 
 export function createHookRoutes(deps: {
-  store: () => MemoryStore | undefined;
+  /** Undefined when the memory store could not be opened: the routes answer 503. */
+  store: MemoryStore | undefined;
   now?: () => Date;
 }): Hono<GatewayEnv> {
   const now = deps.now ?? (() => new Date());
@@ -45,7 +46,7 @@ export function createHookRoutes(deps: {
     if (length > MAX_HOOK_BODY_BYTES) {
       return problem(c, 413, "payload_too_large", `hook events are limited to ${MAX_HOOK_BODY_BYTES} bytes`);
     }
-    const store = deps.store();
+    const { store } = deps;
     if (!store) return problem(c, 503, "memory_unavailable", "the memory service is unavailable");
     // A chunked body has no Content-Length: its real size is checked once read.
     const body = await readJsonBody(c, eventSchema, MAX_HOOK_BODY_BYTES);
@@ -69,7 +70,7 @@ export function createHookRoutes(deps: {
   });
 
   app.get("/events", requireScope("memory:read"), async (c) => {
-    const store = deps.store();
+    const { store } = deps;
     if (!store) return problem(c, 503, "memory_unavailable", "the memory service is unavailable");
     const parsed = querySchema.safeParse(c.req.query());
     if (!parsed.success)

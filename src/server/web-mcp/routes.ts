@@ -8,7 +8,7 @@ import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { GatewayEnv } from "../http/env.js";
 import { isLoopbackHost } from "../http/listener-policy.js";
 import { problem } from "../http/problem.js";
-import { createMcpEndpoint, type McpEndpoint } from "../mcp/endpoint.js";
+import { createMcpEndpoint } from "../mcp/endpoint.js";
 import type { MemoryService } from "../memory/service.js";
 import { mcpResource } from "../oauth/routes.js";
 import type { OAuthStore } from "../oauth/store.js";
@@ -41,7 +41,7 @@ export interface WebMcpDeps {
   store: OAuthStore;
   issuer: () => string;
   context?: ContextService;
-  memory: () => MemoryService | undefined;
+  memory?: MemoryService;
   audit?: AuditLog;
   logger: Logger;
   now?: () => Date;
@@ -50,29 +50,19 @@ export interface WebMcpDeps {
 export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
   const now = deps.now ?? (() => new Date());
   const app = new Hono<GatewayEnv>();
-  let built: { memory: MemoryService | undefined; endpoint: McpEndpoint } | undefined;
-  const endpoint = () => {
-    const memory = deps.memory();
-    if (!built || built.memory !== memory) {
-      const tools = [...(deps.context?.tools ?? []), ...(memory?.tools ?? [])].filter((tool) =>
-        WEB_TOOLS.has(tool.name),
-      );
-      built = {
-        memory,
-        endpoint: createMcpEndpoint({
-          name: "ivoai",
-          instructions: WEB_INSTRUCTIONS,
-          tools,
-          logger: deps.logger,
-          extend: registerSkills,
-          capabilities: { resources: {}, experimental: { skills: {} } },
-          ...(memory ? { gate: memory.gate } : {}),
-          ...(deps.audit ? { audit: deps.audit } : {}),
-        }),
-      };
-    }
-    return built.endpoint;
-  };
+  const tools = [...(deps.context?.tools ?? []), ...(deps.memory?.tools ?? [])].filter((tool) =>
+    WEB_TOOLS.has(tool.name),
+  );
+  const endpoint = createMcpEndpoint({
+    name: "ivoai",
+    instructions: WEB_INSTRUCTIONS,
+    tools,
+    logger: deps.logger,
+    extend: registerSkills,
+    capabilities: { resources: {}, experimental: { skills: {} } },
+    ...(deps.memory ? { gate: deps.memory.gate } : {}),
+    ...(deps.audit ? { audit: deps.audit } : {}),
+  });
 
   app.all("/mcp", async (c) => {
     // DNS-rebinding protection (MCP Streamable HTTP): a browser page from another origin is refused.
@@ -119,7 +109,7 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
     };
     // The incoming token is not forwarded anywhere: tools run in process with the client's scopes.
     const request = new Request(c.req.raw, { headers: withoutAuthorization(c.req.raw.headers) });
-    return endpoint()(request, client);
+    return endpoint(request, client);
   });
   return app;
 }
