@@ -22,21 +22,17 @@ export interface PageRecord {
   feedback: Record<FeedbackKind, number>;
 }
 
-export interface PageWrite {
-  scope: string;
-  path: string;
-  title: string;
-  tags: string[];
-  relations: Record<string, string[]>;
-  expires_at: string | null;
-  body: string;
-  author: string;
+/** A page as written: the record's content fields plus what indexing and the graph need. */
+export type PageWrite = Pick<
+  PageRecord,
+  "scope" | "path" | "title" | "tags" | "relations" | "expires_at" | "body" | "author"
+> & {
   /** Analysed terms for the lexical index, and the page's language. */
   terms: string;
   language: string;
   /** Typed edges out of this page: [type, target path]. */
   edges: [string, string][];
-}
+};
 
 export type ApprovalAction = "write_page" | "delete_page" | "feedback";
 export type ApprovalStatus = "pending" | "applied" | "rejected" | "expired" | "conflict";
