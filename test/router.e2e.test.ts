@@ -240,8 +240,8 @@ describe("multi-server knowledge (seed 001)", () => {
         JSON.parse(
           (await runIvoai(["server", "approvals", "list", "--root", servers[name]?.root as string, "--json"]))
             .stdout,
-        ) as unknown[]
-      ).length;
+        ) as { approvals: unknown[] }
+      ).approvals.length;
     expect([await pendingOn("acme-1"), await pendingOn("acme-2")]).toEqual([1, 0]);
     await writer.close();
     await acme.stop();
@@ -301,7 +301,7 @@ describe("multi-server knowledge (seed 001)", () => {
           ])
         ).stdout,
       );
-      expect(standby).toEqual([]);
+      expect(standby.approvals).toEqual([]);
     } finally {
       await writer.close();
       await router.stop();

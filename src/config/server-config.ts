@@ -72,6 +72,8 @@ export const serverConfigSchema = z.object({
       approval_ttl: z.string().default("7d"),
       /** How often expired pages and requests are swept. */
       sweep_interval: z.string().default("60s"),
+      /** Unexpired pending approval requests one credential may have at once; more are refused. */
+      max_pending_approvals_per_client: z.number().int().positive().default(50),
     })
     .prefault({}),
 });

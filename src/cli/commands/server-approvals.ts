@@ -1,11 +1,13 @@
 // `ivoai server approvals list|show|approve|reject` and `ivoai server audit`: the human side of APPROVAL_GATE.
+// The operator at the local shell is not a credential, so it may approve any request, including an agent's.
 import { userInfo } from "node:os";
 import path from "node:path";
 import { loadServerConfig } from "../../config/server-config.js";
 import { serverPaths } from "../../config/server-paths.js";
+import { DEFAULT_APPROVAL_PAGE, MAX_APPROVAL_PAGE } from "../../server/approvals/gate.js";
 import { type AuditEvent, openAuditLog } from "../../server/audit/store.js";
 import { type MemoryService, openMemoryService } from "../../server/memory/service.js";
-import type { ApprovalRecord, ApprovalStatus } from "../../server/memory/store.js";
+import type { ApprovalRecord, ApprovalStatus, ApprovalSummary } from "../../server/memory/store.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
@@ -31,34 +33,60 @@ const STATUSES = ["pending", "applied", "rejected", "expired", "conflict", "all"
 const listCommand: CommandSpec = {
   kind: "command",
   name: "list",
-  summary: "List approval requests (pending by default)",
+  summary: "List approval requests (pending by default), newest first, one page at a time",
+  description:
+    "Shows metadata only (no bodies or diffs; 'approvals show ID' gives the full request). When more requests " +
+    "exist, the next page is one --cursor away (next_cursor with --json).",
   json: true,
   options: {
     ...ROOT_OPTION,
     status: { type: "string", value: "STATUS", description: `${STATUSES.join(", ")} (default pending)` },
+    limit: {
+      type: "string",
+      value: "N",
+      description: `requests per page (1–${MAX_APPROVAL_PAGE}, default ${DEFAULT_APPROVAL_PAGE})`,
+    },
+    cursor: { type: "string", value: "C", description: "continue after the previous page (its next cursor)" },
   },
   async run(ctx) {
     const status = stringOption(ctx.options, "status") ?? "pending";
     if (!STATUSES.includes(status))
       throw new IvoaiError("USAGE", `--status must be one of ${STATUSES.join(", ")}`);
-    const approvals = await withMemory(ctx, async (memory) => {
+    const limitText = stringOption(ctx.options, "limit") ?? String(DEFAULT_APPROVAL_PAGE);
+    const limit = /^\d+$/.test(limitText) ? Number(limitText) : Number.NaN;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_APPROVAL_PAGE)
+      throw new IvoaiError("USAGE", `--limit must be an integer from 1 to ${MAX_APPROVAL_PAGE}`);
+    const cursor = stringOption(ctx.options, "cursor");
+    const page = await withMemory(ctx, async (memory) => {
       await memory.gate.expire();
-      return memory.gate.list(status === "all" ? undefined : (status as ApprovalStatus));
+      return memory.gate.list({
+        limit,
+        cursor,
+        status: status === "all" ? undefined : (status as ApprovalStatus),
+      });
     });
-    ctx.out.data(approvals, (rows) =>
+    ctx.out.data(page, ({ approvals }) =>
       formatTable(
-        ["ID", "STATUS", "CREATED", "TOOL", "TARGET", "REQUESTER"],
-        rows.map((row: ApprovalRecord) => [
+        ["ID", "STATUS", "CREATED", "TOOL", "TARGET", "REQUESTER", "DIFF"],
+        approvals.map((row: ApprovalSummary) => [
           row.id,
           row.status,
           row.created_at,
           row.tool,
           `${row.scope}:${row.path}`,
           row.requester,
+          `${row.diff_bytes} B`,
         ]),
-        `no ${status === "all" ? "" : `${status} `}approval requests`,
+        `no ${status === "all" ? "" : `${status} `}approval requests${cursor ? " after this cursor" : ""}`,
       ),
     );
+    if (page.next_cursor && !ctx.json) {
+      const root = stringOption(ctx.options, "root");
+      ctx.out.note(
+        `more requests: ivoai server approvals list --status ${status} --limit ${limit}` +
+          `${root ? ` --root ${root}` : ""} --cursor ${page.next_cursor}`,
+      );
+    }
     return 0;
   },
 };

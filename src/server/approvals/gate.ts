@@ -4,9 +4,18 @@ import { IvoaiError } from "../../shared/errors.js";
 import { newId } from "../../shared/tokens.js";
 import type { AuditLog } from "../audit/store.js";
 import { type PageInput, preparePageWrite } from "../memory/page-write.js";
-import type { ApprovalRecord, ApprovalStatus, DecisionOutcome, MemoryStore } from "../memory/store.js";
+import type {
+  ApprovalPage,
+  ApprovalRecord,
+  ApprovalStatus,
+  DecisionOutcome,
+  MemoryStore,
+} from "../memory/store.js";
 
 export const DEFAULT_APPROVAL_TTL_MS = 7 * 86_400_000;
+export const DEFAULT_MAX_PENDING_PER_CLIENT = 50;
+export const DEFAULT_APPROVAL_PAGE = 50;
+export const MAX_APPROVAL_PAGE = 200;
 
 /** What a write-tier tool proposes: an approval request before the gate gives it an id, times and a status. */
 export type Proposal = Pick<
@@ -26,7 +35,12 @@ export type Proposal = Pick<
 export interface ApprovalGate {
   propose(proposal: Proposal): Promise<ApprovalRecord>;
   get(id: string): Promise<ApprovalRecord | undefined>;
-  list(status?: ApprovalStatus): Promise<ApprovalRecord[]>;
+  /** One page of request summaries (no bodies or diffs), newest first. */
+  list(query?: {
+    status?: ApprovalStatus | undefined;
+    limit?: number | undefined;
+    cursor?: string | undefined;
+  }): Promise<ApprovalPage>;
   decide(id: string, approve: boolean, actor: string, reason?: string): Promise<DecisionOutcome>;
   /** Marks pending requests past their expiry; returns their ids. */
   expire(): Promise<string[]>;
@@ -36,12 +50,15 @@ export interface ApprovalGateDeps {
   store: MemoryStore;
   audit?: AuditLog;
   ttlMs?: number;
+  /** Unexpired pending requests one requester may have at once. */
+  maxPendingPerClient?: number;
   now?: () => Date;
 }
 
 export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
   const now = deps.now ?? (() => new Date());
   const ttlMs = deps.ttlMs ?? DEFAULT_APPROVAL_TTL_MS;
+  const maxPending = deps.maxPendingPerClient ?? DEFAULT_MAX_PENDING_PER_CLIENT;
   return {
     async propose(proposal) {
       const at = now();
@@ -55,11 +72,29 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
         decided_at: null,
         reason: null,
       };
-      await deps.store.createApproval(record);
+      const filed = await deps.store.createApproval(record, { maxPendingPerRequester: maxPending });
+      if (filed === "too_many_pending") {
+        throw new IvoaiError(
+          "CONFLICT",
+          `too many pending approval requests: this credential already has ${maxPending} waiting for a person; ` +
+            "wait until some are decided or expire (memory_approval_status tells their state)",
+          { data: { limit: maxPending } },
+        );
+      }
       return record;
     },
     get: (id) => deps.store.getApproval(id),
-    list: (status) => deps.store.listApprovals(status),
+    async list(query = {}) {
+      const limit = query.limit ?? DEFAULT_APPROVAL_PAGE;
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_APPROVAL_PAGE) {
+        throw new IvoaiError("USAGE", `limit must be an integer from 1 to ${MAX_APPROVAL_PAGE}`);
+      }
+      return deps.store.listApprovals({
+        limit,
+        ...(query.status ? { status: query.status } : {}),
+        ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+      });
+    },
     async decide(id, approve, actor, reason) {
       if (!actor.trim()) throw new IvoaiError("USAGE", "a decision needs the approver's name");
       const outcome = await deps.store.decide(

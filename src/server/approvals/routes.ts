@@ -1,16 +1,21 @@
-// The approvals HTTP API the web console uses: list, show, approve, reject. Deciding needs approvals:decide,
-// a scope no default enrollment grants.
+// The approvals HTTP API the web console uses: list (paginated summaries), show, approve, reject. Deciding
+// needs approvals:decide, a scope no default enrollment grants, and nobody approves their own request.
 import { Hono } from "hono";
 import { z } from "zod";
+import { isIvoaiError } from "../../shared/errors.js";
 import { requireScope } from "../http/bearer-auth.js";
 import type { GatewayEnv } from "../http/env.js";
 import { readJsonBody } from "../http/json-body.js";
 import { problem } from "../http/problem.js";
-import type { ApprovalStatus } from "../memory/store.js";
-import type { ApprovalGate } from "./gate.js";
+import { type ApprovalGate, DEFAULT_APPROVAL_PAGE, MAX_APPROVAL_PAGE } from "./gate.js";
 
 const STATUSES = ["pending", "applied", "rejected", "expired", "conflict"] as const;
 const decisionSchema = z.object({ reason: z.string().max(2000).optional() });
+const listSchema = z.object({
+  status: z.enum(STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_APPROVAL_PAGE).default(DEFAULT_APPROVAL_PAGE),
+  cursor: z.string().min(1).max(512).optional(),
+});
 
 /** With no gate (memory unavailable) every route answers 503. */
 export function createApprovalRoutes(deps: { gate: ApprovalGate | undefined }): Hono<GatewayEnv> {
@@ -21,11 +26,18 @@ export function createApprovalRoutes(deps: { gate: ApprovalGate | undefined }): 
     return app;
   }
   app.get("/", requireScope("approvals:read"), async (c) => {
-    const status = c.req.query("status");
-    if (status && !STATUSES.includes(status as ApprovalStatus)) {
-      return problem(c, 400, "invalid_request", `status must be one of ${STATUSES.join(", ")}`);
+    const parsed = listSchema.safeParse(c.req.query());
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return problem(c, 400, "invalid_request", `${issue?.path.join(".") || "query"}: ${issue?.message}`);
     }
-    return c.json({ approvals: await gate.list(status as ApprovalStatus | undefined) });
+    try {
+      return c.json(await gate.list(parsed.data));
+    } catch (error) {
+      if (isIvoaiError(error) && error.code === "USAGE")
+        return problem(c, 400, "invalid_request", error.message);
+      throw error;
+    }
   });
   app.get("/:id", requireScope("approvals:read"), async (c) => {
     const approval = await gate.get(c.req.param("id"));
@@ -36,8 +48,18 @@ export function createApprovalRoutes(deps: { gate: ApprovalGate | undefined }): 
       const body = await readJsonBody(c, decisionSchema);
       if (!body.ok) return body.response;
       const id = c.req.param("id");
-      if (!(await gate.get(id))) return problem(c, 404, "not_found", "no such approval");
+      const approval = await gate.get(id);
+      if (!approval) return problem(c, 404, "not_found", "no such approval");
       const client = c.get("client");
+      // Four eyes: the credential that asked cannot also approve (withdrawing by rejecting is fine).
+      if (verb === "approve" && approval.requester === client.id) {
+        return problem(
+          c,
+          403,
+          "self_approval",
+          "a credential cannot approve its own request: another approver or the server operator must decide it",
+        );
+      }
       const outcome = await gate.decide(
         id,
         verb === "approve",

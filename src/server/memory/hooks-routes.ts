@@ -1,5 +1,5 @@
 // POST /v1/memory: lifecycle hook events from agent sessions (bounded, fast, append-only), and
-// GET /v1/memory/events: episodic queries isolated to one session unless the project is asked for.
+// GET /v1/memory/events: episodic queries over the caller's own events, one session unless the project is asked for.
 import { Hono } from "hono";
 import { z } from "zod";
 import { requireScope } from "../http/bearer-auth.js";
@@ -82,6 +82,7 @@ export function createHookRoutes(deps: {
     if (query.scope === "project" && !query.project)
       return problem(c, 400, "invalid_request", "project scope needs project");
     const events = await store.episodes({
+      credential_id: c.get("client").id,
       ...(query.scope === "session"
         ? { session_id: query.session_id as string }
         : { project: query.project as string }),

@@ -42,6 +42,7 @@ export function openMemoryService(options: MemoryServiceOptions): MemoryService 
     store,
     ...(options.audit ? { audit: options.audit } : {}),
     ttlMs: parseDuration(options.config.memory.approval_ttl),
+    maxPendingPerClient: options.config.memory.max_pending_approvals_per_client,
     now,
   });
   let lastSweep: string | null = null;

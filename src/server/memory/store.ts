@@ -1,5 +1,6 @@
 // The memory store in SQLite (WAL): pages with every previous version, graph edges, feedback, episodes and
 // approvals. An approval is applied inside the same transaction that marks it applied, so exactly once.
+import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import { IvoaiError } from "../../shared/errors.js";
 
@@ -59,6 +60,33 @@ export interface ApprovalRecord {
   reason: string | null;
 }
 
+/** What an approval list shows: metadata only, never the body, diff or payload (`show` gives those). */
+export type ApprovalSummary = Pick<
+  ApprovalRecord,
+  | "id"
+  | "status"
+  | "tool"
+  | "action"
+  | "scope"
+  | "path"
+  | "requester"
+  | "session_id"
+  | "summary"
+  | "created_at"
+  | "expires_at"
+  | "decided_by"
+  | "decided_at"
+> & { diff_bytes: number; payload_bytes: number };
+
+export interface ApprovalPage {
+  approvals: ApprovalSummary[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+/** Characters of a summary shown in list views. */
+export const LIST_SUMMARY_CHARS = 200;
+
 export interface EpisodeInput {
   session_id: string;
   project: string;
@@ -67,11 +95,13 @@ export interface EpisodeInput {
   valid_from: string | null;
   valid_to: string | null;
   data: Record<string, unknown>;
+  /** The credential that recorded the event: the only one that reads it back. */
   credential_id: string;
 }
 
 export interface EpisodeRecord extends EpisodeInput {
-  id: number;
+  /** Random, unguessable id (`evt_…`); the order of events is kept internally. */
+  id: string;
 }
 
 export interface Decision {
@@ -107,24 +137,36 @@ export interface MemoryStore {
   writePage(write: PageWrite, at: string): Promise<PageRecord>;
   expirePages(now: string): Promise<{ scope: string; path: string }[]>;
 
-  createApproval(record: ApprovalRecord): Promise<void>;
+  /**
+   * Files a request unless its requester already has `maxPendingPerRequester` unexpired pending ones
+   * (counted and inserted in one transaction).
+   */
+  createApproval(
+    record: ApprovalRecord,
+    limits?: { maxPendingPerRequester?: number },
+  ): Promise<"created" | "too_many_pending">;
   getApproval(id: string): Promise<ApprovalRecord | undefined>;
-  listApprovals(status?: ApprovalStatus): Promise<ApprovalRecord[]>;
+  /** Newest first, one page at a time; a bad cursor is a USAGE error. */
+  listApprovals(query: { status?: ApprovalStatus; limit: number; cursor?: string }): Promise<ApprovalPage>;
   decide(
     decision: Decision,
     prepare: (approval: ApprovalRecord) => PageWrite | undefined,
   ): Promise<DecisionOutcome>;
   expireApprovals(now: string): Promise<string[]>;
 
-  addEpisode(input: EpisodeInput): Promise<number>;
+  /** Records an event; returns its random id. */
+  addEpisode(input: EpisodeInput): Promise<string>;
+  /** Events the credential recorded itself, and no others. */
   episodes(query: {
+    credential_id: string;
     session_id?: string;
     project?: string;
     as_of: string;
     limit: number;
     kinds?: readonly string[];
   }): Promise<EpisodeRecord[]>;
-  getEpisode(id: number): Promise<EpisodeRecord | undefined>;
+  /** One event, only for the credential that recorded it (anyone else gets undefined, as for an unknown id). */
+  getEpisode(id: string, credentialId: string): Promise<EpisodeRecord | undefined>;
   stats(): Promise<Record<string, number>>;
   ping(): Promise<void>;
   close(): void;
@@ -156,7 +198,8 @@ CREATE TABLE IF NOT EXISTS removed_pages (key INTEGER PRIMARY KEY, generation IN
 CREATE INDEX IF NOT EXISTS removed_pages_generation ON removed_pages (generation);
 CREATE TABLE IF NOT EXISTS episodes (
   id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, project TEXT NOT NULL, kind TEXT NOT NULL,
-  recorded_at TEXT NOT NULL, valid_from TEXT, valid_to TEXT, data TEXT NOT NULL, credential_id TEXT NOT NULL
+  recorded_at TEXT NOT NULL, valid_from TEXT, valid_to TEXT, data TEXT NOT NULL, credential_id TEXT NOT NULL,
+  event_id TEXT
 );
 CREATE INDEX IF NOT EXISTS episodes_session ON episodes (session_id, recorded_at);
 CREATE INDEX IF NOT EXISTS episodes_project ON episodes (project, recorded_at);
@@ -167,7 +210,50 @@ CREATE TABLE IF NOT EXISTS approvals (
   decided_by TEXT, decided_at TEXT, reason TEXT
 );
 CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created_at);
+CREATE INDEX IF NOT EXISTS approvals_created ON approvals (created_at, id);
+CREATE INDEX IF NOT EXISTS approvals_requester ON approvals (requester, status);
 `;
+
+/** Public event ids: 128 random bits, so one credential cannot walk another's events by counting. */
+function newEventId(): string {
+  return `evt_${randomBytes(16).toString("base64url")}`;
+}
+
+/**
+ * Schema 1 → 2: events get a random public id beside the internal sequence (which keeps the order).
+ * Every event already carries the credential that recorded it, so old events stay readable by it alone.
+ */
+function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const columns = db.prepare("PRAGMA table_info(episodes)").all() as { name: string }[];
+    if (!columns.some((column) => column.name === "event_id")) {
+      db.exec("ALTER TABLE episodes ADD COLUMN event_id TEXT");
+    }
+    const unnamed = db.prepare("SELECT id FROM episodes WHERE event_id IS NULL").all() as { id: number }[];
+    const name = db.prepare("UPDATE episodes SET event_id = ? WHERE id = ?");
+    for (const row of unnamed) name.run(newEventId(), row.id);
+    db.exec(`CREATE UNIQUE INDEX IF NOT EXISTS episodes_event ON episodes (event_id);
+      CREATE INDEX IF NOT EXISTS episodes_owner ON episodes (credential_id, recorded_at);
+      UPDATE meta SET value = '2' WHERE key = 'schema' AND value = '1';`);
+  }).immediate();
+}
+
+/** The list cursor: the (created_at, id) of the last row shown, opaque to callers. */
+function encodeCursor(row: { created_at: string; id: string }): string {
+  return Buffer.from(JSON.stringify([row.created_at, row.id])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { created_at: string; id: string } {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(value) && typeof value[0] === "string" && typeof value[1] === "string") {
+      return { created_at: value[0], id: value[1] };
+    }
+  } catch {
+    // falls through to the usage error
+  }
+  throw new IvoaiError("USAGE", "invalid cursor: pass the next_cursor of the previous page unchanged");
+}
 
 type Row = Record<string, unknown>;
 
@@ -198,8 +284,28 @@ function toApproval(row: Row): ApprovalRecord {
   return { ...(row as unknown as ApprovalRecord), payload: JSON.parse(String(row.payload)) };
 }
 
+function toApprovalSummary(row: Row): ApprovalSummary {
+  const summary = String(row.summary);
+  return {
+    ...(row as unknown as ApprovalSummary),
+    summary: summary.length > LIST_SUMMARY_CHARS ? `${summary.slice(0, LIST_SUMMARY_CHARS)}…` : summary,
+    diff_bytes: Number(row.diff_bytes),
+    payload_bytes: Number(row.payload_bytes),
+  };
+}
+
 function toEpisode(row: Row): EpisodeRecord {
-  return { ...(row as unknown as EpisodeRecord), data: JSON.parse(String(row.data)) };
+  return {
+    id: String(row.event_id),
+    session_id: String(row.session_id),
+    project: String(row.project),
+    kind: String(row.kind),
+    recorded_at: String(row.recorded_at),
+    valid_from: (row.valid_from as string | null) ?? null,
+    valid_to: (row.valid_to as string | null) ?? null,
+    data: JSON.parse(String(row.data)),
+    credential_id: String(row.credential_id),
+  };
 }
 
 export function openMemoryStore(file: string, options: { busyTimeoutMs?: number } = {}): MemoryStore {
@@ -207,6 +313,7 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.exec(SCHEMA);
+  migrate(db);
   const q = {
     page: db.prepare("SELECT * FROM pages WHERE scope = ? AND path = ?"),
     bump: db.prepare(
@@ -239,9 +346,16 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
       VALUES (@id, @created_at, @expires_at, @status, @tool, @action, @scope, @path, @requester, @session_id, @summary,
        @diff, @payload, @base_version, @decided_by, @decided_at, @reason)`),
     approval: db.prepare("SELECT * FROM approvals WHERE id = ?"),
-    approvals: db.prepare("SELECT * FROM approvals ORDER BY created_at DESC, id LIMIT 1000"),
-    approvalsBy: db.prepare(
-      "SELECT * FROM approvals WHERE status = ? ORDER BY created_at DESC, id LIMIT 1000",
+    // Keyset pagination, newest first; the columns exclude diff and payload, the summary is cut in SQL.
+    approvalPage: db.prepare(`SELECT id, status, tool, action, scope, path, requester, session_id,
+      substr(summary, 1, ${LIST_SUMMARY_CHARS + 1}) AS summary, created_at, expires_at, decided_by, decided_at,
+      length(CAST(diff AS BLOB)) AS diff_bytes, length(CAST(payload AS BLOB)) AS payload_bytes
+      FROM approvals
+      WHERE (@status IS NULL OR status = @status)
+        AND (@after_created IS NULL OR created_at < @after_created OR (created_at = @after_created AND id < @after_id))
+      ORDER BY created_at DESC, id DESC LIMIT @limit`),
+    pendingOf: db.prepare(
+      "SELECT COUNT(*) AS n FROM approvals WHERE requester = ? AND status = 'pending' AND expires_at > ?",
     ),
     setStatus: db.prepare(
       "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ? WHERE id = ? AND status = 'pending'",
@@ -250,9 +364,9 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
       "UPDATE approvals SET status = 'expired', decided_at = ?, decided_by = 'system' WHERE status = 'pending' AND expires_at <= ? RETURNING id",
     ),
     addEpisode: db.prepare(`INSERT INTO episodes
-      (session_id, project, kind, recorded_at, valid_from, valid_to, data, credential_id)
-      VALUES (@session_id, @project, @kind, @recorded_at, @valid_from, @valid_to, @data, @credential_id)`),
-    episode: db.prepare("SELECT * FROM episodes WHERE id = ?"),
+      (session_id, project, kind, recorded_at, valid_from, valid_to, data, credential_id, event_id)
+      VALUES (@session_id, @project, @kind, @recorded_at, @valid_from, @valid_to, @data, @credential_id, @event_id)`),
+    episode: db.prepare("SELECT * FROM episodes WHERE event_id = ? AND credential_id = ?"),
     stats:
       db.prepare(`SELECT (SELECT COUNT(*) FROM pages) AS pages, (SELECT COUNT(*) FROM page_versions) AS versions,
       (SELECT COUNT(*) FROM edges) AS edges, (SELECT COUNT(*) FROM episodes) AS episodes,
@@ -387,6 +501,14 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
     },
   );
   const write = db.transaction((input: PageWrite, at: string) => putPage(input, at));
+  const createApproval = db.transaction((record: ApprovalRecord, maxPending: number | undefined) => {
+    if (maxPending !== undefined) {
+      const { n } = q.pendingOf.get(record.requester, record.created_at) as { n: number };
+      if (n >= maxPending) return "too_many_pending" as const;
+    }
+    q.insertApproval.run({ ...record, payload: JSON.stringify(record.payload) });
+    return "created" as const;
+  });
   const expire = db.transaction((now: string) => {
     const rows = (q.expiring.all(now) as Row[]).map(toPage);
     for (const page of rows) removePage(page, "system:expiry", now);
@@ -459,15 +581,24 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
     async expirePages(now) {
       return expire(now);
     },
-    async createApproval(record) {
-      q.insertApproval.run({ ...record, payload: JSON.stringify(record.payload) });
+    async createApproval(record, limits) {
+      return createApproval.immediate(record, limits?.maxPendingPerRequester);
     },
     async getApproval(id) {
       const row = q.approval.get(id) as Row | undefined;
       return row ? toApproval(row) : undefined;
     },
-    async listApprovals(status) {
-      return ((status ? q.approvalsBy.all(status) : q.approvals.all()) as Row[]).map(toApproval);
+    async listApprovals(query) {
+      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      const rows = q.approvalPage.all({
+        status: query.status ?? null,
+        after_created: after?.created_at ?? null,
+        after_id: after?.id ?? null,
+        limit: query.limit + 1,
+      }) as Row[];
+      const approvals = rows.slice(0, query.limit).map(toApprovalSummary);
+      const last = approvals.at(-1);
+      return { approvals, next_cursor: rows.length > query.limit && last ? encodeCursor(last) : null };
     },
     async decide(decision, prepare) {
       return decide.immediate(decision, prepare);
@@ -476,15 +607,18 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
       return (q.expireApprovals.all(now, now) as { id: string }[]).map((row) => row.id);
     },
     async addEpisode(input) {
-      return Number(q.addEpisode.run({ ...input, data: JSON.stringify(input.data) }).lastInsertRowid);
+      const id = newEventId();
+      q.addEpisode.run({ ...input, data: JSON.stringify(input.data), event_id: id });
+      return id;
     },
     async episodes(query) {
       const where = [
+        "credential_id = ?",
         "recorded_at <= ?",
         "(valid_from IS NULL OR valid_from <= ?)",
         "(valid_to IS NULL OR valid_to > ?)",
       ];
-      const args: unknown[] = [query.as_of, query.as_of, query.as_of];
+      const args: unknown[] = [query.credential_id, query.as_of, query.as_of, query.as_of];
       if (query.session_id !== undefined) {
         where.push("session_id = ?");
         args.push(query.session_id);
@@ -504,8 +638,8 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
         .all(...args, query.limit) as Row[];
       return rows.map(toEpisode);
     },
-    async getEpisode(id) {
-      const row = q.episode.get(id) as Row | undefined;
+    async getEpisode(id, credentialId) {
+      const row = q.episode.get(id, credentialId) as Row | undefined;
       return row ? toEpisode(row) : undefined;
     },
     async stats() {

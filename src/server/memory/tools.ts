@@ -199,8 +199,8 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
       name: "memory_episodes",
       title: "Episodic memory of sessions",
       description:
-        "Events recorded by agent lifecycle hooks. Isolated to one session unless scope is project; as_of shows " +
-        "memory as it was at that moment.",
+        "Events recorded by agent lifecycle hooks with this credential. Isolated to one session unless scope is " +
+        "project; as_of shows memory as it was at that moment.",
       tier: "read",
       scope: "memory:read",
       input: {
@@ -218,6 +218,7 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
           throw new IvoaiError("USAGE", "session scope needs a session_id");
         if (scope === "project" && !project) throw new IvoaiError("USAGE", "project scope needs a project");
         const events = await store.episodes({
+          credential_id: context.client.id,
           ...(scope === "session" ? { session_id: sessionId as string } : { project: project as string }),
           as_of: new Date(args.as_of ?? Date.now()).toISOString(),
           limit: args.limit ?? 50,
@@ -342,12 +343,19 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
       name: "memory_promote_episode",
       title: "Promote a session event to a page (needs approval)",
       description:
-        "Proposes writing a recorded episode event into a memory page; goes through the approval gate.",
+        "Proposes writing an episode event this credential recorded (its id from memory_episodes) into a memory " +
+        "page; goes through the approval gate.",
       tier: "write",
       scope: "memory:write",
-      input: { event_id: z.number().int().positive(), path: pathArg, project: projectArg, scope: scopeArg },
+      input: {
+        event_id: z.string().min(1).max(64).describe("Event id from memory_episodes, e.g. evt_…"),
+        path: pathArg,
+        project: projectArg,
+        scope: scopeArg,
+      },
       async propose(args, context) {
-        const event = await store.getEpisode(args.event_id);
+        // Another credential's event reads exactly like an unknown one.
+        const event = await store.getEpisode(args.event_id, context.client.id);
         if (!event) throw new IvoaiError("NOT_FOUND", `no episode event ${args.event_id}`);
         const body =
           `# Session ${event.session_id}: ${event.kind}\n\nRecorded ${event.recorded_at} in ${event.project}.\n\n` +

@@ -1,0 +1,146 @@
+// The memory store on a real SQLite file: a schema-1 database gains random event ids and keeps each event
+// with its recording credential; the pending cap and the approval list cursor hold at the store.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type ApprovalRecord, type MemoryStore, openMemoryStore } from "./store.js";
+
+// The episodes table and meta row exactly as the first release created them.
+const SCHEMA_1 = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta (key, value) VALUES ('schema', '1'), ('generation', '0');
+CREATE TABLE episodes (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, project TEXT NOT NULL, kind TEXT NOT NULL,
+  recorded_at TEXT NOT NULL, valid_from TEXT, valid_to TEXT, data TEXT NOT NULL, credential_id TEXT NOT NULL
+);
+INSERT INTO episodes (session_id, project, kind, recorded_at, data, credential_id)
+  VALUES ('s1', 'p', 'tool_used', '2026-01-01T00:00:00.000Z', '{"old":1}', 'cli_alice'),
+         ('s1', 'p', 'session_end', '2026-01-01T00:00:01.000Z', '{"old":2}', 'cli_alice');
+`;
+
+const AS_OF = "2030-01-01T00:00:00.000Z";
+
+function approval(id: string, requester: string, created_at: string): ApprovalRecord {
+  return {
+    id,
+    created_at,
+    expires_at: "2030-01-01T00:00:00.000Z",
+    status: "pending",
+    tool: "memory_write_page",
+    action: "write_page",
+    scope: "_global",
+    path: `notes/${id}`,
+    requester,
+    session_id: null,
+    summary: "s".repeat(1000),
+    diff: "d".repeat(10_000),
+    payload: { body: "b".repeat(10_000) },
+    base_version: 0,
+    decided_by: null,
+    decided_at: null,
+    reason: null,
+  };
+}
+
+describe("memory store", () => {
+  let dir: string;
+  let store: MemoryStore | undefined;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "ivoai-memory-"));
+  });
+  afterEach(async () => {
+    store?.close();
+    store = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("migrates a schema-1 database: old events get random ids and stay with their credential", async () => {
+    const file = path.join(dir, "memory.sqlite");
+    const old = new Database(file);
+    old.exec(SCHEMA_1);
+    old.close();
+
+    store = openMemoryStore(file);
+    const mine = await store.episodes({
+      credential_id: "cli_alice",
+      session_id: "s1",
+      as_of: AS_OF,
+      limit: 10,
+    });
+    expect(mine.map((event) => event.kind)).toEqual(["session_end", "tool_used"]);
+    for (const event of mine) expect(event.id).toMatch(/^evt_[A-Za-z0-9_-]{22}$/);
+    expect(await store.episodes({ credential_id: "cli_bob", project: "p", as_of: AS_OF, limit: 10 })).toEqual(
+      [],
+    );
+    const first = mine[1]?.id as string;
+    expect((await store.getEpisode(first, "cli_alice"))?.data).toEqual({ old: 1 });
+    expect(await store.getEpisode(first, "cli_bob")).toBeUndefined();
+
+    // New events come after old ones, and reopening keeps every id.
+    const fresh = await store.addEpisode({
+      session_id: "s1",
+      project: "p",
+      kind: "prompt_submitted",
+      recorded_at: "2026-01-01T00:00:01.000Z",
+      valid_from: null,
+      valid_to: null,
+      data: {},
+      credential_id: "cli_alice",
+    });
+    store.close();
+    store = openMemoryStore(file);
+    const again = await store.episodes({
+      credential_id: "cli_alice",
+      session_id: "s1",
+      as_of: AS_OF,
+      limit: 10,
+    });
+    expect(again.map((event) => event.id)).toEqual([fresh, ...mine.map((event) => event.id)]);
+    const meta = new Database(file, { readonly: true });
+    expect(meta.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({ value: "2" });
+    meta.close();
+  });
+
+  it("refuses a request past the requester's pending cap, counting only unexpired pending ones", async () => {
+    store = openMemoryStore(path.join(dir, "memory.sqlite"));
+    const limits = { maxPendingPerRequester: 2 };
+    expect(await store.createApproval(approval("apr_1", "cli_a", "2026-01-01T00:00:01.000Z"), limits)).toBe(
+      "created",
+    );
+    expect(await store.createApproval(approval("apr_2", "cli_a", "2026-01-01T00:00:02.000Z"), limits)).toBe(
+      "created",
+    );
+    expect(await store.createApproval(approval("apr_3", "cli_a", "2026-01-01T00:00:03.000Z"), limits)).toBe(
+      "too_many_pending",
+    );
+    expect(await store.createApproval(approval("apr_4", "cli_b", "2026-01-01T00:00:04.000Z"), limits)).toBe(
+      "created",
+    );
+    expect(await store.getApproval("apr_3")).toBeUndefined();
+  });
+
+  it("lists summaries page by page with an opaque cursor", async () => {
+    store = openMemoryStore(path.join(dir, "memory.sqlite"));
+    // Two requests share a timestamp: the cursor must still split them exactly once.
+    const times = ["01", "02", "02", "03", "04"].map((s) => `2026-01-01T00:00:${s}.000Z`);
+    for (const [index, at] of times.entries()) {
+      await store.createApproval(approval(`apr_${index}`, `cli_${index}`, at));
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.listApprovals({ limit: 2, ...(cursor ? { cursor } : {}) });
+      for (const row of page.approvals) {
+        expect(row.summary.length).toBeLessThanOrEqual(201);
+        expect(row).toMatchObject({ diff_bytes: 10_000 });
+        expect(row).not.toHaveProperty("diff");
+      }
+      seen.push(...page.approvals.map((row) => row.id));
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(["apr_4", "apr_3", "apr_2", "apr_1", "apr_0"]);
+    await expect(store.listApprovals({ limit: 2, cursor: "garbage" })).rejects.toThrow(/invalid cursor/);
+  });
+});
