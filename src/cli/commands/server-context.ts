@@ -6,6 +6,7 @@ import { IvoaiError } from "../../shared/errors.js";
 import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
 import { createProgress } from "../progress.js";
+import { oneLine } from "../terminal-text.js";
 import { ROOT_OPTION, withContext } from "./server-common.js";
 
 const addCommand: CommandSpec = {
@@ -154,7 +155,10 @@ export const serverSearchCommand: CommandSpec = {
       list.length === 0
         ? "no matching documents"
         : list
-            .map((r, i) => `${i + 1}. ${r.title} — ${r.source}:${r.path} (${r.score})\n   ${r.snippet}`)
+            .map(
+              (r, i) =>
+                `${i + 1}. ${oneLine(r.title)} — ${oneLine(`${r.source}:${r.path}`)} (${r.score})\n   ${oneLine(r.snippet)}`,
+            )
             .join("\n"),
     );
     return 0;
