@@ -19,6 +19,11 @@ const addCommand: CommandSpec = {
     ...ROOT_OPTION,
     type: { type: "string", value: "TYPE", description: "filesystem or git" },
     path: { type: "string", value: "DIR", description: "absolute path of the folder or checkout" },
+    "allow-hardlinks": {
+      type: "boolean",
+      description:
+        "also index files with several hard links (skipped by default: one may be outside the folder)",
+    },
   },
   async run(ctx) {
     const type = stringOption(ctx.options, "type");
@@ -27,7 +32,12 @@ const addCommand: CommandSpec = {
       throw new IvoaiError("USAGE", "--type must be filesystem or git");
     if (!dir) throw new IvoaiError("USAGE", "--path is required");
     const record = await withContext(ctx, (context) =>
-      context.addConnector({ name: ctx.positionals[0] ?? "", type, path: dir }),
+      context.addConnector({
+        name: ctx.positionals[0] ?? "",
+        type,
+        path: dir,
+        allowHardlinks: ctx.options["allow-hardlinks"] === true,
+      }),
     );
     ctx.out.data(
       record,
@@ -91,9 +101,10 @@ export const serverIngestCommand: CommandSpec = {
   name: "ingest",
   summary: "Index connectors' documents (all, or the one named); safe while the server runs",
   description:
-    "Reads each connector's files (secrets, binaries, special files, links and files over 8 MiB are skipped\n" +
-    "with a reason), replaces changed documents atomically and removes vanished ones. Exit 1 if a connector\n" +
-    "could not be enumerated completely.",
+    "Reads each connector's files (secrets, binaries, special files, symbolic links, hard links unless the\n" +
+    "connector allows them, directories over 64 levels deep and files over 8 MiB are skipped with a reason),\n" +
+    "replaces changed documents atomically and removes vanished ones. Exit 1 if a connector could not be\n" +
+    "enumerated completely.",
   json: true,
   positionals: [{ name: "NAME", description: "only this connector" }],
   options: ROOT_OPTION,
