@@ -1,12 +1,22 @@
 // What the CLI prints, as a person at a terminal or a pipe receives it: complete JSON through a slow pipe,
 // and untrusted text (agents' pages, client names) that cannot drive the approver's terminal.
 import { spawn } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAuditLog } from "../src/server/audit/store.js";
-import { BIN, createCode, initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
+import {
+  addDocsConnector,
+  BIN,
+  createCode,
+  initRoot,
+  type RunningServer,
+  runIvoai,
+  startServer,
+  tempDir,
+} from "./helpers.js";
 
 // Cursor up, erase line: hides the line above. U+202E reverses what follows.
 const SPOOF_TITLE = "Harmless note\x1b[1A\x1b[2K\u202egnp.exe";
@@ -121,5 +131,22 @@ describe("CLI output", () => {
     const json = await runIvoai(["server", "clients", "list", "--root", root, "--json"]);
     const clients = JSON.parse(json.stdout) as { name: string }[];
     expect(clients.map((client) => client.name)).toContain(SPOOF_CLIENT);
+  });
+
+  it("shows file names and titles in search results with their escape sequences made visible", async () => {
+    const docs = path.join(root, "docs");
+    await mkdir(docs);
+    const name = "evil\x1b[2K\u202egnp.md";
+    await writeFile(path.join(docs, name), `# Title\x1b[1A\u2067 here\n\nthe quetzal migration guide\n`);
+    await addDocsConnector(root, docs);
+    expect((await runIvoai(["server", "ingest", "--root", root])).code).toBe(0);
+    const text = await runIvoai(["server", "search", "quetzal", "--root", root]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).not.toMatch(TERMINAL_ACTIVE);
+    expect(text.stdout).toContain("docs:evil\\x1b[2K\\u202egnp.md");
+    const json = await runIvoai(["server", "search", "quetzal", "--root", root, "--json"]);
+    expect(json.stdout).not.toMatch(TERMINAL_ACTIVE);
+    const hits = JSON.parse(json.stdout) as { path: string; title: string }[];
+    expect(hits.map((hit) => [hit.path, hit.title])).toEqual([[name, "Title\x1b[1A\u2067 here"]]);
   });
 });

@@ -26,7 +26,6 @@ export function terminalText(text: string, options: { multiline?: boolean } = {}
 export const oneLine = (text: string): string => terminalText(text);
 
 // JSON.stringify leaves DEL, C1 controls and bidi overrides raw; any other character it already escapes.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const UNSAFE_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 /** JSON text with the characters a terminal would act on written as `\uXXXX`: still the exact same value. */
