@@ -2,10 +2,23 @@
 import { runPrepareWorkerIfAsked } from "../server/context/prepare-pool.js";
 import { runCli } from "./run.js";
 
+/** Resolves once everything written to `stream` so far has left the process (or the reader went away). */
+function drained(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) return resolve();
+    // Writes complete in order: the callback of an empty write runs after every earlier write is flushed.
+    stream.write("", () => resolve());
+  });
+}
+
 // The same file serves as the ingest worker thread; a worker never runs the CLI.
 if (!runPrepareWorkerIfAsked()) {
+  // A reader that goes away (`| head`) is not an error of ours: stop writing, keep the exit status.
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => stream.destroy());
   const code = await runCli(process.argv.slice(2));
   process.exitCode = code;
-  // Leave even if a handle (e.g. a keep-alive socket) lingers; stdout/stderr writes to pipes and files are synchronous on Linux.
-  setImmediate(() => process.exit(code));
+  // A pipe takes 64 KiB at once and the rest asynchronously: exit only once both streams drained,
+  // and then even if a handle (e.g. a keep-alive socket) lingers.
+  await Promise.all([drained(process.stdout), drained(process.stderr)]);
+  process.exit(code);
 }

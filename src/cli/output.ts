@@ -1,8 +1,10 @@
 // Where commands print: data to stdout (text or --json), notes and progress to stderr.
+// Everything printed passes through terminalText/terminalJson: no command can forget to neutralise untrusted text.
 import { redactText } from "../shared/redact.js";
+import { oneLine, terminalJson, terminalText } from "./terminal-text.js";
 
 export interface Output {
-  /** Prints `value` as JSON with --json, else as the text `render` makes of it. */
+  /** Prints `value` as JSON with --json (the exact value), else as the text `render` makes of it, control characters escaped. */
   data<T>(value: T, render: (value: T) => string): void;
   /** A line of human text on stdout. */
   line(text: string): void;
@@ -21,25 +23,30 @@ export function createOutput(options: OutputOptions): Output {
   const stderr = options.stderr ?? ((text: string) => process.stderr.write(text));
   return {
     data(value, render) {
-      stdout(options.json ? `${JSON.stringify(value, null, 2)}\n` : `${render(value)}\n`);
+      stdout(
+        options.json
+          ? `${terminalJson(JSON.stringify(value, null, 2))}\n`
+          : `${terminalText(render(value), { multiline: true })}\n`,
+      );
     },
-    line: (text) => stdout(`${text}\n`),
-    note: (text) => stderr(`${redactText(text)}\n`),
+    line: (text) => stdout(`${terminalText(text, { multiline: true })}\n`),
+    note: (text) => stderr(`${terminalText(redactText(text), { multiline: true })}\n`),
   };
 }
 
-/** A plain aligned text table; an empty list says so instead of printing a bare header. */
+/** A plain aligned text table; an empty list says so instead of printing a bare header. A cell stays on its line. */
 export function formatTable(
   headers: readonly string[],
-  rows: readonly (readonly string[])[],
+  cells: readonly (readonly string[])[],
   empty = "(none)",
 ): string {
-  if (rows.length === 0) return empty;
+  if (cells.length === 0) return empty;
+  const rows = cells.map((row) => row.map(oneLine));
   const widths = headers.map((header, column) =>
     Math.max(header.length, ...rows.map((row) => (row[column] ?? "").length)),
   );
-  const format = (cells: readonly string[]) =>
-    cells
+  const format = (row: readonly string[]) =>
+    row
       .map((cell, column) => cell.padEnd(widths[column] ?? 0))
       .join("  ")
       .trimEnd();

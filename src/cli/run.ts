@@ -16,6 +16,7 @@ import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
 import { serverInitCommand } from "./commands/server-init.js";
 import { serverStartCommand } from "./commands/server-start.js";
 import { createOutput } from "./output.js";
+import { terminalText } from "./terminal-text.js";
 
 export const COMMAND_TREE: GroupSpec = {
   kind: "group",
@@ -85,13 +86,16 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
 }
 
 function reportError(error: unknown, debug: boolean): number {
+  // A message may quote what a server, an agent or a file name said: redacted, control characters escaped.
+  const write = (text: string) =>
+    process.stderr.write(`${terminalText(redactText(text), { multiline: true })}\n`);
   if (isIvoaiError(error)) {
-    process.stderr.write(`ivoai: ${redactText(error.message)}\n`);
-    if (debug && error.stack) process.stderr.write(`${redactText(error.stack)}\n`);
+    write(`ivoai: ${error.message}`);
+    if (debug && error.stack) write(error.stack);
     return error.code === "USAGE" ? 2 : 1;
   }
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`ivoai: unexpected error: ${redactText(message.split("\n")[0] ?? "")}\n`);
-  if (debug && error instanceof Error && error.stack) process.stderr.write(`${redactText(error.stack)}\n`);
+  write(`ivoai: unexpected error: ${message.split("\n")[0] ?? ""}`);
+  if (debug && error instanceof Error && error.stack) write(error.stack);
   return 1;
 }

@@ -18,6 +18,7 @@ import {
 } from "../command.js";
 import { formatTable } from "../output.js";
 import { readStdin } from "../secret-input.js";
+import { oneLine } from "../terminal-text.js";
 
 const LAUNCH_OPTIONS = {
   "knowledge-source": {
@@ -85,7 +86,7 @@ function renderSession(s: SessionView): string {
     `  pid:         ${s.pid ?? "-"}`,
     `  started:     ${s.started_at}${s.ended_at ? `, ended ${s.ended_at}` : ""}`,
     `  exit:        ${s.exit_code ?? (s.exit_signal ? `signal ${s.exit_signal}` : "-")}`,
-    `  project:     ${s.project}`,
+    `  project:     ${oneLine(s.project)}`,
     `  knowledge:   ${s.knowledge_sources.join(", ") || "none"}`,
     `  compression: requested ${s.compression.requested}, effective ${s.compression.effective} (${s.compression.reason})`,
   ].join("\n");

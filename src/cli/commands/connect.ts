@@ -5,6 +5,7 @@ import { IvoaiError } from "../../shared/errors.js";
 import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
 import { promptHidden, readStdin } from "../secret-input.js";
+import { oneLine } from "../terminal-text.js";
 import { connectAgentCommands } from "./agents.js";
 
 const addCommand: CommandSpec = {
@@ -99,7 +100,7 @@ const showCommand: CommandSpec = {
       Object.entries(p)
         .map(
           ([key, value]) =>
-            `${key.padEnd(17)} ${typeof value === "object" ? JSON.stringify(value) : String(value)}`,
+            `${key.padEnd(17)} ${oneLine(typeof value === "object" ? JSON.stringify(value) : String(value))}`,
         )
         .join("\n"),
     );

@@ -13,6 +13,7 @@ import { IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
 import { type CommandContext, type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
+import { oneLine } from "../terminal-text.js";
 import { ROOT_OPTION, rootOf } from "./server-common.js";
 
 async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) => Promise<T>): Promise<T> {
@@ -95,12 +96,12 @@ function renderApproval(approval: ApprovalRecord): string {
   return [
     `approval ${approval.id}: ${approval.status}`,
     `  tool:      ${approval.tool} (${approval.action})`,
-    `  target:    ${approval.scope}:${approval.path} (against version ${approval.base_version})`,
-    `  requester: ${approval.requester}${approval.session_id ? ` in session ${approval.session_id}` : ""}`,
+    `  target:    ${oneLine(`${approval.scope}:${approval.path}`)} (against version ${approval.base_version})`,
+    `  requester: ${oneLine(approval.requester)}${approval.session_id ? ` in session ${oneLine(approval.session_id)}` : ""}`,
     `  created:   ${approval.created_at}, expires ${approval.expires_at}`,
     ...(approval.decided_at
       ? [
-          `  decided:   ${approval.decided_at} by ${approval.decided_by}${approval.reason ? `: ${approval.reason}` : ""}`,
+          `  decided:   ${approval.decided_at} by ${approval.decided_by}${approval.reason ? `: ${oneLine(approval.reason)}` : ""}`,
         ]
       : []),
     "",

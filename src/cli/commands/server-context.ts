@@ -6,6 +6,7 @@ import { IvoaiError } from "../../shared/errors.js";
 import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
 import { createProgress } from "../progress.js";
+import { oneLine } from "../terminal-text.js";
 import { ROOT_OPTION, withContext } from "./server-common.js";
 
 const addCommand: CommandSpec = {
@@ -18,6 +19,11 @@ const addCommand: CommandSpec = {
     ...ROOT_OPTION,
     type: { type: "string", value: "TYPE", description: "filesystem or git" },
     path: { type: "string", value: "DIR", description: "absolute path of the folder or checkout" },
+    "allow-hardlinks": {
+      type: "boolean",
+      description:
+        "also index files with several hard links (skipped by default: one may be outside the folder)",
+    },
   },
   async run(ctx) {
     const type = stringOption(ctx.options, "type");
@@ -26,7 +32,12 @@ const addCommand: CommandSpec = {
       throw new IvoaiError("USAGE", "--type must be filesystem or git");
     if (!dir) throw new IvoaiError("USAGE", "--path is required");
     const record = await withContext(ctx, (context) =>
-      context.addConnector({ name: ctx.positionals[0] ?? "", type, path: dir }),
+      context.addConnector({
+        name: ctx.positionals[0] ?? "",
+        type,
+        path: dir,
+        allowHardlinks: ctx.options["allow-hardlinks"] === true,
+      }),
     );
     ctx.out.data(
       record,
@@ -90,9 +101,10 @@ export const serverIngestCommand: CommandSpec = {
   name: "ingest",
   summary: "Index connectors' documents (all, or the one named); safe while the server runs",
   description:
-    "Reads each connector's files (secrets, binaries, special files, links and files over 8 MiB are skipped\n" +
-    "with a reason), replaces changed documents atomically and removes vanished ones. Exit 1 if a connector\n" +
-    "could not be enumerated completely.",
+    "Reads each connector's files (secrets, binaries, special files, symbolic links, hard links unless the\n" +
+    "connector allows them, directories over 64 levels deep and files over 8 MiB are skipped with a reason),\n" +
+    "replaces changed documents atomically and removes vanished ones. Exit 1 if a connector could not be\n" +
+    "enumerated completely.",
   json: true,
   positionals: [{ name: "NAME", description: "only this connector" }],
   options: ROOT_OPTION,
@@ -154,7 +166,10 @@ export const serverSearchCommand: CommandSpec = {
       list.length === 0
         ? "no matching documents"
         : list
-            .map((r, i) => `${i + 1}. ${r.title} — ${r.source}:${r.path} (${r.score})\n   ${r.snippet}`)
+            .map(
+              (r, i) =>
+                `${i + 1}. ${oneLine(r.title)} — ${oneLine(`${r.source}:${r.path}`)} (${r.score})\n   ${oneLine(r.snippet)}`,
+            )
             .join("\n"),
     );
     return 0;

@@ -8,6 +8,8 @@ export interface ConnectorRecord {
   path: string;
   created_at: string;
   last_ingest_at: string | null;
+  /** The connector also reads files with several hard links (`connector add --allow-hardlinks`). */
+  allow_hardlinks: boolean;
 }
 
 export interface DocumentRecord {
@@ -90,7 +92,8 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '1'), ('generation', '0');
 CREATE TABLE IF NOT EXISTS connectors (
-  name TEXT PRIMARY KEY, type TEXT NOT NULL, path TEXT NOT NULL, created_at TEXT NOT NULL, last_ingest_at TEXT
+  name TEXT PRIMARY KEY, type TEXT NOT NULL, path TEXT NOT NULL, created_at TEXT NOT NULL, last_ingest_at TEXT,
+  allow_hardlinks INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS documents (
   key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, connector TEXT NOT NULL, rel_path TEXT NOT NULL,
@@ -107,6 +110,13 @@ CREATE TABLE IF NOT EXISTS removed_chunks (seq INTEGER PRIMARY KEY, generation I
 CREATE INDEX IF NOT EXISTS removed_chunks_generation ON removed_chunks (generation);
 `;
 
+type ConnectorRow = Omit<ConnectorRecord, "allow_hardlinks"> & { allow_hardlinks?: number };
+
+const connectorOf = (row: ConnectorRow): ConnectorRecord => ({
+  ...row,
+  allow_hardlinks: row.allow_hardlinks === 1,
+});
+
 /** Tombstones kept for servers catching up; an older miss only leaves an entry the result join drops. */
 const TOMBSTONE_RETENTION = 500_000;
 
@@ -119,10 +129,14 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     db.pragma("temp_store = MEMORY");
     db.pragma("wal_autocheckpoint = 16384");
     db.exec(SCHEMA);
+    // Catalogues made before connectors had options.
+    const columns = db.prepare("PRAGMA table_info(connectors)").all() as { name: string }[];
+    if (!columns.some((column) => column.name === "allow_hardlinks"))
+      db.exec("ALTER TABLE connectors ADD COLUMN allow_hardlinks INTEGER NOT NULL DEFAULT 0");
   }
   const q = {
     addConnector: db.prepare(
-      "INSERT INTO connectors (name, type, path, created_at, last_ingest_at) VALUES (@name, @type, @path, @created_at, @last_ingest_at)",
+      "INSERT INTO connectors (name, type, path, created_at, last_ingest_at, allow_hardlinks) VALUES (@name, @type, @path, @created_at, @last_ingest_at, @allow_hardlinks)",
     ),
     getConnector: db.prepare("SELECT * FROM connectors WHERE name = ?"),
     listConnectors: db.prepare("SELECT * FROM connectors ORDER BY name"),
@@ -229,13 +243,14 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
 
   return {
     async addConnector(record) {
-      q.addConnector.run(record);
+      q.addConnector.run({ ...record, allow_hardlinks: record.allow_hardlinks ? 1 : 0 });
     },
     async getConnector(name) {
-      return q.getConnector.get(name) as ConnectorRecord | undefined;
+      const row = q.getConnector.get(name) as ConnectorRow | undefined;
+      return row && connectorOf(row);
     },
     async listConnectors() {
-      return q.listConnectors.all() as ConnectorRecord[];
+      return (q.listConnectors.all() as ConnectorRow[]).map(connectorOf);
     },
     async deleteConnector(name) {
       q.deleteConnector.run(name);

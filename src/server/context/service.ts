@@ -28,7 +28,12 @@ export interface ContextService {
   tools: ToolSpec[];
   health(): Promise<Record<string, unknown>>;
   listConnectors(): Promise<ConnectorSummary[]>;
-  addConnector(input: { name: string; type: ConnectorType; path: string }): Promise<ConnectorRecord>;
+  addConnector(input: {
+    name: string;
+    type: ConnectorType;
+    path: string;
+    allowHardlinks?: boolean;
+  }): Promise<ConnectorRecord>;
   removeConnector(name: string): Promise<{ removed_documents: number }>;
   ingest(names: readonly string[], onProgress?: (progress: IngestProgress) => void): Promise<IngestSummary[]>;
   close(): void;
@@ -128,6 +133,7 @@ export function openContextService(options: ContextServiceOptions): ContextServi
         path: input.path,
         created_at: now().toISOString(),
         last_ingest_at: null,
+        allow_hardlinks: input.allowHardlinks === true,
       };
       await catalogue.addConnector(record);
       return record;
@@ -153,7 +159,9 @@ export function openContextService(options: ContextServiceOptions): ContextServi
       const preparer = createWorkerPreparer(options.workerEntry);
       try {
         for (const record of selected as ConnectorRecord[]) {
-          const connector = createConnector(record.type, record.name, record.path);
+          const connector = createConnector(record.type, record.name, record.path, {
+            allowHardlinks: record.allow_hardlinks,
+          });
           const ingestOptions = { catalogue, quotas, now, preparer, ...(onProgress ? { onProgress } : {}) };
           summaries.push(await ingestConnector(connector, ingestOptions, used));
         }

@@ -3,8 +3,8 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { IvoaiError } from "../../../shared/errors.js";
 import { skipByPath } from "../filter.js";
-import { closeAll, isSafeName, openParentOf, openRoot, readChildFile } from "./safe-fs.js";
-import type { Connector, DiscoveredFile, SkippedEntry } from "./types.js";
+import { closeAll, isSafeName, MAX_DEPTH, openParentOf, openRoot, readChildFile } from "./safe-fs.js";
+import type { Connector, ConnectorOptions, DiscoveredFile, SkippedEntry } from "./types.js";
 
 const run = promisify(execFile);
 
@@ -66,7 +66,11 @@ export async function gitListFiles(root: string, options: GitListOptions = {}): 
   }
 }
 
-export function createGitConnector(name: string, root: string, options: GitListOptions = {}): Connector {
+export function createGitConnector(
+  name: string,
+  root: string,
+  options: GitListOptions & ConnectorOptions = {},
+): Connector {
   return {
     name,
     type: "git",
@@ -76,8 +80,13 @@ export function createGitConnector(name: string, root: string, options: GitListO
       const top = await openRoot(root);
       try {
         for (const relPath of files) {
-          if (!relPath.split("/").every(isSafeName)) {
+          const parts = relPath.split("/");
+          if (!parts.every(isSafeName)) {
             yield { relPath, skip: "unsafe name" };
+            continue;
+          }
+          if (parts.length - 1 > MAX_DEPTH) {
+            yield { relPath, skip: "too deep" };
             continue;
           }
           const reason = skipByPath(relPath);
@@ -90,7 +99,7 @@ export function createGitConnector(name: string, root: string, options: GitListO
             read: async (maxBytes: number) => {
               const { dir, name: file, opened } = await openParentOf(top, relPath);
               try {
-                return await readChildFile(dir, file, maxBytes);
+                return await readChildFile(dir, file, maxBytes, options);
               } finally {
                 await closeAll(opened);
               }

@@ -1,11 +1,18 @@
 import { createFilesystemConnector } from "./filesystem.js";
 import { createGitConnector } from "./git.js";
-import type { Connector, ConnectorType } from "./types.js";
+import type { Connector, ConnectorOptions, ConnectorType } from "./types.js";
 
-export { SkipError, type SkipReason } from "./safe-fs.js";
-export type { Connector, ConnectorType, DiscoveredFile, SkippedEntry } from "./types.js";
+export { MAX_DEPTH, SkipError, type SkipReason } from "./safe-fs.js";
+export type { Connector, ConnectorOptions, ConnectorType, DiscoveredFile, SkippedEntry } from "./types.js";
 export { isSkipped } from "./types.js";
 
-export function createConnector(type: ConnectorType, name: string, root: string): Connector {
-  return type === "git" ? createGitConnector(name, root) : createFilesystemConnector(name, root);
+export function createConnector(
+  type: ConnectorType,
+  name: string,
+  root: string,
+  options: ConnectorOptions = {},
+): Connector {
+  return type === "git"
+    ? createGitConnector(name, root, options)
+    : createFilesystemConnector(name, root, options);
 }

@@ -7,6 +7,9 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
 // O_NONBLOCK: opening a FIFO that slipped past the type check must not hang the ingest.
 const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
+/** Directory levels below a connector's root that are still read; anything deeper is skipped as "too deep". */
+export const MAX_DEPTH = 64;
+
 export type SkipReason =
   | "symlink"
   | "special file"
@@ -18,6 +21,8 @@ export type SkipReason =
   | "vcs internals"
   | "not found"
   | "unreadable"
+  | "too deep"
+  | "hard link"
   | "quota: documents"
   | "quota: bytes"
   | "quota: chunks";
@@ -65,15 +70,21 @@ export async function listDir(dir: SafeDir): Promise<import("node:fs").Dirent[]>
   return fs.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true });
 }
 
+export interface ReadFileOptions {
+  /** Read regular files with more than one link too (a hard link may point at a file outside the root). */
+  allowHardlinks?: boolean;
+}
+
 /**
- * Reads a regular file `name` of `parent` through its own descriptor, verifying it is a regular file and at most
- * `maxBytes` long. Synchronous on purpose: files come from the page cache in well under a millisecond, and a
+ * Reads a regular file `name` of `parent` through its own descriptor, verifying it is a regular file, has one
+ * link (unless hard links are allowed) and is at most `maxBytes` long. Synchronous on purpose: files come from the page cache in well under a millisecond, and a
  * thread-pool round trip per open/fstat/read/close made ingestion wait more than it worked.
  */
 export async function readChildFile(
   parent: SafeDir,
   name: string,
   maxBytes: number,
+  options: ReadFileOptions = {},
 ): Promise<{ data: Buffer; mtimeMs: number; size: number }> {
   if (!isSafeName(name)) throw new SkipError("unsafe name", name);
   let fd: number;
@@ -85,6 +96,7 @@ export async function readChildFile(
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new SkipError("special file");
+    if (stat.nlink > 1 && !options.allowHardlinks) throw new SkipError("hard link", `${stat.nlink} links`);
     if (stat.size > maxBytes) throw new SkipError("too large", `${stat.size} bytes`);
     // Read one byte past the limit so a file that grew since fstat is caught too.
     const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1);

@@ -3,6 +3,12 @@ import type { SkipReason } from "./safe-fs.js";
 
 export type ConnectorType = "filesystem" | "git";
 
+/** How a connector reads its tree; stored with the connector's registration. */
+export interface ConnectorOptions {
+  /** Index regular files that have more than one hard link (off: such a file may be a link to one outside the root). */
+  allowHardlinks?: boolean;
+}
+
 export interface DiscoveredFile {
   relPath: string;
   /** Reads the file (valid until the iteration moves on). */
