@@ -12,6 +12,7 @@ import {
   type ToolStatus,
   toolEnvelopeShape,
 } from "../../protocol/tool-envelope.js";
+import type { ToolName, ToolTable } from "../../protocol/tools.js";
 import { isIvoaiError } from "../../shared/errors.js";
 import type { Logger } from "../../shared/logger.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
@@ -36,7 +37,7 @@ export interface ToolOutcome {
 }
 
 interface ToolSpecBase<Shape extends z.ZodRawShape> {
-  name: string;
+  name: ToolName;
   title: string;
   description: string;
   scope: Scope;
@@ -59,8 +60,13 @@ export type ToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> =
   | ReadToolSpec<Shape>
   | WriteToolSpec<Shape>;
 
-/** Keeps a tool's arguments and its shape tied together while a list holds specs of different shapes. */
-export function defineTool<Shape extends z.ZodRawShape>(spec: ToolSpec<Shape>): ToolSpec {
+/**
+ * Keeps a tool's arguments and its shape tied together while a list holds specs of different shapes. The name
+ * must be in the protocol's tool table and the tier and scope must be the table's, or this fails to type-check.
+ */
+export function defineTool<Name extends ToolName, Shape extends z.ZodRawShape>(
+  spec: ToolSpec<Shape> & { name: Name; tier: ToolTable[Name]["tier"]; scope: ToolTable[Name]["scope"] },
+): ToolSpec {
   return spec as unknown as ToolSpec;
 }
 

@@ -1,6 +1,7 @@
 // /mcp: the Web MCP endpoint for ChatGPT and Claude web connectors, behind OAuth 2.1 access tokens bound to
 // this resource. It aggregates the web tool set of context and memory; writes still go through APPROVAL_GATE.
 import { Hono } from "hono";
+import { WEB_TOOL_NAMES } from "../../protocol/tools.js";
 import type { Logger } from "../../shared/logger.js";
 import type { AuditLog } from "../audit/store.js";
 import type { ContextService } from "../context/service.js";
@@ -15,21 +16,8 @@ import type { OAuthStore } from "../oauth/store.js";
 import { WEB_SCOPES } from "../oauth/validate.js";
 import { registerSkills } from "./skills.js";
 
-/** The narrower tool set web assistants get (seed 000, "Web MCP e OAuth"). */
-export const WEB_TOOLS = new Set([
-  "context_search",
-  "context_get_document",
-  "context_recent",
-  "context_health",
-  "memory_query",
-  "memory_recent",
-  "memory_read_page",
-  "memory_status",
-  "memory_approval_status",
-  "memory_write_page",
-  "memory_feedback",
-  "memory_delete_page",
-]);
+/** The narrower tool set web assistants get (seed 000, "Web MCP e OAuth"), from the protocol's tool table. */
+export const WEB_TOOLS: ReadonlySet<string> = new Set(WEB_TOOL_NAMES);
 
 export const WEB_INSTRUCTIONS =
   "ivoai: this organisation's shared memory and documents. Order: query memory first (memory_query), then " +
