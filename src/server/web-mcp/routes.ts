@@ -7,7 +7,6 @@ import type { AuditLog } from "../audit/store.js";
 import type { ContextService } from "../context/service.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { GatewayEnv } from "../http/env.js";
-import { isLoopbackHost } from "../http/listener-policy.js";
 import { problem } from "../http/problem.js";
 import { createMcpEndpoint } from "../mcp/endpoint.js";
 import type { MemoryService } from "../memory/service.js";
@@ -53,11 +52,7 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
   });
 
   app.all("/mcp", async (c) => {
-    // DNS-rebinding protection (MCP Streamable HTTP): a browser page from another origin is refused.
-    const origin = c.req.header("origin");
-    if (origin && !originAllowed(origin, deps.issuer())) {
-      return problem(c, 403, "forbidden_origin", "requests from this origin are not accepted");
-    }
+    // DNS-rebinding protection (Host and Origin) is the gateway's origin guard, mounted on every MCP endpoint.
     const metadata = `${deps.issuer()}/.well-known/oauth-protected-resource/mcp`;
     const header = c.req.header("authorization") ?? "";
     const token = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header.trim())?.[1];
@@ -100,17 +95,6 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
     return endpoint(request, client);
   });
   return app;
-}
-
-/** The public origin itself; for a loopback deployment, any loopback origin (what DNS rebinding cannot forge). */
-function originAllowed(origin: string, issuer: string): boolean {
-  try {
-    const from = new URL(origin);
-    const self = new URL(issuer);
-    return from.origin === self.origin || (isLoopbackHost(self.hostname) && isLoopbackHost(from.hostname));
-  } catch {
-    return false;
-  }
 }
 
 function withoutAuthorization(headers: Headers): Headers {
