@@ -1,6 +1,5 @@
 // The gateway's MCP endpoints against a hostile browser and a sloppy agent: DNS-rebinding Host/Origin
 // refusals even with a valid bearer, and calls refused before any tool ran still reach the audit log.
-import http from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,37 +12,9 @@ import {
   startServer,
   tempDir,
 } from "./helpers.js";
+import { rawPost } from "./raw-http.js";
 
-const INITIALIZE = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-});
-
-/** A POST with exactly these headers (node:http, so that Host can be set as an attacker's browser would). */
-function post(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          ...headers,
-        },
-      },
-      (response) => {
-        let body = "";
-        response.on("data", (chunk) => (body += chunk));
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-      },
-    );
-    request.on("error", reject);
-    request.end(INITIALIZE);
-  });
-}
+const post = rawPost;
 
 describe("gateway MCP endpoints", () => {
   let root: string;
