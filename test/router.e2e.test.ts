@@ -19,6 +19,7 @@ import {
   startServer,
   tempDir,
 } from "./helpers.js";
+import { rawPost } from "./raw-http.js";
 
 interface Router {
   endpoints: { context: string; memory: string; hooks: string };
@@ -368,6 +369,67 @@ describe("multi-server knowledge (seed 001)", () => {
         expect(result.federation.items.map((item) => item._source.alias)).toEqual(["mindsite"]);
       } finally {
         await mcp.close();
+        await router.stop();
+      }
+    });
+
+    it("treats a tool it does not know as a write unless the source annotates it read-only", async () => {
+      const { fake, result } = await connectFake("extra", "extra-tools");
+      expect(result.code).toBe(0);
+      const router = await startRouter(["--knowledge-source", "mindsite,extra", "--deadline-ms", "5000"]);
+      const mcp = await client(router.endpoints.context, router.capability);
+      try {
+        const write = await mcp.callTool({ name: "context_reindex", arguments: {} });
+        expect(write.isError).toBe(true);
+        expect(textOf(write)).toMatch(/^WRITE_DESTINATION=AMBIGUOUS: context_reindex/);
+        expect(fake.calls).toBe(0);
+        const read = await mcp.callTool({ name: "context_peek", arguments: {} });
+        expect(textOf(read)).not.toMatch(/WRITE_DESTINATION/);
+        expect(fake.calls).toBe(1);
+      } finally {
+        await mcp.close();
+        await router.stop();
+      }
+    });
+  });
+
+  describe("write classification and DNS rebinding", () => {
+    it("routes memory_promote_episode as a write: refused with two memory destinations", async () => {
+      const router = await startRouter(["--knowledge-source", "acme-2,mindsite"]);
+      const mcp = await client(router.endpoints.memory, router.capability);
+      try {
+        const result = await mcp.callTool({
+          name: "memory_promote_episode",
+          arguments: { event_id: 1, path: "notes/promoted" },
+        });
+        expect(result.isError).toBe(true);
+        expect(textOf(result)).toMatch(/^WRITE_DESTINATION=AMBIGUOUS: memory_promote_episode/);
+      } finally {
+        await mcp.close();
+        await router.stop();
+      }
+    });
+
+    it("serves only its own loopback host names, and no foreign browser origin", async () => {
+      const router = await startRouter(["--knowledge-source", "acme-2,mindsite"]);
+      const port = new URL(router.endpoints.context).port;
+      const auth = { authorization: `Bearer ${router.capability}` };
+      try {
+        for (const endpoint of [router.endpoints.context, router.endpoints.memory]) {
+          const evilHost = await rawPost(endpoint, { ...auth, host: `evil.example.com:${port}` });
+          expect(evilHost.status).toBe(403);
+          expect(JSON.parse(evilHost.body)).toMatchObject({ error: "forbidden_host" });
+          const evilOrigin = await rawPost(endpoint, { ...auth, origin: "http://evil.example.com" });
+          expect(evilOrigin.status).toBe(403);
+          expect(JSON.parse(evilOrigin.body)).toMatchObject({ error: "forbidden_origin" });
+          expect((await rawPost(endpoint, auth)).status).toBe(200);
+          expect((await rawPost(endpoint, { ...auth, host: `localhost:${port}` })).status).toBe(200);
+        }
+        // A single-source pass-through endpoint and the hooks endpoint sit behind the same check.
+        expect(
+          (await rawPost(router.endpoints.hooks, { ...auth, host: "evil.example.com" }, "{}")).status,
+        ).toBe(403);
+      } finally {
         await router.stop();
       }
     });

@@ -1,2 +1,3 @@
 export * from "./discovery.js";
 export * from "./scopes.js";
+export * from "./tools.js";

@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { serverConfigSchema } from "../config/server-config.js";
 import { serverPaths } from "../config/server-paths.js";
-import { silentLogger } from "../shared/logger.js";
+import { IvoaiError, type IvoaiErrorCode } from "../shared/errors.js";
+import { createLogger, type Logger, silentLogger } from "../shared/logger.js";
 import { createGatewayApp } from "./app.js";
 import { createEnrollmentService } from "./enrollment/service.js";
 import { createEnrollmentStore, type EnrollmentStore } from "./enrollment/store.js";
@@ -25,7 +26,7 @@ describe("gateway app (in process)", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const app = (readiness: ReadinessCheck[] = [], attempts = 30) =>
+  const app = (readiness: ReadinessCheck[] = [], attempts = 30, logger: Logger = silentLogger) =>
     createGatewayApp({
       config: serverConfigSchema.parse({
         server: { public_url: "https://ai.example.com" },
@@ -33,7 +34,7 @@ describe("gateway app (in process)", () => {
       }),
       paths: serverPaths(dir),
       enrollment: createEnrollmentService({ store }),
-      logger: silentLogger,
+      logger,
       listenerMode: "loopback",
       publicUrl: () => "https://ai.example.com",
       readiness,
@@ -88,5 +89,38 @@ describe("gateway app (in process)", () => {
     expect(bad.headers.get("www-authenticate")).toContain("invalid_token");
     // A token in the query string is never accepted.
     expect((await gateway.request("/v1/admin/status?access_token=ivoai_cred_nope")).status).toBe(401);
+  });
+
+  it("answers an IvoaiError thrown in any route with its code's status, and anything else with a logged 500", async () => {
+    const lines: string[] = [];
+    const gateway = app([], 30, createLogger({ write: (line) => lines.push(line) }));
+    // A route mounted the way domain routes are, throwing what a store or service would.
+    gateway.get("/boom/:code", (c) => {
+      const code = c.req.param("code");
+      if (code === "TypeError") throw new TypeError("cannot read properties of undefined (reading 'x')");
+      throw new IvoaiError(code as IvoaiErrorCode, `thrown ${code}`);
+    });
+    const answer = async (code: string) => {
+      const response = await gateway.request(`/boom/${code}`);
+      return [response.status, await response.json()];
+    };
+    expect(await answer("NOT_FOUND")).toEqual([404, { error: "not_found", message: "thrown NOT_FOUND" }]);
+    expect(await answer("CONFLICT")).toEqual([409, { error: "conflict", message: "thrown CONFLICT" }]);
+    expect(await answer("USAGE")).toEqual([400, { error: "invalid_request", message: "thrown USAGE" }]);
+    expect(await answer("PERMISSION_DENIED")).toEqual([
+      403,
+      { error: "forbidden", message: "thrown PERMISSION_DENIED" },
+    ]);
+    // Server-side failures keep their details in the log, never in the answer, and never a stack.
+    const generic = { error: "internal_error", message: "the server failed to handle the request" };
+    expect(await answer("STATE_CORRUPT")).toEqual([500, generic]);
+    expect(await answer("TypeError")).toEqual([500, generic]);
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const failures = logged.filter((line) => line.msg === "request failed");
+    expect(failures.map((line) => line.error)).toEqual([
+      "thrown STATE_CORRUPT",
+      "cannot read properties of undefined (reading 'x')",
+    ]);
+    expect(lines.join("")).not.toMatch(/at .*\.ts:\d+/);
   });
 });

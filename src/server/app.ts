@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { ServerConfig } from "../config/server-config.js";
 import type { ServerPaths } from "../config/server-paths.js";
 import { buildDiscoveryDocument, type DiscoveryFeatures, ENDPOINTS } from "../protocol/discovery.js";
+import { isIvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
 import { newId } from "../shared/tokens.js";
 import { IVOAI_VERSION } from "../shared/version.js";
@@ -18,8 +19,9 @@ import type { EnrollmentService } from "./enrollment/service.js";
 import { evaluateReadiness, type ReadinessCheck } from "./health/readiness.js";
 import { bearerAuth, requireScope } from "./http/bearer-auth.js";
 import { type GatewayEnv, remoteAddress } from "./http/env.js";
-import type { ListenerMode } from "./http/listener-policy.js";
-import { problem } from "./http/problem.js";
+import { type ListenerMode, parseListen } from "./http/listener-policy.js";
+import { originGuard } from "./http/origin-guard.js";
+import { problem, problemForError } from "./http/problem.js";
 import { reverseProxyGuard } from "./http/reverse-proxy.js";
 import { createMcpEndpoint } from "./mcp/endpoint.js";
 import { createHookRoutes } from "./memory/hooks-routes.js";
@@ -35,6 +37,8 @@ export interface GatewayAppDeps {
   enrollment: EnrollmentService;
   logger: Logger;
   listenerMode: ListenerMode;
+  /** The host the listener is bound to (default: the configured listen address's). */
+  listenHost?: string;
   /** The public base URL clients see (may follow the bound port for a loopback port-0 demo). */
   publicUrl: () => string;
   readiness: readonly ReadinessCheck[];
@@ -128,6 +132,14 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     }),
   );
 
+  // DNS-rebinding protection on every MCP endpoint, before any credential is looked at.
+  const guard = originGuard({
+    publicUrl: deps.publicUrl,
+    listenHost: deps.listenHost ?? parseListen(deps.config.server.listen).host,
+  });
+  for (const endpoint of [ENDPOINTS.contextMcp, ENDPOINTS.memoryMcp, ENDPOINTS.webMcp])
+    app.use(endpoint, guard);
+
   const auth = bearerAuth({ authenticate: (credential) => deps.enrollment.authenticate(credential) });
   app.use("/v1/*", (c, next) => (c.req.path === ENDPOINTS.enroll ? next() : auth(c, next)));
   app.route(
@@ -192,8 +204,16 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
 
   app.notFound((c) => problem(c, 404, "not_found", "no such endpoint"));
   app.onError((error, c) => {
-    deps.logger.error("unhandled error", { request_id: c.get("requestId"), error: error.message });
-    return problem(c, 500, "internal_error", "the server failed to handle the request");
+    const { status, body } = problemForError(error);
+    if (status >= 500) {
+      // The log gets the reason (never a stack); the caller only the generic wire error.
+      deps.logger.error("request failed", {
+        request_id: c.get("requestId"),
+        ...(isIvoaiError(error) ? { code: error.code } : {}),
+        error: error.message,
+      });
+    }
+    return c.json(body, status);
   });
   return app;
 }

@@ -91,6 +91,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     enrollment,
     logger: options.logger,
     listenerMode: mode,
+    listenHost: listen.host,
     publicUrl,
     context,
     memory: memory ?? null,

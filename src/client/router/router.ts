@@ -12,6 +12,8 @@ import {
   type ListToolsResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { endpointUrl } from "../../config/client-config.js";
+import { toolEntry } from "../../protocol/tools.js";
+import { checkOrigin } from "../../shared/origin-policy.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { failureStatus, federate, provenanceOf, type SourceOutcome } from "./federation.js";
 import { forward } from "./forward.js";
@@ -20,14 +22,6 @@ import { createUpstreamPool, type EndpointName, type UpstreamLimits } from "./up
 
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 export const MAX_UPSTREAM_RESPONSE_BYTES = 16 * 1024 * 1024;
-
-/** Tools that change memory: exactly one destination, never retried. */
-const WRITE_TOOLS = new Set([
-  "memory_write_page",
-  "memory_feedback",
-  "memory_delete_page",
-  "memory_promote_episode",
-]);
 
 const INSTRUCTIONS: Record<EndpointName, string> = {
   memory:
@@ -129,6 +123,29 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     );
   };
 
+  /**
+   * Whether a tool only reads: the protocol's table decides for ivoai's own tools; a tool it does not know is a
+   * read only when every source listing it annotates it readOnlyHint. Anything else is handled as a write
+   * (one destination, never retried), so a new write tool can never be fanned out.
+   */
+  const isReadOnly = async (endpoint: EndpointName, groups: readonly SourceGroup[], name: string) => {
+    const entry = toolEntry(name);
+    if (entry) return entry.tier === "read";
+    const listed: boolean[] = [];
+    for (const group of groups) {
+      for (const member of group.members) {
+        try {
+          const tool = (await pool.listTools(member, endpoint)).tools.find((item) => item.name === name);
+          if (tool) listed.push(tool.annotations?.readOnlyHint === true);
+          break;
+        } catch {
+          // The next member of the group may answer.
+        }
+      }
+    }
+    return listed.length > 0 && listed.every(Boolean);
+  };
+
   const callTool = async (
     endpoint: EndpointName,
     name: string,
@@ -137,7 +154,7 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     const groups = groupsFor(endpoint);
     const all = groups.flatMap((group) => group.members);
     if (all.length === 0) return toolError(`no selected knowledge source serves ${endpoint}`);
-    if (WRITE_TOOLS.has(name)) {
+    if (!(await isReadOnly(endpoint, groups, name))) {
       if (groups.length > 1) {
         return toolError(
           `WRITE_DESTINATION=AMBIGUOUS: ${name} could go to ${groups.map((group) => group.members.map((m) => m.profile.alias).join("/")).join(", ")}; ` +
@@ -245,7 +262,14 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     }
   };
 
+  let port = 0;
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    // DNS-rebinding protection: only this loopback listener's own host names, no foreign browser origin.
+    const verdict = checkOrigin(
+      { host: req.headers.host, origin: req.headers.origin },
+      { publicOrigin: `http://127.0.0.1:${port}`, loopback: { port } },
+    );
+    if (!verdict.ok) return sendJson(res, 403, { error: verdict.error, message: verdict.message });
     if (!authorised(req.headers.authorization)) {
       return sendJson(res, 401, { error: "unauthorized", message: "a valid session capability is required" });
     }
@@ -322,7 +346,8 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve());
   });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
   return {
     url,
     endpoints: { context: `${url}/mcp/context`, memory: `${url}/mcp/memory`, hooks: `${url}/hooks/memory` },

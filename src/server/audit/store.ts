@@ -10,12 +10,14 @@ export interface ToolCallEvent {
   endpoint: string;
   credential_id: string;
   session_id: string | null;
-  tier: SecurityTier;
-  status: ToolStatus;
+  /** Null when the caller named a tool this endpoint does not offer. */
+  tier: SecurityTier | null;
+  /** REJECTED: refused before the tool ran (unknown tool, arguments failing the schema). */
+  status: ToolStatus | "REJECTED";
   latency_ms: number;
   tokens_consumed: number;
   guardrail_checked: boolean;
-  /** Why the guardrail refused, or the approval a write created. */
+  /** Why the guardrail refused or the call was rejected, or the approval a write created. */
   detail?: Record<string, unknown>;
 }
 

@@ -1,6 +1,8 @@
-// The JSON error body every gateway route answers with; wire errors stay apart from IvoaiError.
+// The JSON error body every gateway route answers with; wire errors stay apart from IvoaiError, and one
+// exhaustive map turns an IvoaiError code into its HTTP status and wire error.
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { type IvoaiErrorCode, isIvoaiError } from "../../shared/errors.js";
 
 export interface Problem {
   error: string;
@@ -9,4 +11,53 @@ export interface Problem {
 
 export function problem(c: Context, status: ContentfulStatusCode, error: string, message: string): Response {
   return c.json<Problem>({ error, message }, status);
+}
+
+interface WireError {
+  status: ContentfulStatusCode;
+  error: string;
+  /** A fixed message replacing the error's own, for failures whose details belong in the log only. */
+  message?: string;
+}
+
+const INTERNAL: WireError = {
+  status: 500,
+  error: "internal_error",
+  message: "the server failed to handle the request",
+};
+
+/** The status and wire error of each IvoaiError code; a new code fails to type-check until it is mapped. */
+export function wireErrorFor(code: IvoaiErrorCode): WireError {
+  switch (code) {
+    case "USAGE":
+    case "UNSAFE_PATH":
+      return { status: 400, error: "invalid_request" };
+    case "PERMISSION_DENIED":
+      return { status: 403, error: "forbidden" };
+    case "NOT_FOUND":
+      return { status: 404, error: "not_found" };
+    case "CONFLICT":
+      return { status: 409, error: "conflict" };
+    case "LOCK_TIMEOUT":
+      return { status: 503, error: "busy", message: "the server is busy; try again shortly" };
+    case "NETWORK":
+      return { status: 502, error: "upstream_failed", message: "a service the server depends on failed" };
+    case "CONFIG_INVALID":
+    case "CONFIG_MISSING":
+    case "STATE_CORRUPT":
+    case "LISTENER_REFUSED":
+    case "INTERNAL":
+      return INTERNAL;
+    default: {
+      const unmapped: never = code;
+      return unmapped;
+    }
+  }
+}
+
+/** What a route's failure answers: an IvoaiError by its code, anything else a generic 500. */
+export function problemForError(error: unknown): { status: ContentfulStatusCode; body: Problem } {
+  const wire = isIvoaiError(error) ? wireErrorFor(error.code) : INTERNAL;
+  const message = wire.message ?? (isIvoaiError(error) ? error.message : (INTERNAL.message as string));
+  return { status: wire.status, body: { error: wire.error, message } };
 }

@@ -2,8 +2,8 @@
 // Every call passes the guardrail (scope, schema, size) and returns seed 004's envelope beside a text rendering.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { z } from "zod";
+import { CallToolRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import type { Scope } from "../../protocol/scopes.js";
 import {
   estimateTokens,
@@ -12,11 +12,12 @@ import {
   type ToolStatus,
   toolEnvelopeShape,
 } from "../../protocol/tool-envelope.js";
+import type { ToolName, ToolTable } from "../../protocol/tools.js";
 import { isIvoaiError } from "../../shared/errors.js";
 import type { Logger } from "../../shared/logger.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import type { ApprovalGate, Proposal } from "../approvals/gate.js";
-import type { AuditLog } from "../audit/store.js";
+import type { AuditLog, ToolCallEvent } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { ApprovalRecord } from "../memory/store.js";
 
@@ -36,7 +37,7 @@ export interface ToolOutcome {
 }
 
 interface ToolSpecBase<Shape extends z.ZodRawShape> {
-  name: string;
+  name: ToolName;
   title: string;
   description: string;
   scope: Scope;
@@ -59,8 +60,13 @@ export type ToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> =
   | ReadToolSpec<Shape>
   | WriteToolSpec<Shape>;
 
-/** Keeps a tool's arguments and its shape tied together while a list holds specs of different shapes. */
-export function defineTool<Shape extends z.ZodRawShape>(spec: ToolSpec<Shape>): ToolSpec {
+/**
+ * Keeps a tool's arguments and its shape tied together while a list holds specs of different shapes. The name
+ * must be in the protocol's tool table and the tier and scope must be the table's, or this fails to type-check.
+ */
+export function defineTool<Name extends ToolName, Shape extends z.ZodRawShape>(
+  spec: ToolSpec<Shape> & { name: Name; tier: ToolTable[Name]["tier"]; scope: ToolTable[Name]["scope"] },
+): ToolSpec {
   return spec as unknown as ToolSpec;
 }
 
@@ -102,9 +108,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       { instructions: options.instructions, capabilities: { tools: {}, ...options.capabilities } },
     );
     options.extend?.(server);
+    const offered = new Map<string, ToolSpec>();
     for (const tool of options.tools) {
       // Tools the credential may not use are not offered at all.
       if (!client.scopes.includes(tool.scope)) continue;
+      offered.set(tool.name, tool);
       server.registerTool(
         tool.name,
         {
@@ -122,6 +130,34 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         async (args: Record<string, unknown>) => invoke(tool, args, context),
       );
     }
+    // tools/call is answered here rather than by McpServer, so that a call refused before any tool runs
+    // (unknown tool, arguments failing the schema) is audited too; the answers match the SDK's.
+    server.server.setRequestHandler(CallToolRequestSchema, async (call) => {
+      const name = call.params.name;
+      const tool = offered.get(name);
+      if (!tool) {
+        const known = options.tools.some((spec) => spec.name === name);
+        return reject(
+          name,
+          undefined,
+          known ? "insufficient_scope" : "unknown_tool",
+          `Tool ${name} not found`,
+          context,
+        );
+      }
+      const parsed = await z.object(tool.input).safeParseAsync(call.params.arguments ?? {});
+      if (parsed.success) return invoke(tool, parsed.data, context);
+      const issues = parsed.error.issues
+        .map((issue) => (issue.path.length ? `${issue.message} at ${issue.path.join(".")}` : issue.message))
+        .join("\n");
+      return reject(
+        name,
+        tool,
+        "invalid_arguments",
+        `Input validation error: Invalid arguments for tool ${name}: ${issues}`,
+        context,
+      );
+    });
     // Stateless: no session id option at all, one server + transport per HTTP request.
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);
@@ -133,6 +169,43 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       void server.close();
     }
   };
+
+  /** A call refused before its tool ran: an error result, audited with status REJECTED. */
+  function reject(
+    name: string,
+    tool: ToolSpec | undefined,
+    reason: "unknown_tool" | "insufficient_scope" | "invalid_arguments",
+    message: string,
+    context: ToolContext,
+  ): CallToolResult {
+    record({
+      kind: "tool_call",
+      // The name is the caller's text: bounded before it reaches the log.
+      tool: name.slice(0, 128),
+      endpoint: options.name,
+      credential_id: context.client.id,
+      session_id: context.sessionId,
+      tier: tool?.tier ?? null,
+      status: "REJECTED",
+      latency_ms: 0,
+      tokens_consumed: 0,
+      guardrail_checked: true,
+      detail: { rejected: reason, message: message.slice(0, 1000) },
+    });
+    return { content: [{ type: "text", text: message }], isError: true };
+  }
+
+  function record(event: ToolCallEvent): void {
+    try {
+      options.audit?.record(event);
+    } catch (error) {
+      // The audit log failing must not fail the agent's call; it is logged instead.
+      options.logger.error("audit write failed", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+    options.logger.info("tool call", { ...event });
+  }
 
   async function invoke(
     tool: ToolSpec,
@@ -190,8 +263,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         guardrail_checked: true,
       },
     };
-    const record = {
-      kind: "tool_call" as const,
+    record({
+      kind: "tool_call",
       tool: tool.name,
       endpoint: options.name,
       credential_id: context.client.id,
@@ -200,16 +273,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       status: envelope.status,
       ...envelope.telemetry,
       ...(detail ? { detail } : {}),
-    };
-    try {
-      options.audit?.record(record);
-    } catch (error) {
-      // The audit log failing must not fail the agent's call; it is logged instead.
-      options.logger.error("audit write failed", {
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
-    options.logger.info("tool call", record);
+    });
     return {
       content: [{ type: "text", text: outcome.text }],
       structuredContent: envelope,

@@ -1,12 +1,12 @@
 // /mcp: the Web MCP endpoint for ChatGPT and Claude web connectors, behind OAuth 2.1 access tokens bound to
 // this resource. It aggregates the web tool set of context and memory; writes still go through APPROVAL_GATE.
 import { Hono } from "hono";
+import { WEB_TOOL_NAMES } from "../../protocol/tools.js";
 import type { Logger } from "../../shared/logger.js";
 import type { AuditLog } from "../audit/store.js";
 import type { ContextService } from "../context/service.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { GatewayEnv } from "../http/env.js";
-import { isLoopbackHost } from "../http/listener-policy.js";
 import { problem } from "../http/problem.js";
 import { createMcpEndpoint } from "../mcp/endpoint.js";
 import type { MemoryService } from "../memory/service.js";
@@ -15,21 +15,8 @@ import type { OAuthStore } from "../oauth/store.js";
 import { WEB_SCOPES } from "../oauth/validate.js";
 import { registerSkills } from "./skills.js";
 
-/** The narrower tool set web assistants get (seed 000, "Web MCP e OAuth"). */
-export const WEB_TOOLS = new Set([
-  "context_search",
-  "context_get_document",
-  "context_recent",
-  "context_health",
-  "memory_query",
-  "memory_recent",
-  "memory_read_page",
-  "memory_status",
-  "memory_approval_status",
-  "memory_write_page",
-  "memory_feedback",
-  "memory_delete_page",
-]);
+/** The narrower tool set web assistants get (seed 000, "Web MCP e OAuth"), from the protocol's tool table. */
+export const WEB_TOOLS: ReadonlySet<string> = new Set(WEB_TOOL_NAMES);
 
 export const WEB_INSTRUCTIONS =
   "ivoai: this organisation's shared memory and documents. Order: query memory first (memory_query), then " +
@@ -65,11 +52,7 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
   });
 
   app.all("/mcp", async (c) => {
-    // DNS-rebinding protection (MCP Streamable HTTP): a browser page from another origin is refused.
-    const origin = c.req.header("origin");
-    if (origin && !originAllowed(origin, deps.issuer())) {
-      return problem(c, 403, "forbidden_origin", "requests from this origin are not accepted");
-    }
+    // DNS-rebinding protection (Host and Origin) is the gateway's origin guard, mounted on every MCP endpoint.
     const metadata = `${deps.issuer()}/.well-known/oauth-protected-resource/mcp`;
     const header = c.req.header("authorization") ?? "";
     const token = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header.trim())?.[1];
@@ -112,17 +95,6 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
     return endpoint(request, client);
   });
   return app;
-}
-
-/** The public origin itself; for a loopback deployment, any loopback origin (what DNS rebinding cannot forge). */
-function originAllowed(origin: string, issuer: string): boolean {
-  try {
-    const from = new URL(origin);
-    const self = new URL(issuer);
-    return from.origin === self.origin || (isLoopbackHost(self.hostname) && isLoopbackHost(from.hostname));
-  } catch {
-    return false;
-  }
 }
 
 function withoutAuthorization(headers: Headers): Headers {

@@ -1,0 +1,96 @@
+// The gateway's MCP endpoints against a hostile browser and a sloppy agent: DNS-rebinding Host/Origin
+// refusals even with a valid bearer, and calls refused before any tool ran still reach the audit log.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createCode,
+  enroll,
+  initRoot,
+  type RunningServer,
+  runIvoai,
+  startServer,
+  tempDir,
+} from "./helpers.js";
+import { rawPost } from "./raw-http.js";
+
+const post = rawPost;
+
+describe("gateway MCP endpoints", () => {
+  let root: string;
+  let cleanup: () => Promise<void>;
+  let server: RunningServer;
+  let bearer: string;
+  let port: string;
+
+  beforeAll(async () => {
+    ({ dir: root, cleanup } = await tempDir());
+    await initRoot(root);
+    server = await startServer(root);
+    port = new URL(server.url).port;
+    const { code } = await createCode(root);
+    bearer = ((await (await enroll(server.url, code)).json()) as { credential: string }).credential;
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await cleanup();
+  });
+
+  it.each(["/v1/mcp/context", "/v1/memory/mcp"])(
+    "refuses a foreign Host or Origin on %s even with a valid bearer",
+    async (endpoint) => {
+      const url = `${server.url}${endpoint}`;
+      const auth = { authorization: `Bearer ${bearer}` };
+      const evilHost = await post(url, { ...auth, host: `evil.example.com:${port}` });
+      expect(evilHost.status).toBe(403);
+      expect(JSON.parse(evilHost.body)).toMatchObject({ error: "forbidden_host" });
+      const evilOrigin = await post(url, { ...auth, origin: "http://evil.example.com" });
+      expect(evilOrigin.status).toBe(403);
+      expect(JSON.parse(evilOrigin.body)).toMatchObject({ error: "forbidden_origin" });
+      // The names this loopback server really answers to still work.
+      expect((await post(url, auth)).status).toBe(200);
+      expect((await post(url, { ...auth, host: `localhost:${port}` })).status).toBe(200);
+      expect((await post(url, { ...auth, origin: server.url })).status).toBe(200);
+    },
+  );
+
+  it("applies the same Host policy to Web MCP (/mcp)", async () => {
+    expect((await post(`${server.url}/mcp`, { host: "evil.example.com" })).status).toBe(403);
+    expect((await post(`${server.url}/mcp`, {})).status).toBe(401);
+  });
+
+  it("records unknown tools and arguments failing the schema in the audit log as rejected", async () => {
+    const client = new Client({ name: "sloppy-agent", version: "1" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/v1/mcp/context`), {
+        requestInit: { headers: { authorization: `Bearer ${bearer}`, "x-ivoai-session-id": "sess-r" } },
+      }),
+    );
+    try {
+      const unknown = await client.callTool({ name: "context_nonexistent", arguments: {} });
+      expect(unknown.isError).toBe(true);
+      const invalid = await client.callTool({ name: "context_search", arguments: { query: 42 } });
+      expect(invalid.isError).toBe(true);
+      expect(JSON.stringify(invalid.content)).toMatch(/Invalid arguments for tool context_search/);
+      const fine = await client.callTool({ name: "context_search", arguments: { query: "anything" } });
+      expect(fine.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    const audit = await runIvoai(["server", "audit", "--root", root, "--json", "--kind", "tool_call"]);
+    expect(audit.code).toBe(0);
+    const events = (
+      JSON.parse(audit.stdout) as {
+        tool: string;
+        status: string;
+        session_id: string | null;
+        detail?: { rejected?: string };
+      }[]
+    ).filter((event) => event.session_id === "sess-r");
+    expect(events.map((event) => [event.tool, event.status, event.detail?.rejected])).toEqual([
+      ["context_nonexistent", "REJECTED", "unknown_tool"],
+      ["context_search", "REJECTED", "invalid_arguments"],
+      ["context_search", "SUCCESS", undefined],
+    ]);
+  });
+});
