@@ -2,7 +2,6 @@
 // needs approvals:decide, a scope no default enrollment grants, and nobody approves their own request.
 import { Hono } from "hono";
 import { z } from "zod";
-import { isIvoaiError } from "../../shared/errors.js";
 import { requireScope } from "../http/bearer-auth.js";
 import type { GatewayEnv } from "../http/env.js";
 import { readJsonBody } from "../http/json-body.js";
@@ -31,13 +30,8 @@ export function createApprovalRoutes(deps: { gate: ApprovalGate | undefined }): 
       const issue = parsed.error.issues[0];
       return problem(c, 400, "invalid_request", `${issue?.path.join(".") || "query"}: ${issue?.message}`);
     }
-    try {
-      return c.json(await gate.list(parsed.data));
-    } catch (error) {
-      if (isIvoaiError(error) && error.code === "USAGE")
-        return problem(c, 400, "invalid_request", error.message);
-      throw error;
-    }
+    // A bad cursor is a USAGE error: the app's error map answers it with 400.
+    return c.json(await gate.list(parsed.data));
   });
   app.get("/:id", requireScope("approvals:read"), async (c) => {
     const approval = await gate.get(c.req.param("id"));
