@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { ServerConfig } from "../config/server-config.js";
 import type { ServerPaths } from "../config/server-paths.js";
 import { buildDiscoveryDocument, type DiscoveryFeatures, ENDPOINTS } from "../protocol/discovery.js";
+import { parseDuration } from "../shared/duration.js";
 import type { Logger } from "../shared/logger.js";
 import { newId } from "../shared/tokens.js";
 import { IVOAI_VERSION } from "../shared/version.js";
@@ -17,7 +18,8 @@ import { createEnrollRoutes } from "./enrollment/routes.js";
 import type { EnrollmentService } from "./enrollment/service.js";
 import { evaluateReadiness, type ReadinessCheck } from "./health/readiness.js";
 import { bearerAuth, requireScope } from "./http/bearer-auth.js";
-import { type GatewayEnv, remoteAddress } from "./http/env.js";
+import { clientAddressMiddleware } from "./http/client-address.js";
+import { clientAddress, type GatewayEnv } from "./http/env.js";
 import type { ListenerMode } from "./http/listener-policy.js";
 import { problem } from "./http/problem.js";
 import { reverseProxyGuard } from "./http/reverse-proxy.js";
@@ -63,6 +65,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     remote_admin_read_only: true,
   };
 
+  app.use(clientAddressMiddleware(deps.config.server.trusted_proxy_cidrs));
   app.use(async (c, next) => {
     const started = performance.now();
     c.set("requestId", newId("req_"));
@@ -76,7 +79,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       path: c.req.path,
       status: c.res.status,
       duration_ms: Math.round((performance.now() - started) * 10) / 10,
-      remote: remoteAddress(c),
+      remote: clientAddress(c),
     });
   });
   if (deps.listenerMode === "reverse-proxy") {
@@ -176,7 +179,15 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   }
 
   if (deps.oauth) {
-    app.route("/", createOAuthRoutes({ store: deps.oauth, issuer: deps.publicUrl, logger: deps.logger }));
+    app.route(
+      "/",
+      createOAuthRoutes({
+        store: deps.oauth,
+        issuer: deps.publicUrl,
+        logger: deps.logger,
+        refreshFamilyTtlMs: parseDuration(deps.config.oauth.refresh_family_ttl),
+      }),
+    );
     app.route(
       "/",
       createWebMcpRoutes({
