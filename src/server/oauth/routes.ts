@@ -49,7 +49,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
   const { store } = deps;
   // Every page refuses framing. No form-action directive: browsers apply it to the redirect that follows
   // the form post, which would stop the code on its way back to the client.
-  const html = (body: string, status: 200 | 400 | 429 = 200) =>
+  const html = (body: string, status: 200 | 400 | 429 = 200, extra: Record<string, string> = {}) =>
     new Response(body, {
       status,
       headers: {
@@ -57,6 +57,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
         "cache-control": "no-store",
         "x-frame-options": "DENY",
         "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+        ...extra,
       },
     });
   // Registration and authorization pages are open to anyone: bound per source so they cannot fill the disk.
@@ -257,8 +258,11 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     const budget = guesses.check(source);
     if (failed >= ACTIVATION_GUESSES_PER_REQUEST || !budget.allowed) {
       deps.logger.warn("oauth activation guesses limited", { client_id: pending.client_id, remote: source });
-      if (!budget.allowed) c.header("Retry-After", String(budget.retryAfterSeconds));
-      return html(errorPage("Too many wrong activation codes. Wait a minute, then start again."), 429);
+      return html(
+        errorPage("Too many wrong activation codes. Wait a minute, then start again."),
+        429,
+        budget.allowed ? {} : { "retry-after": String(budget.retryAfterSeconds) },
+      );
     }
     if (!store.consumeActivationCode(field("activation_code").trim(), at)) {
       guesses.hit(source);
