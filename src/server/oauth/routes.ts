@@ -11,7 +11,14 @@ import { clientAddress, type GatewayEnv } from "../http/env.js";
 import { consentPage, errorPage } from "./consent-page.js";
 import type { OAuthStore, PendingAuthorization } from "./store.js";
 import { createTokenRoutes, REFRESH_FAMILY_TTL_MS } from "./token-routes.js";
-import { parseScopes, redirectMatches, sameResource, validateRedirectUri, WEB_SCOPES } from "./validate.js";
+import {
+  hasControlCharacters,
+  parseScopes,
+  redirectMatches,
+  sameResource,
+  validateRedirectUri,
+  WEB_SCOPES,
+} from "./validate.js";
 
 export { ACCESS_TTL_MS, REFRESH_FAMILY_TTL_MS, REFRESH_TTL_MS } from "./token-routes.js";
 export const CODE_TTL_MS = 5 * 60_000;
@@ -106,12 +113,22 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     const body = z
       .object({
         redirect_uris: z.array(z.unknown()).min(1).max(20),
-        client_name: z.string().max(200).nullish(),
+        client_name: z
+          .string()
+          .max(200)
+          .refine((name) => !hasControlCharacters(name))
+          .nullish(),
       })
       .passthrough()
       .safeParse(raw);
     if (!body.success)
-      return c.json(oauthError("invalid_client_metadata", "redirect_uris must be a non-empty list"), 400);
+      return c.json(
+        oauthError(
+          "invalid_client_metadata",
+          "redirect_uris must be a non-empty list; client_name at most 200 characters without control characters",
+        ),
+        400,
+      );
     const uris: string[] = [];
     for (const uri of body.data.redirect_uris) {
       const checked = validateRedirectUri(uri);

@@ -101,6 +101,7 @@ export interface OAuthStore {
   /** Drops expired pending requests, and codes, tokens and grants that ended more than a day ago. */
   prune(now: string): void;
   addToken(token: TokenRecord): void;
+  /** The token as it stands: revoked or expired with its grant or client too. */
   getToken(token: string): TokenRecord | undefined;
   /** Marks a refresh token used, exactly once; false when it already was. */
   useRefreshToken(token: string, now: string): boolean;
@@ -304,9 +305,17 @@ export function openOAuthStore(file: string): OAuthStore {
       ).run({ ...token, scopes: JSON.stringify(token.scopes) });
     },
     getToken(token) {
-      const row = db.prepare("SELECT * FROM tokens WHERE token_sha256 = ?").get(sha256Hex(token)) as
-        | Record<string, unknown>
-        | undefined;
+      // A token ends with its grant and its client, even one issued while they were being revoked.
+      const row = db
+        .prepare(
+          `SELECT t.token_sha256, t.kind, t.family, t.client_id, t.scopes, t.resource, t.used_at, t.code_sha256,
+             CASE WHEN g.expires_at IS NOT NULL AND g.expires_at < t.expires_at THEN g.expires_at ELSE t.expires_at END
+               AS expires_at,
+             COALESCE(t.revoked_at, g.revoked_at, c.revoked_at) AS revoked_at
+           FROM tokens t LEFT JOIN grants g ON g.id = t.family LEFT JOIN clients c ON c.client_id = t.client_id
+           WHERE t.token_sha256 = ?`,
+        )
+        .get(sha256Hex(token)) as Record<string, unknown> | undefined;
       return row ? toToken(row) : undefined;
     },
     useRefreshToken(token, now) {

@@ -21,6 +21,7 @@ describe("redirect URIs", () => {
       "http://127.0.0.1.:80/cb",
       "http://[::ffff:7f00:1]/cb",
       "http://127.0.0.2/cb",
+      "https://x.example/cb\u001b[1A\u001b[2K",
     ])
       expect(validateRedirectUri(uri), uri).toMatchObject({ ok: false, error: "invalid_redirect_uri" });
   });

@@ -9,6 +9,12 @@ export type Result<T, E extends string> =
   | { ok: true; value: T }
   | { ok: false; error: E; description: string };
 
+/** C0 and C1 controls and DEL: registered text reaches operators' terminals (`server clients list`). */
+export function hasControlCharacters(text: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+  return /[\u0000-\u001f\u007f-\u009f]/.test(text);
+}
+
 /** The loopback hosts a redirect may name, exactly as written: 127.1, 0x7f000001 and the like are refused. */
 const CANONICAL_LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
@@ -34,6 +40,7 @@ export function validateRedirectUri(uri: unknown): Result<string, "invalid_redir
     description,
   });
   if (typeof uri !== "string" || uri.length > 2048) return fail("redirect URIs must be strings");
+  if (hasControlCharacters(uri)) return fail("redirect URIs may not contain control characters");
   let url: URL;
   try {
     url = new URL(uri);
