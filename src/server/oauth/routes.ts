@@ -20,7 +20,6 @@ import {
   WEB_SCOPES,
 } from "./validate.js";
 
-export { ACCESS_TTL_MS, REFRESH_FAMILY_TTL_MS, REFRESH_TTL_MS } from "./token-routes.js";
 export const CODE_TTL_MS = 5 * 60_000;
 const PENDING_TTL_MS = 10 * 60_000;
 /** Wrong activation codes one authorization request may take before it must be started again. */
