@@ -14,13 +14,14 @@ export async function answerConsent(
   authorizeUrl: string,
   activationCode: string,
   decision = "allow",
+  headers: Record<string, string> = {},
 ): Promise<Response> {
-  const html = await (await fetch(authorizeUrl, { redirect: "manual" })).text();
+  const html = await (await fetch(authorizeUrl, { redirect: "manual", headers })).text();
   const value = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1] ?? "";
   return fetch(`${issuer}/oauth/authorize`, {
     method: "POST",
     redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
+    headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({
       request_id: value("request_id"),
       csrf_token: value("csrf_token"),
@@ -34,6 +35,7 @@ export async function obtainTokens(
   issuer: string,
   activationCode: string,
   scope?: string,
+  headers: Record<string, string> = {},
 ): Promise<{
   client_id: string;
   code: string;
@@ -42,7 +44,7 @@ export async function obtainTokens(
 }> {
   const registered = await fetch(`${issuer}/oauth/register`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { ...headers, "content-type": "application/json" },
     body: JSON.stringify({ redirect_uris: [TEST_REDIRECT], client_name: "Test Connector" }),
   });
   const { client_id } = (await registered.json()) as { client_id: string };
@@ -57,11 +59,11 @@ export async function obtainTokens(
     state: "st-123",
     ...(scope ? { scope } : {}),
   })}`;
-  const answer = await answerConsent(issuer, url, activationCode);
+  const answer = await answerConsent(issuer, url, activationCode, "allow", headers);
   const code = new URL(answer.headers.get("location") as string).searchParams.get("code") as string;
   const response = await fetch(`${issuer}/oauth/token`, {
     method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
+    headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({
       grant_type: "authorization_code",
       code,

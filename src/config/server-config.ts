@@ -3,6 +3,7 @@ import { promises as fs } from "node:fs";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { z } from "zod";
 import { writeFileAtomic } from "../shared/atomic-file.js";
+import { parseDuration } from "../shared/duration.js";
 import { errnoCode, IvoaiError } from "../shared/errors.js";
 
 const embedderSchema = z.discriminatedUnion("provider", [
@@ -66,6 +67,12 @@ export const serverConfigSchema = z.object({
     })
     .prefault({}),
   context: contextConfigSchema,
+  oauth: z
+    .object({
+      /** Absolute lifetime of a Web MCP grant (refresh family): refresh rotation cannot extend it. */
+      refresh_family_ttl: z.string().refine(isDuration, "use a duration like 90d, 12h or 30m").default("90d"),
+    })
+    .prefault({}),
   memory: z
     .object({
       /** Pending approval requests expire after this long. */
@@ -77,6 +84,15 @@ export const serverConfigSchema = z.object({
     })
     .prefault({}),
 });
+
+function isDuration(text: string): boolean {
+  try {
+    parseDuration(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
 

@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { ServerConfig } from "../config/server-config.js";
 import type { ServerPaths } from "../config/server-paths.js";
 import { buildDiscoveryDocument, type DiscoveryFeatures, ENDPOINTS } from "../protocol/discovery.js";
+import { parseDuration } from "../shared/duration.js";
 import { isIvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
 import { newId } from "../shared/tokens.js";
@@ -18,7 +19,8 @@ import { createEnrollRoutes } from "./enrollment/routes.js";
 import type { EnrollmentService } from "./enrollment/service.js";
 import { evaluateReadiness, type ReadinessCheck } from "./health/readiness.js";
 import { bearerAuth, requireScope } from "./http/bearer-auth.js";
-import { type GatewayEnv, remoteAddress } from "./http/env.js";
+import { clientAddressMiddleware } from "./http/client-address.js";
+import { clientAddress, type GatewayEnv } from "./http/env.js";
 import { type ListenerMode, parseListen } from "./http/listener-policy.js";
 import { originGuard } from "./http/origin-guard.js";
 import { problem, problemForError } from "./http/problem.js";
@@ -67,6 +69,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     remote_admin_read_only: true,
   };
 
+  app.use(clientAddressMiddleware(deps.config.server.trusted_proxy_cidrs));
   app.use(async (c, next) => {
     const started = performance.now();
     c.set("requestId", newId("req_"));
@@ -80,7 +83,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       path: c.req.path,
       status: c.res.status,
       duration_ms: Math.round((performance.now() - started) * 10) / 10,
-      remote: remoteAddress(c),
+      remote: clientAddress(c),
     });
   });
   if (deps.listenerMode === "reverse-proxy") {
@@ -188,7 +191,15 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   }
 
   if (deps.oauth) {
-    app.route("/", createOAuthRoutes({ store: deps.oauth, issuer: deps.publicUrl, logger: deps.logger }));
+    app.route(
+      "/",
+      createOAuthRoutes({
+        store: deps.oauth,
+        issuer: deps.publicUrl,
+        logger: deps.logger,
+        refreshFamilyTtlMs: parseDuration(deps.config.oauth.refresh_family_ttl),
+      }),
+    );
     app.route(
       "/",
       createWebMcpRoutes({

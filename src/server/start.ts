@@ -22,6 +22,7 @@ import {
   type ListenerMode,
   parseListen,
 } from "./http/listener-policy.js";
+import { requestErrorResponse } from "./http/request-error.js";
 import { type MemoryService, openMemoryService } from "./memory/service.js";
 import { openOAuthStore } from "./oauth/store.js";
 
@@ -111,11 +112,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ],
   });
   const listener = getRequestListener(app.fetch, {
-    errorHandler: (error) => {
-      options.logger.error("request failed", {
-        error: error instanceof Error ? error.message : String(error),
-      });
-    },
+    errorHandler: (error) => requestErrorResponse(error, options.logger),
   });
   const serverOptions: http.ServerOptions = {
     headersTimeout: config.limits.headers_timeout_ms,

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { Logger } from "../../shared/logger.js";
-import { type GatewayEnv, remoteAddress } from "../http/env.js";
+import { clientAddress, type GatewayEnv } from "../http/env.js";
 import { readJsonBody } from "../http/json-body.js";
 import { problem } from "../http/problem.js";
 import type { RateLimiter } from "./rate-limit.js";
@@ -22,7 +22,7 @@ export interface EnrollRoutesDeps {
 export function createEnrollRoutes(deps: EnrollRoutesDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   app.post("/", async (c) => {
-    const source = remoteAddress(c);
+    const source = clientAddress(c);
     const budget = deps.limiter.hit(source);
     if (!budget.allowed) {
       deps.logger.warn("enrollment rate limited", { remote: source });

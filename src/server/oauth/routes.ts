@@ -1,28 +1,31 @@
 // The OAuth 2.1 authorization server for Web MCP: metadata (RFC 8414, RFC 9728), dynamic client registration
-// (RFC 7591), authorization code + PKCE S256 with resource indicators (RFC 8707) and iss (RFC 9207), refresh
-// rotation with family revocation on reuse, revocation (RFC 7009), and a consent page gated by an activation code.
+// (RFC 7591), authorization code + PKCE S256 with resource indicators (RFC 8707) and iss (RFC 9207), and a consent
+// page gated by an activation code whose guesses are limited; the token and revocation endpoints are in token-routes.
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { Logger } from "../../shared/logger.js";
 import { newId, newSecret, sha256Hex } from "../../shared/tokens.js";
 import { createRateLimiter } from "../enrollment/rate-limit.js";
-import { type GatewayEnv, remoteAddress } from "../http/env.js";
+import { clientAddress, type GatewayEnv } from "../http/env.js";
 import { consentPage, errorPage } from "./consent-page.js";
-import type { OAuthStore } from "./store.js";
+import type { OAuthStore, PendingAuthorization } from "./store.js";
+import { createTokenRoutes, REFRESH_FAMILY_TTL_MS } from "./token-routes.js";
 import {
+  hasControlCharacters,
   parseScopes,
   redirectMatches,
   sameResource,
   validateRedirectUri,
-  verifyPkce,
   WEB_SCOPES,
 } from "./validate.js";
 
-export const ACCESS_TTL_MS = 3_600_000;
-export const REFRESH_TTL_MS = 30 * 86_400_000;
 export const CODE_TTL_MS = 5 * 60_000;
 const PENDING_TTL_MS = 10 * 60_000;
+/** Wrong activation codes one authorization request may take before it must be started again. */
+export const ACTIVATION_GUESSES_PER_REQUEST = 5;
+/** Wrong activation codes one client address may type per minute, over all its requests. */
+export const ACTIVATION_GUESSES_PER_MINUTE = 10;
 
 export interface OAuthRoutesDeps {
   store: OAuthStore;
@@ -30,6 +33,8 @@ export interface OAuthRoutesDeps {
   issuer: () => string;
   logger: Logger;
   now?: () => Date;
+  /** Absolute lifetime of a grant (refresh family); default 90 days. */
+  refreshFamilyTtlMs?: number;
 }
 
 export const mcpResource = (issuer: string) => `${issuer}/mcp`;
@@ -50,7 +55,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
   const { store } = deps;
   // Every page refuses framing. No form-action directive: browsers apply it to the redirect that follows
   // the form post, which would stop the code on its way back to the client.
-  const html = (body: string, status: 200 | 400 = 200) =>
+  const html = (body: string, status: 200 | 400 | 429 = 200, extra: Record<string, string> = {}) =>
     new Response(body, {
       status,
       headers: {
@@ -58,12 +63,15 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
         "cache-control": "no-store",
         "x-frame-options": "DENY",
         "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+        ...extra,
       },
     });
   // Registration and authorization pages are open to anyone: bound per source so they cannot fill the disk.
   const limiter = createRateLimiter({ perMinute: 60 });
+  // Wrong activation codes on the consent form, counted per client address (failures only).
+  const guesses = createRateLimiter({ perMinute: ACTIVATION_GUESSES_PER_MINUTE });
   const limited = (c: Context<GatewayEnv>) => {
-    const budget = limiter.hit(remoteAddress(c));
+    const budget = limiter.hit(clientAddress(c));
     if (budget.allowed) return undefined;
     c.header("Retry-After", String(budget.retryAfterSeconds));
     return c.json(oauthError("slow_down", "too many requests; try again later"), 429);
@@ -104,12 +112,22 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     const body = z
       .object({
         redirect_uris: z.array(z.unknown()).min(1).max(20),
-        client_name: z.string().max(200).nullish(),
+        client_name: z
+          .string()
+          .max(200)
+          .refine((name) => !hasControlCharacters(name))
+          .nullish(),
       })
       .passthrough()
       .safeParse(raw);
     if (!body.success)
-      return c.json(oauthError("invalid_client_metadata", "redirect_uris must be a non-empty list"), 400);
+      return c.json(
+        oauthError(
+          "invalid_client_metadata",
+          "redirect_uris must be a non-empty list; client_name at most 200 characters without control characters",
+        ),
+        400,
+      );
     const uris: string[] = [];
     for (const uri of body.data.redirect_uris) {
       const checked = validateRedirectUri(uri);
@@ -200,8 +218,37 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     );
   });
 
+  /** The consent page again, for a fresh request that carries the failed one's count. */
+  const retryConsent = (pending: PendingAuthorization, failedAttempts: number) => {
+    const retryCsrf = randomBytes(32).toString("base64url");
+    const retry = {
+      ...pending,
+      id: newId("ar_"),
+      csrf_sha256: sha256Hex(retryCsrf),
+      failed_attempts: failedAttempts,
+    };
+    store.addPending(retry);
+    const client = store.getClient(pending.client_id);
+    return html(
+      consentPage({
+        requestId: retry.id,
+        csrf: retryCsrf,
+        clientName: client?.client_name ?? pending.client_id,
+        redirectHost: new URL(pending.redirect_uri).host,
+        scopes: pending.scopes,
+        error: "That activation code is not valid (it may have expired or been used).",
+      }),
+      400,
+    );
+  };
+
   app.post("/oauth/authorize", async (c) => {
-    const form = await c.req.parseBody();
+    let form: Record<string, unknown>;
+    try {
+      form = await c.req.parseBody();
+    } catch {
+      return html(errorPage("The form could not be read. Start again."), 400);
+    }
     const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
     const at = now().toISOString();
     const pending = store.takePending(field("request_id"), at);
@@ -221,23 +268,22 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
         302,
       );
     }
-    if (!store.consumeActivationCode(field("activation_code").trim(), at)) {
-      // Answer again with a fresh request: the failed one is spent, so a guess cannot be replayed.
-      const retryCsrf = randomBytes(32).toString("base64url");
-      const retry = { ...pending, id: newId("ar_"), csrf_sha256: sha256Hex(retryCsrf) };
-      store.addPending(retry);
-      const client = store.getClient(pending.client_id);
+    // Guesses are bounded per request and per address before the code is even looked at.
+    const source = clientAddress(c);
+    const failed = pending.failed_attempts ?? 0;
+    const budget = guesses.check(source);
+    if (failed >= ACTIVATION_GUESSES_PER_REQUEST || !budget.allowed) {
+      deps.logger.warn("oauth activation guesses limited", { client_id: pending.client_id, remote: source });
       return html(
-        consentPage({
-          requestId: retry.id,
-          csrf: retryCsrf,
-          clientName: client?.client_name ?? pending.client_id,
-          redirectHost: new URL(pending.redirect_uri).host,
-          scopes: pending.scopes,
-          error: "That activation code is not valid (it may have expired or been used).",
-        }),
-        400,
+        errorPage("Too many wrong activation codes. Wait a minute, then start again."),
+        429,
+        budget.allowed ? {} : { "retry-after": String(budget.retryAfterSeconds) },
       );
+    }
+    if (!store.consumeActivationCode(field("activation_code").trim(), at)) {
+      guesses.hit(source);
+      // Answer again with a fresh request: the failed one is spent, so a guess cannot be replayed.
+      return retryConsent(pending, failed + 1);
     }
     const code = newSecret("ivoai_ac_");
     store.addCode({
@@ -254,139 +300,15 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     return c.redirect(redirectWith(pending.redirect_uri, { code, state: pending.state }), 302);
   });
 
-  const issueTokens = (input: {
-    client_id: string;
-    scopes: string[];
-    resource: string;
-    family: string;
-    code_sha256: string | null;
-  }) => {
-    const access = newSecret("ivoai_at_");
-    const refresh = newSecret("ivoai_rt_");
-    const at = now().getTime();
-    for (const [token, kind, ttl] of [
-      [access, "access", ACCESS_TTL_MS],
-      [refresh, "refresh", REFRESH_TTL_MS],
-    ] as const) {
-      store.addToken({
-        token_sha256: sha256Hex(token),
-        kind,
-        family: input.family,
-        client_id: input.client_id,
-        scopes: input.scopes,
-        resource: input.resource,
-        expires_at: new Date(at + ttl).toISOString(),
-        revoked_at: null,
-        used_at: null,
-        code_sha256: input.code_sha256,
-      });
-    }
-    return {
-      access_token: access,
-      token_type: "Bearer",
-      expires_in: ACCESS_TTL_MS / 1000,
-      refresh_token: refresh,
-      scope: input.scopes.join(" "),
-    };
-  };
-
-  app.post("/oauth/token", async (c) => {
-    c.header("Cache-Control", "no-store");
-    c.header("Pragma", "no-cache");
-    const type = c.req.header("content-type") ?? "";
-    if (!/^application\/x-www-form-urlencoded/i.test(type)) {
-      return c.json(
-        oauthError("invalid_request", "send the token request as application/x-www-form-urlencoded"),
-        400,
-      );
-    }
-    const form = await c.req.parseBody();
-    const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
-    const client = field("client_id") ? store.getClient(field("client_id") as string) : undefined;
-    if (!client) return c.json(oauthError("invalid_client", "unknown client"), 401);
-    const at = now().toISOString();
-    const grant = field("grant_type");
-    if (grant === "authorization_code") {
-      const code = field("code") ?? "";
-      const record = store.peekCode(code);
-      if (!record || record.client_id !== client.client_id) {
-        return c.json(oauthError("invalid_grant", "invalid authorization code"), 400);
-      }
-      const replayed = () => {
-        // A replayed code: refuse it and revoke everything issued from it (OAuth 2.1 §4.1.2).
-        store.revokeFromCode(sha256Hex(code), at);
-        deps.logger.warn("oauth code replayed; issued tokens revoked", { client_id: client.client_id });
-        return c.json(oauthError("invalid_grant", "authorization code already used"), 400);
-      };
-      if (record.used_at) return replayed();
-      if (record.expires_at <= at)
-        return c.json(oauthError("invalid_grant", "authorization code expired"), 400);
-      if (field("redirect_uri") !== record.redirect_uri) {
-        return c.json(oauthError("invalid_grant", "redirect_uri does not match"), 400);
-      }
-      if (!verifyPkce(field("code_verifier") ?? "", record.code_challenge)) {
-        return c.json(oauthError("invalid_grant", "PKCE verification failed"), 400);
-      }
-      const resource = field("resource");
-      if (resource !== undefined && !sameResource(resource, record.resource)) {
-        return c.json(oauthError("invalid_target", "resource does not match the authorization"), 400);
-      }
-      // Spent only once everything matched, so a leaked code cannot be burnt by someone without the verifier.
-      if (!store.spendCode(code, at)) return replayed();
-      return c.json(
-        issueTokens({
-          client_id: client.client_id,
-          scopes: record.scopes,
-          resource: record.resource,
-          family: newId("fam_"),
-          code_sha256: sha256Hex(code),
-        }),
-      );
-    }
-    if (grant === "refresh_token") {
-      const token = field("refresh_token") ?? "";
-      const record = store.getToken(token);
-      if (record?.kind !== "refresh" || record.client_id !== client.client_id) {
-        return c.json(oauthError("invalid_grant", "invalid refresh token"), 400);
-      }
-      if (record.revoked_at || record.expires_at <= at)
-        return c.json(oauthError("invalid_grant", "refresh token expired or revoked"), 400);
-      const requested = field("scope")
-        ? parseScopes(field("scope"))
-        : { ok: true as const, value: record.scopes };
-      if (!requested.ok || requested.value.some((scope) => !record.scopes.includes(scope))) {
-        return c.json(oauthError("invalid_scope", "a refresh cannot widen the scopes"), 400);
-      }
-      if (!store.useRefreshToken(token, at)) {
-        // Reuse of a rotated refresh token: the whole family is revoked.
-        store.revokeFamily(record.family, at);
-        deps.logger.warn("oauth refresh token reused; family revoked", { client_id: client.client_id });
-        return c.json(oauthError("invalid_grant", "refresh token already used"), 400);
-      }
-      return c.json(
-        issueTokens({
-          client_id: client.client_id,
-          scopes: requested.value,
-          resource: record.resource,
-          family: record.family,
-          code_sha256: null,
-        }),
-      );
-    }
-    return c.json(oauthError("unsupported_grant_type", "use authorization_code or refresh_token"), 400);
-  });
-
-  app.post("/oauth/revoke", async (c) => {
-    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-    const token = typeof form.token === "string" ? form.token : "";
-    const record = token ? store.getToken(token) : undefined;
-    if (record) {
-      // Revoking a refresh token ends its family's access tokens too; an access token ends alone.
-      if (record.kind === "refresh") store.revokeFamily(record.family, now().toISOString());
-      else store.revokeToken(token, now().toISOString());
-    }
-    return c.body(null, 200);
-  });
+  app.route(
+    "/",
+    createTokenRoutes({
+      store,
+      logger: deps.logger,
+      now,
+      refreshFamilyTtlMs: deps.refreshFamilyTtlMs ?? REFRESH_FAMILY_TTL_MS,
+    }),
+  );
 
   return app;
 }

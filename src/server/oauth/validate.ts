@@ -9,7 +9,30 @@ export type Result<T, E extends string> =
   | { ok: true; value: T }
   | { ok: false; error: E; description: string };
 
-/** RFC 8252 loopback http with any port, or https; no fragment, no user-info, no other scheme. */
+/** C0 and C1 controls and DEL: registered text reaches operators' terminals (`server clients list`). */
+export function hasControlCharacters(text: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+  return /[\u0000-\u001f\u007f-\u009f]/.test(text);
+}
+
+/** The loopback hosts a redirect may name, exactly as written: 127.1, 0x7f000001 and the like are refused. */
+const CANONICAL_LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
+
+/**
+ * Whether an http URI names its loopback host in one of the canonical forms. The URL parser turns 127.1,
+ * 0x7f000001, 2130706433 or 0177.0.0.1 into 127.0.0.1, so the host is read from the text itself.
+ */
+function hasCanonicalLoopbackHost(uri: string): boolean {
+  const authority = /^http:\/\/([^/?#]*)/i.exec(uri)?.[1];
+  if (authority === undefined) return false;
+  const host = authority.replace(/:\d{1,5}$/, "");
+  return CANONICAL_LOOPBACK_HOSTS.has(host);
+}
+
+/**
+ * RFC 8252 loopback http (127.0.0.1, [::1] or localhost, any port), or https; no fragment, no user-info, no
+ * other scheme.
+ */
 export function validateRedirectUri(uri: unknown): Result<string, "invalid_redirect_uri"> {
   const fail = (description: string) => ({
     ok: false as const,
@@ -17,6 +40,7 @@ export function validateRedirectUri(uri: unknown): Result<string, "invalid_redir
     description,
   });
   if (typeof uri !== "string" || uri.length > 2048) return fail("redirect URIs must be strings");
+  if (hasControlCharacters(uri)) return fail("redirect URIs may not contain control characters");
   let url: URL;
   try {
     url = new URL(uri);
@@ -26,14 +50,16 @@ export function validateRedirectUri(uri: unknown): Result<string, "invalid_redir
   if (url.hash || uri.includes("#")) return fail("redirect URIs may not have a fragment");
   if (url.username || url.password) return fail("redirect URIs may not carry user-info");
   if (url.protocol === "https:") return { ok: true, value: uri };
-  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return { ok: true, value: uri };
-  return fail("redirect URIs must be https, or http on a loopback address");
+  if (url.protocol === "http:" && isLoopbackHost(url.hostname) && hasCanonicalLoopbackHost(uri))
+    return { ok: true, value: uri };
+  return fail("redirect URIs must be https, or http on 127.0.0.1, [::1] or localhost");
 }
 
 /** Exact match, except that a loopback redirect may use any port (RFC 8252 §7.3). */
 export function redirectMatches(registered: readonly string[], requested: string): boolean {
   return registered.some((candidate) => {
     if (candidate === requested) return true;
+    if (!hasCanonicalLoopbackHost(requested)) return false;
     try {
       const a = new URL(candidate);
       const b = new URL(requested);

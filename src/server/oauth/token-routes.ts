@@ -1,0 +1,185 @@
+// POST /oauth/token (authorization code + PKCE, refresh rotation with family revocation on reuse, grants with an
+// absolute lifetime) and POST /oauth/revoke (RFC 7009).
+import type { Context } from "hono";
+import { Hono } from "hono";
+import type { Logger } from "../../shared/logger.js";
+import { newId, newSecret, sha256Hex } from "../../shared/tokens.js";
+import type { GatewayEnv } from "../http/env.js";
+import type { OAuthStore } from "./store.js";
+import { type TokenFailure, tokenFailureResponse } from "./token-failure.js";
+import { parseScopes, sameResource, verifyPkce } from "./validate.js";
+
+export const ACCESS_TTL_MS = 3_600_000;
+export const REFRESH_TTL_MS = 30 * 86_400_000;
+/** Default absolute lifetime of a grant (its refresh family): rotation cannot extend it. */
+export const REFRESH_FAMILY_TTL_MS = 90 * 86_400_000;
+
+export interface TokenRoutesDeps {
+  store: OAuthStore;
+  logger: Logger;
+  now: () => Date;
+  /** Absolute lifetime of a refresh family from its code exchange. */
+  refreshFamilyTtlMs: number;
+}
+
+export function createTokenRoutes(deps: TokenRoutesDeps): Hono<GatewayEnv> {
+  const { store, now } = deps;
+  const app = new Hono<GatewayEnv>();
+
+  /** One wire error per reason; the real reason stays in the server's log. */
+  const fail = (c: Context<GatewayEnv>, reason: TokenFailure, clientId?: string) => {
+    const wire = tokenFailureResponse(reason);
+    deps.logger.warn("oauth token request refused", { reason, ...(clientId ? { client_id: clientId } : {}) });
+    return c.json(wire.body, wire.status);
+  };
+
+  /** Tokens never outlive their grant. */
+  const issueTokens = (input: {
+    client_id: string;
+    scopes: string[];
+    resource: string;
+    family: string;
+    grantExpiresAt: string;
+    code_sha256: string | null;
+  }) => {
+    const access = newSecret("ivoai_at_");
+    const refresh = newSecret("ivoai_rt_");
+    const at = now().getTime();
+    const grantEnd = Date.parse(input.grantExpiresAt);
+    const accessEnd = Math.min(at + ACCESS_TTL_MS, grantEnd);
+    for (const [token, kind, end] of [
+      [access, "access", accessEnd],
+      [refresh, "refresh", Math.min(at + REFRESH_TTL_MS, grantEnd)],
+    ] as const) {
+      store.addToken({
+        token_sha256: sha256Hex(token),
+        kind,
+        family: input.family,
+        client_id: input.client_id,
+        scopes: input.scopes,
+        resource: input.resource,
+        expires_at: new Date(end).toISOString(),
+        revoked_at: null,
+        used_at: null,
+        code_sha256: input.code_sha256,
+      });
+    }
+    return {
+      access_token: access,
+      token_type: "Bearer",
+      expires_in: Math.max(1, Math.floor((accessEnd - at) / 1000)),
+      refresh_token: refresh,
+      scope: input.scopes.join(" "),
+    };
+  };
+
+  app.post("/oauth/token", async (c) => {
+    c.header("Cache-Control", "no-store");
+    c.header("Pragma", "no-cache");
+    const type = c.req.header("content-type") ?? "";
+    if (!/^application\/x-www-form-urlencoded/i.test(type)) return fail(c, "bad_content_type");
+    let form: Record<string, unknown>;
+    try {
+      form = await c.req.parseBody();
+    } catch {
+      return fail(c, "malformed_body");
+    }
+    const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
+    const client = field("client_id") ? store.getClient(field("client_id") as string) : undefined;
+    if (!client) return fail(c, "unknown_client");
+    const clientId = client.client_id;
+    const at = now().toISOString();
+    const grant = field("grant_type");
+    if (grant === "authorization_code") {
+      const code = field("code") ?? "";
+      const record = store.peekCode(code);
+      if (!record) return fail(c, "unknown_code", clientId);
+      if (record.client_id !== clientId) return fail(c, "code_of_other_client", clientId);
+      const replayed = () => {
+        // A replayed code: refuse it and revoke everything issued from it (OAuth 2.1 §4.1.2).
+        store.revokeFromCode(sha256Hex(code), at);
+        return fail(c, "code_replayed", clientId);
+      };
+      if (record.used_at) return replayed();
+      if (record.expires_at <= at) return fail(c, "code_expired", clientId);
+      if (field("redirect_uri") !== record.redirect_uri) return fail(c, "redirect_uri_mismatch", clientId);
+      if (!verifyPkce(field("code_verifier") ?? "", record.code_challenge)) {
+        return fail(c, "pkce_failed", clientId);
+      }
+      const resource = field("resource");
+      if (resource !== undefined && !sameResource(resource, record.resource)) {
+        return fail(c, "resource_mismatch", clientId);
+      }
+      // Spent only once everything matched, so a leaked code cannot be burnt by someone without the verifier.
+      if (!store.spendCode(code, at)) return replayed();
+      const family = newId("fam_");
+      const expiresAt = new Date(now().getTime() + deps.refreshFamilyTtlMs).toISOString();
+      store.addGrant({
+        id: family,
+        client_id: clientId,
+        scopes: record.scopes,
+        resource: record.resource,
+        created_at: at,
+        expires_at: expiresAt,
+        revoked_at: null,
+      });
+      return c.json(
+        issueTokens({
+          client_id: clientId,
+          scopes: record.scopes,
+          resource: record.resource,
+          family,
+          grantExpiresAt: expiresAt,
+          code_sha256: sha256Hex(code),
+        }),
+      );
+    }
+    if (grant === "refresh_token") {
+      const token = field("refresh_token") ?? "";
+      const record = store.getToken(token);
+      if (record?.kind !== "refresh") return fail(c, "unknown_refresh_token", clientId);
+      if (record.client_id !== clientId) return fail(c, "refresh_token_of_other_client", clientId);
+      const family = store.getGrant(record.family);
+      if (!family || family.revoked_at) return fail(c, "grant_revoked", clientId);
+      if (family.expires_at <= at) return fail(c, "grant_expired", clientId);
+      if (record.revoked_at) return fail(c, "refresh_token_revoked", clientId);
+      if (record.expires_at <= at) return fail(c, "refresh_token_expired", clientId);
+      const requested = field("scope")
+        ? parseScopes(field("scope"))
+        : { ok: true as const, value: record.scopes };
+      if (!requested.ok || requested.value.some((scope) => !record.scopes.includes(scope))) {
+        return fail(c, "scope_widened", clientId);
+      }
+      if (!store.useRefreshToken(token, at)) {
+        // Reuse of a rotated refresh token: the whole family is revoked.
+        store.revokeFamily(record.family, at);
+        return fail(c, "refresh_token_reused", clientId);
+      }
+      return c.json(
+        issueTokens({
+          client_id: clientId,
+          scopes: requested.value,
+          resource: record.resource,
+          family: record.family,
+          grantExpiresAt: family.expires_at,
+          code_sha256: null,
+        }),
+      );
+    }
+    return fail(c, "unsupported_grant_type", clientId);
+  });
+
+  app.post("/oauth/revoke", async (c) => {
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    const token = typeof form.token === "string" ? form.token : "";
+    const record = token ? store.getToken(token) : undefined;
+    if (record) {
+      // Revoking a refresh token ends its family's access tokens too; an access token ends alone.
+      if (record.kind === "refresh") store.revokeFamily(record.family, now().toISOString());
+      else store.revokeToken(token, now().toISOString());
+    }
+    return c.body(null, 200);
+  });
+
+  return app;
+}
