@@ -115,7 +115,8 @@ export function createSignalRelay(killAfterMs: number): SignalRelay {
       child = watched;
       const spawned = new Promise<boolean>((resolve) => {
         watched.once("spawn", () => resolve(true));
-        watched.once("error", () => resolve(false));
+        // `on`, not `once`: a later 'error' (a signal that cannot be delivered) must not go unhandled.
+        watched.on("error", () => resolve(false));
       });
       const exited = new Promise<AgentExit>((resolve) => {
         watched.once("exit", (code, signal) => {
