@@ -2,6 +2,7 @@
 // knowledge flows from a real server, no token in argv, exit statuses and signals, cleanup, side-by-side sessions.
 import { spawn } from "node:child_process";
 import { access, chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import net, { type AddressInfo, type Socket } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeTree } from "./context-helpers.js";
@@ -27,6 +28,23 @@ interface AgentRecord {
   search: string | null;
   hook: { status: number } | null;
   waiting?: boolean;
+}
+
+/** Runs ivoai to its end, or kills it after `boundMs` and reports it hung. */
+function boundedLaunch(args: string[], env: NodeJS.ProcessEnv, boundMs = 20_000): Promise<number | string> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const bound = setTimeout(() => child.kill("SIGKILL"), boundMs);
+    child.on("exit", (code, signal) => {
+      clearTimeout(bound);
+      resolve(signal === "SIGKILL" ? `hung: ${stderr}` : (code ?? `${signal}: ${stderr}`));
+    });
+  });
 }
 
 describe("agent launchers", () => {
@@ -251,6 +269,91 @@ describe("agent launchers", () => {
     unyielding.child.kill("SIGTERM");
     expect(await unyielding.exited).toBe(128 + 9);
     expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  for (const [setup, knowledge] of [
+    ["without servers", []],
+    ["with servers", ["acme", "mindsite"]],
+  ] as const) {
+    it(`returns the status of an agent that exits at once, 100 times ${setup}, recorded exited`, {
+      timeout: 600_000,
+    }, async () => {
+      const instant = path.join(work, "instant-bin");
+      await mkdir(instant, { recursive: true });
+      await writeFile(path.join(instant, "codex"), "#!/bin/sh\nexit 5\n");
+      await chmod(path.join(instant, "codex"), 0o755);
+      const extra = {
+        PATH: `${instant}:${env.PATH}`,
+        XDG_CONFIG_HOME:
+          knowledge.length > 0 ? (env.XDG_CONFIG_HOME as string) : path.join(work, "empty-config"),
+        XDG_STATE_HOME: path.join(work, `race-state-${setup.replace(/ /g, "-")}`),
+      };
+      // Four at a time; no new launch starts after a wrong status (a hung launch is killed at its bound).
+      const statuses: (number | string)[] = [];
+      let started = 0;
+      const worker = async () => {
+        while (started < 100 && !statuses.some((status) => status !== 5)) {
+          started += 1;
+          statuses.push(await boundedLaunch(["codex"], { ...env, ...extra }));
+        }
+      };
+      await Promise.all([worker(), worker(), worker(), worker()]);
+      expect(statuses).toEqual(Array(100).fill(5));
+      const sessions = JSON.parse((await ivoai(["session", "list", "--json"], extra)).stdout) as {
+        status: string;
+        exit_code: number | null;
+        live: boolean;
+        knowledge_sources: string[];
+      }[];
+      expect(sessions).toHaveLength(100);
+      for (const session of sessions) {
+        expect(session).toMatchObject({ status: "exited", exit_code: 5, live: false });
+        expect([...session.knowledge_sources].sort()).toEqual(knowledge);
+      }
+    });
+  }
+
+  it("ends at once on SIGTERM while the launch waits for a stalled knowledge source", async () => {
+    const held: Socket[] = [];
+    let reached = () => {};
+    const connected = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    // Accepts connections and never answers: discovery of this source stalls until its deadline.
+    const stalled = net.createServer((socket) => {
+      held.push(socket);
+      reached();
+    });
+    await new Promise<void>((resolve) => stalled.listen(0, "127.0.0.1", resolve));
+    const config = path.join(work, "stalled-config");
+    await mkdir(path.join(config, "ivoai"), { recursive: true, mode: 0o700 });
+    await writeFile(
+      path.join(config, "ivoai/config.toml"),
+      `[servers.srv_stalled]\nalias = "stalled"\npurpose = "stalled"\nurl = "http://127.0.0.1:${(stalled.address() as AddressInfo).port}"\n`,
+      { mode: 0o600 },
+    );
+    await writeFile(
+      path.join(config, "ivoai/secrets.json"),
+      JSON.stringify({ schema: 2, servers: { srv_stalled: { credential: "ivoai_cred_stalled" } } }),
+      { mode: 0o600 },
+    );
+    await writeFile(recordFile, "{}");
+    try {
+      const child = spawn(process.execPath, [BIN, "codex", "--knowledge-source", "stalled"], {
+        env: { ...process.env, ...env, XDG_CONFIG_HOME: config },
+        stdio: "ignore",
+      });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      await connected;
+      const sent = performance.now();
+      child.kill("SIGTERM");
+      expect(await exited).toBe(128 + 15);
+      expect(performance.now() - sent).toBeLessThan(2_000);
+      expect(await readFile(recordFile, "utf8")).toBe("{}");
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => stalled.close(resolve));
+    }
   });
 
   it("fails before start for an unavailable selected source; starts directly when nothing is connected", async () => {

@@ -24,8 +24,9 @@ const LAUNCH_OPTIONS = {
   "knowledge-source": {
     type: "string" as const,
     multiple: true,
-    value: "ALIAS",
-    description: "only these servers (repeat or comma-separate); default: every enabled server",
+    value: "NAME",
+    description:
+      "only these servers, by alias, id, purpose or redundancy group (repeat or comma-separate); default: every enabled server",
   },
   compression: {
     type: "string" as const,

@@ -118,8 +118,9 @@ export const routerGroup: GroupSpec = {
         "knowledge-source": {
           type: "string",
           multiple: true,
-          value: "ALIAS",
-          description: "only these servers (repeat or comma-separate)",
+          value: "NAME",
+          description:
+            "only these servers, by alias, id, purpose or redundancy group (repeat or comma-separate)",
         },
         "deadline-ms": {
           type: "string",

@@ -2,7 +2,6 @@
 // structured argv, the router injected per process, signals forwarded and the child's exit status returned.
 import { spawn } from "node:child_process";
 import { promises as fs } from "node:fs";
-import { constants as osConstants } from "node:os";
 import path from "node:path";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { IvoaiError } from "../../shared/errors.js";
@@ -15,6 +14,7 @@ import { openSessionStore, processStartTicks } from "../session/store.js";
 import { type AgentName, locateAgent } from "./catalog.js";
 import { type CompressionProvider, planLaunch } from "./compression.js";
 import { buildInjection, TOKEN_ENV } from "./inject.js";
+import { createSignalRelay, LaunchStopped, type SignalRelay, signalStatus } from "./signal-relay.js";
 
 export interface LaunchOptions {
   agent: AgentName;
@@ -33,23 +33,30 @@ export interface LaunchOptions {
 }
 
 export interface LaunchResult {
-  sessionId: string;
+  /** Null when the launch was stopped before a session was recorded. */
+  sessionId: string | null;
   exitCode: number;
 }
 
-/** Signals that, sent to ivoai alone, are passed on to the agent. */
-const FORWARDED: NodeJS.Signals[] = [
-  "SIGINT",
-  "SIGTERM",
-  "SIGHUP",
-  "SIGQUIT",
-  "SIGWINCH",
-  "SIGCONT",
-  "SIGUSR1",
-  "SIGUSR2",
-];
-
 export async function launchAgent(options: LaunchOptions): Promise<LaunchResult> {
+  // From here on, signals either stop the launch or reach the agent: none is swallowed.
+  const relay = createSignalRelay(options.killAfterMs ?? (Number(options.env.IVOAI_KILL_AFTER_MS) || 5_000));
+  const started: { sessionId: string | null } = { sessionId: null };
+  try {
+    return await launch(options, relay, started);
+  } catch (error) {
+    if (!(error instanceof LaunchStopped)) throw error;
+    return { sessionId: started.sessionId, exitCode: signalStatus(error.signal) };
+  } finally {
+    relay.dispose();
+  }
+}
+
+async function launch(
+  options: LaunchOptions,
+  relay: SignalRelay,
+  started: { sessionId: string | null },
+): Promise<LaunchResult> {
   const paths = options.registry.paths;
   const managedBin = path.join(paths.dataDir, "bin");
   const located = await locateAgent(options.agent, managedBin, options.env);
@@ -62,138 +69,119 @@ export async function launchAgent(options: LaunchOptions): Promise<LaunchResult>
   // Knowledge: an explicit selection must be available; the automatic one only ever falls through.
   let router: RunningRouter | undefined;
   let sources: string[] = [];
-  try {
-    const selected = await selectSources(options.registry, options.knowledgeSources, {
-      checkReady: explicit,
-    });
-    if (selected.length > 0) {
-      router = await withTimeout(
-        startRouter({ sources: selected, project: identity.id }),
-        5_000,
-        "the knowledge router did not start",
-      );
-      sources = selected.map((source) => source.profile.alias);
-    }
-  } catch (error) {
-    if (explicit) throw error;
-    options.notice(`ivoai: starting ${options.agent} without ivoai knowledge: ${(error as Error).message}`);
-  }
-
-  const store = openSessionStore(paths.stateDir);
-  const plan = await planLaunch({
-    agent: options.agent,
-    agentPath: located.path,
-    knowledgeActive: router !== undefined,
-    requested: options.compression,
-    managedBin,
-  });
-  const session = await store.create({
-    agent: options.agent,
-    mode: "direct",
-    status: "starting",
-    pid: null,
-    pid_start_ticks: null,
-    project: identity.id,
-    knowledge_sources: sources,
-    compression: { requested: plan.requested, effective: plan.effective, reason: plan.reason },
-  });
-
-  const runtimeDir = path.join(paths.stateDir, "run", session.id);
+  let starting: Promise<RunningRouter> | undefined;
+  const cleanups: (() => Promise<unknown>)[] = [
+    // A router still starting when a signal stopped the launch is closed once it is up.
+    async () => void starting?.then((late) => late.close()).catch(() => undefined),
+  ];
   const cleanup = async () => {
-    await fs.rm(runtimeDir, { recursive: true, force: true });
-    await router?.close();
+    for (const step of cleanups.reverse()) await step();
   };
   try {
-    await fs.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
-    const injection = buildInjection(options.agent, {
-      router: router ? { endpoints: router.endpoints } : undefined,
-      runtimeDir,
-      hookCommand: options.selfCommand,
-    });
-    for (const file of injection.files)
-      await writeFileAtomic(path.join(runtimeDir, file.name), file.content, { mode: 0o600 });
-    const env: NodeJS.ProcessEnv = {
-      ...options.env,
-      ...injection.env,
-      IVOAI_SESSION_ID: session.id,
-      IVOAI_PROJECT: identity.id,
-      ...(router ? { [TOKEN_ENV]: router.capability, IVOAI_ROUTER_HOOKS_URL: router.endpoints.hooks } : {}),
-    };
-    const [program, ...lead] = plan.command as [string, ...string[]];
-    // Same process group as ivoai: the terminal's ^C, ^Z and resizes reach the whole interactive stack.
-    const child = spawn(program, [...lead, ...injection.args, ...options.args], {
-      stdio: "inherit",
-      env,
-      cwd: options.cwd,
-    });
-    const spawned = await new Promise<boolean>((resolve) => {
-      child.once("spawn", () => resolve(true));
-      child.once("error", () => resolve(false));
-    });
-    if (!spawned || child.pid === undefined) {
-      await store.update(session.id, {
-        status: "failed",
-        error: `could not start ${program}`,
-        ended_at: new Date().toISOString(),
-      });
-      throw new IvoaiError("NOT_FOUND", `could not start ${program}`);
+    try {
+      const selected = await relay.unlessStopped(
+        selectSources(options.registry, options.knowledgeSources, { checkReady: explicit }),
+      );
+      if (selected.length > 0) {
+        starting = startRouter({ sources: selected, project: identity.id });
+        router = await relay.unlessStopped(
+          withTimeout(starting, 5_000, "the knowledge router did not start"),
+        );
+        starting = undefined;
+        const running = router;
+        cleanups.push(() => withTimeout(running.close(), 2_000).catch(() => undefined));
+        sources = selected.map((source) => source.profile.alias);
+      }
+    } catch (error) {
+      if (explicit || error instanceof LaunchStopped) throw error;
+      options.notice(`ivoai: starting ${options.agent} without ivoai knowledge: ${(error as Error).message}`);
     }
-    await store.update(session.id, {
-      status: "running",
-      pid: child.pid,
-      pid_start_ticks: processStartTicks(child.pid),
-    });
 
-    const exit = await supervise(
-      child,
-      options.killAfterMs ?? (Number(options.env.IVOAI_KILL_AFTER_MS) || 5_000),
+    const store = openSessionStore(paths.stateDir);
+    const plan = await relay.unlessStopped(
+      planLaunch({
+        agent: options.agent,
+        agentPath: located.path,
+        knowledgeActive: router !== undefined,
+        requested: options.compression,
+        managedBin,
+      }),
     );
-    await store.update(session.id, {
-      status: "exited",
-      ended_at: new Date().toISOString(),
-      exit_code: exit.code,
-      exit_signal: exit.signal,
+    const session = await store.create({
+      agent: options.agent,
+      mode: "direct",
+      status: "starting",
+      pid: null,
+      pid_start_ticks: null,
+      project: identity.id,
+      knowledge_sources: sources,
+      compression: { requested: plan.requested, effective: plan.effective, reason: plan.reason },
     });
-    // A session that started is never retried: its status is ivoai's.
-    const signalNumber = exit.signal
-      ? ((osConstants.signals as Record<string, number>)[exit.signal] ?? 1)
-      : 0;
-    return { sessionId: session.id, exitCode: exit.code ?? 128 + signalNumber };
+    started.sessionId = session.id;
+    const runtimeDir = path.join(paths.stateDir, "run", session.id);
+    cleanups.push(() => fs.rm(runtimeDir, { recursive: true, force: true }));
+    try {
+      await fs.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
+      const injection = buildInjection(options.agent, {
+        router: router ? { endpoints: router.endpoints } : undefined,
+        runtimeDir,
+        hookCommand: options.selfCommand,
+      });
+      for (const file of injection.files)
+        await writeFileAtomic(path.join(runtimeDir, file.name), file.content, { mode: 0o600 });
+      const env: NodeJS.ProcessEnv = {
+        ...options.env,
+        ...injection.env,
+        IVOAI_SESSION_ID: session.id,
+        IVOAI_PROJECT: identity.id,
+        ...(router ? { [TOKEN_ENV]: router.capability, IVOAI_ROUTER_HOOKS_URL: router.endpoints.hooks } : {}),
+      };
+      const [program, ...lead] = plan.command as [string, ...string[]];
+      relay.check();
+      // Same process group as ivoai: the terminal's ^C, ^Z and resizes reach the whole interactive stack.
+      const child = spawn(program, [...lead, ...injection.args, ...options.args], {
+        stdio: "inherit",
+        env,
+        cwd: options.cwd,
+      });
+      // Watched in the spawn's own tick: an agent that exits at once is still seen exiting.
+      const agent = relay.watch(child);
+      if (!(await agent.spawned) || child.pid === undefined) {
+        await store.update(session.id, {
+          status: "failed",
+          error: `could not start ${program}`,
+          ended_at: new Date().toISOString(),
+        });
+        throw new IvoaiError("NOT_FOUND", `could not start ${program}`);
+      }
+      await store.update(session.id, {
+        status: "running",
+        pid: child.pid,
+        pid_start_ticks: processStartTicks(child.pid),
+      });
+      const exit = await agent.exited;
+      await store.update(session.id, {
+        status: "exited",
+        ended_at: new Date().toISOString(),
+        exit_code: exit.code,
+        exit_signal: exit.signal,
+      });
+      // A session that started is never retried: its status is ivoai's.
+      return {
+        sessionId: session.id,
+        exitCode: exit.code ?? (exit.signal ? signalStatus(exit.signal) : 128),
+      };
+    } catch (error) {
+      if (error instanceof LaunchStopped) {
+        await store.update(session.id, {
+          status: "failed",
+          error: error.message,
+          ended_at: new Date().toISOString(),
+        });
+      }
+      throw error;
+    }
   } finally {
     await cleanup();
   }
-}
-
-/** Waits for the child, passing on signals ivoai receives; TERM escalates to KILL after a bound. */
-function supervise(
-  child: import("node:child_process").ChildProcess,
-  killAfterMs: number,
-): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolve) => {
-    let escalation: NodeJS.Timeout | undefined;
-    const handlers = new Map<NodeJS.Signals, () => void>();
-    for (const signal of FORWARDED) {
-      const handler = () => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        child.kill(signal);
-        if ((signal === "SIGTERM" || signal === "SIGHUP") && !escalation) {
-          escalation = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
-        }
-      };
-      handlers.set(signal, handler);
-      process.on(signal, handler);
-    }
-    // ^Z sent to ivoai alone: stop the agent, then ourselves; SIGCONT (forwarded above) resumes both.
-    const onStop = () => {
-      child.kill("SIGTSTP");
-      process.kill(process.pid, "SIGSTOP");
-    };
-    process.on("SIGTSTP", onStop);
-    child.once("exit", (code, signal) => {
-      clearTimeout(escalation);
-      for (const [signalName, handler] of handlers) process.off(signalName, handler);
-      process.off("SIGTSTP", onStop);
-      resolve({ code, signal });
-    });
-  });
 }

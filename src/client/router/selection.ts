@@ -1,5 +1,5 @@
-// Which servers a session sees: every enabled profile by default, or exactly the ones named; a named source
-// that is unavailable fails before the session starts.
+// Which servers a session sees: every enabled profile by default, or the ones named by alias, id, purpose or
+// redundancy group; a named group with no reachable member fails before the session starts.
 import type { ServerProfile } from "../../config/client-config.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { discover } from "../connections/connect.js";
@@ -29,6 +29,67 @@ export function parseSourceFlags(values: readonly string[]): string[] {
   ];
 }
 
+/** How a `--knowledge-source` name matched profiles. */
+export type MatchKind = "alias" | "id" | "purpose" | "redundancy group";
+
+export interface ResolvedName {
+  name: string;
+  kind: MatchKind;
+  profiles: ServerProfile[];
+}
+
+/**
+ * Resolves each name to the profiles it means: an alias or id names one server, a purpose or redundancy group
+ * names all its members. A name whose readings disagree (alias of one server, purpose of others) is refused.
+ */
+export function resolveSourceNames(
+  profiles: readonly ServerProfile[],
+  names: readonly string[],
+): ResolvedName[] {
+  return names.map((name) => {
+    const readings: { kind: MatchKind; profiles: ServerProfile[] }[] = [
+      { kind: "alias" as const, profiles: profiles.filter((profile) => profile.alias === name) },
+      { kind: "id" as const, profiles: profiles.filter((profile) => profile.id === name) },
+      { kind: "purpose" as const, profiles: profiles.filter((profile) => profile.purpose === name) },
+      {
+        kind: "redundancy group" as const,
+        profiles: profiles.filter((profile) => profile.redundancy_group === name),
+      },
+    ].filter((reading) => reading.profiles.length > 0);
+    const first = readings[0];
+    if (!first) {
+      throw new IvoaiError(
+        "NOT_FOUND",
+        `knowledge source ${name} is not connected (no server alias, id, purpose or redundancy group is named so)`,
+      );
+    }
+    const ids = (reading: { profiles: ServerProfile[] }) =>
+      reading.profiles
+        .map((profile) => profile.id)
+        .sort()
+        .join(",");
+    if (readings.some((reading) => ids(reading) !== ids(first))) {
+      const listed = readings
+        .map((reading) => `${reading.kind} of ${reading.profiles.map((profile) => profile.alias).join(", ")}`)
+        .join("; ");
+      throw new IvoaiError(
+        "USAGE",
+        `knowledge source ${name} is ambiguous: it is the ${listed}; name the servers by alias instead`,
+        {
+          data: { matches: readings.map((r) => ({ kind: r.kind, aliases: r.profiles.map((p) => p.alias) })) },
+        },
+      );
+    }
+    return { name, kind: first.kind, profiles: first.profiles };
+  });
+}
+
+/**
+ * The sources of a session: every enabled profile with a credential, or the ones named. A named server must be
+ * enabled and credentialed; a named purpose or group contributes its enabled, credentialed members. With
+ * `checkReady`, every redundancy group of the selection needs one reachable member: the router fails over
+ * within a group at call time, as it does with no selection.
+ */
 export async function selectSources(
   registry: ConnectionRegistry,
   requested: readonly string[],
@@ -42,30 +103,57 @@ export async function selectSources(
   if (requested.length === 0) {
     return profiles.filter((profile) => profile.enabled).flatMap((profile) => withToken(profile) ?? []);
   }
-  const chosen: Source[] = [];
-  for (const name of requested) {
-    const profile = profiles.find((entry) => entry.alias === name || entry.id === name);
-    if (!profile) throw new IvoaiError("NOT_FOUND", `knowledge source ${name} is not connected`);
-    if (!profile.enabled) throw new IvoaiError("CONFLICT", `knowledge source ${name} is disabled`);
-    const source = withToken(profile);
-    if (!source)
+  const chosen = new Map<string, Source>();
+  for (const { name, kind, profiles: matched } of resolveSourceNames(profiles, requested)) {
+    const single = kind === "alias" || kind === "id";
+    const enabled = matched.filter((profile) => profile.enabled);
+    if (enabled.length === 0) {
+      throw new IvoaiError(
+        "CONFLICT",
+        single ? `knowledge source ${name} is disabled` : `every server of ${kind} ${name} is disabled`,
+      );
+    }
+    const usable = enabled.flatMap((profile) => withToken(profile) ?? []);
+    if (usable.length === 0)
       throw new IvoaiError(
         "CONFIG_INVALID",
         `knowledge source ${name} has no stored credential; connect it again`,
       );
-    if (options.checkReady !== false) {
-      try {
-        await discover(profile.url, 3_000);
-      } catch (error) {
-        throw new IvoaiError(
-          "NETWORK",
-          `knowledge source ${name} is unavailable: ${(error as Error).message}`,
-        );
-      }
-    }
-    chosen.push(source);
+    for (const source of usable) chosen.set(source.profile.id, source);
   }
-  return chosen;
+  const sources = [...chosen.values()];
+  if (options.checkReady !== false) await requireReachableGroups(sources);
+  return sources;
+}
+
+/** Fails unless every group has a member answering discovery (all members are probed at once). */
+async function requireReachableGroups(sources: readonly Source[]): Promise<void> {
+  const probes = new Map(
+    sources.map((source) => [
+      source.profile.id,
+      discover(source.profile.url, 3_000).then(
+        () => undefined,
+        (error: unknown) => (error as Error).message,
+      ),
+    ]),
+  );
+  for (const group of groupSources(sources)) {
+    const failures: string[] = [];
+    for (const member of group.members) {
+      const failure = await probes.get(member.profile.id);
+      if (failure === undefined) break;
+      failures.push(`${member.profile.alias}: ${failure}`);
+    }
+    if (failures.length === group.members.length) {
+      const names = group.members.map((member) => member.profile.alias).join(", ");
+      throw new IvoaiError(
+        "NETWORK",
+        group.members.length === 1
+          ? `knowledge source ${names} is unavailable: ${failures[0]?.replace(/^[^:]*: /, "")}`
+          : `knowledge sources ${names} (one redundancy group) are all unavailable: ${failures.join("; ")}`,
+      );
+    }
+  }
 }
 
 /** Groups by purpose and redundancy group (a profile without a group is its own group). */
