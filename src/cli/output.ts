@@ -1,7 +1,7 @@
 // Where commands print: data to stdout (text or --json), notes and progress to stderr.
 // Everything printed passes through terminalText/terminalJson: no command can forget to neutralise untrusted text.
 import { redactText } from "../shared/redact.js";
-import { oneLine, terminalJson, terminalText } from "./terminal-text.js";
+import { oneLine, terminalJson, terminalText } from "../shared/terminal-text.js";
 
 export interface Output {
   /** Prints `value` as JSON with --json (the exact value), else as the text `render` makes of it, control characters escaped. */

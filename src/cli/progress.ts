@@ -1,5 +1,5 @@
 // A one-line progress display on a terminal's stderr; silent when stderr is not a TTY.
-import { oneLine } from "./terminal-text.js";
+import { oneLine } from "../shared/terminal-text.js";
 
 export interface Progress {
   update(text: string): void;

@@ -2,6 +2,7 @@
 
 import { isIvoaiError } from "../shared/errors.js";
 import { redactText } from "../shared/redact.js";
+import { terminalText } from "../shared/terminal-text.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { type GroupSpec, resolveInvocation } from "./command.js";
 import { agentCommands, hookCommand, sessionGroup } from "./commands/agents.js";
@@ -16,7 +17,6 @@ import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
 import { serverInitCommand } from "./commands/server-init.js";
 import { serverStartCommand } from "./commands/server-start.js";
 import { createOutput } from "./output.js";
-import { terminalText } from "./terminal-text.js";
 
 export const COMMAND_TREE: GroupSpec = {
   kind: "group",

@@ -1,5 +1,6 @@
 // Structured JSON-lines logging; every line passes through redaction before it is written.
 import { redactText, redactValue } from "./redact.js";
+import { terminalJson } from "./terminal-text.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -31,8 +32,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       msg,
       ...(fields ? (redactValue(fields) as object) : {}),
     };
-    // Redact the serialised line too: a secret may hide inside a key or a nested string.
-    write(`${redactText(JSON.stringify(record))}\n`);
+    // Redact the serialised line too: a secret may hide inside a key or a nested string. Logs are read in
+    // terminals: C1 controls and bidi overrides, which JSON leaves raw, are written as \uXXXX escapes.
+    write(`${terminalJson(redactText(JSON.stringify(record)))}\n`);
   };
   return {
     debug: (msg, fields) => log("debug", msg, fields),

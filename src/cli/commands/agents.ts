@@ -9,6 +9,7 @@ import { openRegistry } from "../../client/connections/registry.js";
 import { parseSourceFlags } from "../../client/router/selection.js";
 import { openSessionStore, type SessionView } from "../../client/session/store.js";
 import { IvoaiError } from "../../shared/errors.js";
+import { oneLine } from "../../shared/terminal-text.js";
 import {
   type CommandContext,
   type CommandSpec,
@@ -18,7 +19,6 @@ import {
 } from "../command.js";
 import { formatTable } from "../output.js";
 import { readStdin } from "../secret-input.js";
-import { oneLine } from "../terminal-text.js";
 
 const LAUNCH_OPTIONS = {
   "knowledge-source": {

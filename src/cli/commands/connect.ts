@@ -2,10 +2,10 @@
 import { addServer, discover, probe } from "../../client/connections/connect.js";
 import { openRegistry } from "../../client/connections/registry.js";
 import { IvoaiError } from "../../shared/errors.js";
+import { oneLine } from "../../shared/terminal-text.js";
 import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
 import { promptHidden, readStdin } from "../secret-input.js";
-import { oneLine } from "../terminal-text.js";
 import { connectAgentCommands } from "./agents.js";
 
 const addCommand: CommandSpec = {

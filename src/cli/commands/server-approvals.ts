@@ -11,9 +11,9 @@ import type { ApprovalRecord, ApprovalStatus, ApprovalSummary } from "../../serv
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
+import { oneLine } from "../../shared/terminal-text.js";
 import { type CommandContext, type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
-import { oneLine } from "../terminal-text.js";
 import { ROOT_OPTION, rootOf } from "./server-common.js";
 
 async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) => Promise<T>): Promise<T> {

@@ -3,10 +3,10 @@
 import type { IngestSummary } from "../../server/context/ingest.js";
 import type { ConnectorSummary } from "../../server/context/service.js";
 import { IvoaiError } from "../../shared/errors.js";
+import { oneLine } from "../../shared/terminal-text.js";
 import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
 import { createProgress } from "../progress.js";
-import { oneLine } from "../terminal-text.js";
 import { ROOT_OPTION, withContext } from "./server-common.js";
 
 const addCommand: CommandSpec = {
