@@ -119,8 +119,8 @@ describe("CLI output", () => {
     expect(approval.diff).toContain("all good\x1b[1A\x1b[2K\x9b2J\u2066hidden\u2069");
     const listed = JSON.parse(
       (await runIvoai(["server", "approvals", "list", "--root", root, "--json"])).stdout,
-    ) as { id: string }[];
-    expect(listed.map((entry) => entry.id)).toContain(id);
+    ) as { approvals: { id: string }[] };
+    expect(listed.approvals.map((entry) => entry.id)).toContain(id);
   });
 
   it("shows an enrolled client's name with its escape sequences made visible", async () => {
