@@ -104,8 +104,9 @@ function invalid(reason: string): IvoaiError {
 }
 
 /**
- * One pass over the lexer's tokens (linear): an upper bound of the nesting depth (block indentation levels,
- * compact `- - x` indicators on a line, open flow brackets) and the number of anchors, aliases and tags.
+ * One pass over the lexer's tokens (linear): the nesting depth as block indentation levels plus compact
+ * `- - x` indicators on a line plus open flow brackets (at least half the real depth: a sequence may share
+ * its parent key's indentation), and the number of anchors, aliases and tags.
  */
 function checkShape(source: string): void {
   const indents: number[] = [];
