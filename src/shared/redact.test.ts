@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { cpuMs } from "../../test/cpu-time.js";
 import { createLogger } from "./logger.js";
 import { redactText, redactValue } from "./redact.js";
 
@@ -36,5 +37,55 @@ describe("redaction", () => {
     logger.info(`got ${credential}`, { header: `Bearer ${credential}`, credential });
     expect(lines.join("")).not.toContain(credential);
     expect(JSON.parse(lines[0] ?? "")).toMatchObject({ level: "info", credential: "[REDACTED]" });
+  });
+
+  it("redacts JWTs exactly as the former pattern did, wherever they sit", () => {
+    const former = (text: string) =>
+      text.replace(/\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g, "[REDACTED]");
+    const jwt = `eyJ${"h".repeat(12)}.${"p".repeat(12)}.${"s".repeat(12)}`;
+    for (const text of [
+      jwt,
+      `token=${jwt}; next`,
+      `x-${jwt}.tail`,
+      `a.${jwt}.${jwt}`,
+      `eyJshort.${"p".repeat(12)}.${"s".repeat(12)}`,
+      `id_${jwt}`,
+      `eyJ-${jwt}`,
+      `${jwt}.${"q".repeat(12)}.${"r".repeat(12)}`,
+    ]) {
+      expect(redactText(text), text).toBe(former(text));
+    }
+    expect(redactText(`see ${jwt} here`)).toBe("see [REDACTED] here");
+    // Deterministic pseudo-random texts over the pieces that matter.
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    const pieces = ["eyJ", "eyJ", "abcde", "abcdefghijk", "-", "-", ".", ".", " ", "_", "x"];
+    for (let round = 0; round < 3000; round++) {
+      const text = Array.from({ length: next() % 30 }, () => pieces[next() % pieces.length]).join("");
+      expect(redactText(text), text).toBe(former(text));
+    }
+  });
+
+  it("handles 1 MiB of hostile text in under 100 ms per pattern", () => {
+    const MiB = 1024 * 1024;
+    redactText("warm up Bearer abcdefghijkl");
+    const hostile: Record<string, string> = {
+      "jwt headers": "eyJ-".repeat(MiB / 4),
+      "jwt header then dots": `${"eyJ-".repeat(MiB / 8)}${".a".repeat(MiB / 4)}`,
+      "bearer words": "Bearer ".repeat(MiB / 7),
+      "bearer then spaces": `Bearer${" ".repeat(MiB)}`,
+      "key prefixes": "sk-".repeat(MiB / 3),
+      "ivoai prefixes": "-ivoai_a_".repeat(MiB / 9),
+      "slack prefixes": "xoxb-".repeat(MiB / 5),
+      "dotted words": "a.".repeat(MiB / 2),
+    };
+    for (const [name, text] of Object.entries(hostile))
+      expect(
+        cpuMs(() => redactText(text)),
+        name,
+      ).toBeLessThan(100);
   });
 });

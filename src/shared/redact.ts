@@ -12,8 +12,13 @@ const SECRET_PATTERNS: readonly RegExp[] = [
   /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
   /\bAKIA[0-9A-Z]{16}\b/g,
   /\bAIza[0-9A-Za-z_-]{30,}/g,
-  /\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g,
 ];
+
+/**
+ * Dotted runs of base64url characters, matched only from a run's start so that scanning stays linear; JWTs
+ * (`eyJ…` header, payload, signature of 10+ characters each) are then found by scanning it (see `redactJwts`).
+ */
+const DOTTED_RUN = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+/g;
 
 /** Field names whose values are secret whatever they look like. */
 const SECRET_KEYS =
@@ -26,7 +31,42 @@ export function redactText(text: string): string {
       typeof scheme === "string" && /^(bearer|basic)$/i.test(scheme) ? `${scheme} ${REDACTED}` : REDACTED,
     );
   }
-  return out;
+  return out.replace(DOTTED_RUN, redactJwts);
+}
+
+/**
+ * Replaces what `/\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g` matches in one dotted
+ * run, in linear time (that regex is quadratic on `eyJ-eyJ-…`): a header part holding `eyJ` at a word
+ * boundary with 10+ characters after it, then two parts of 10+ characters.
+ */
+function redactJwts(run: string): string {
+  let out = "";
+  let copied = 0;
+  let header = run.indexOf("eyJ");
+  while (header !== -1) {
+    const partStart = run.lastIndexOf(".", header) + 1;
+    const partEnd = endOfPart(run, header);
+    let at = header;
+    while (at !== -1 && at < partEnd && at !== partStart && run[at - 1] !== "-")
+      at = run.indexOf("eyJ", at + 1);
+    if (at !== -1 && at < partEnd && partEnd - at - 3 >= 10 && partEnd < run.length) {
+      const payloadEnd = endOfPart(run, partEnd + 1);
+      const signatureEnd = payloadEnd < run.length ? endOfPart(run, payloadEnd + 1) : payloadEnd;
+      if (payloadEnd - partEnd - 1 >= 10 && signatureEnd - payloadEnd - 1 >= 10) {
+        out += `${run.slice(copied, at)}${REDACTED}`;
+        copied = signatureEnd;
+        header = run.indexOf("eyJ", signatureEnd);
+        continue;
+      }
+    }
+    header = run.indexOf("eyJ", partEnd);
+  }
+  return out + run.slice(copied);
+}
+
+function endOfPart(run: string, from: number): number {
+  const dot = run.indexOf(".", from);
+  return dot === -1 ? run.length : dot;
 }
 
 /** A deep copy of `value` with secret-named fields and secret-shaped strings replaced. */

@@ -1,6 +1,8 @@
 // The canonical document every connector's file becomes: stable id, source, path, title, normalised text.
 import { createHash } from "node:crypto";
 import path from "node:path";
+import { firstHeading } from "../../shared/first-heading.js";
+import { parseFrontMatterYaml, splitFrontMatter } from "../../shared/front-matter.js";
 
 export interface CanonicalDocument {
   id: string;
@@ -22,14 +24,26 @@ export function normalizeText(text: string): string {
   return text.replace(/\r\n?/g, "\n").normalize("NFC");
 }
 
-/** Front-matter `title:`, else the first markdown heading, else the file name without extension. */
+/**
+ * Front-matter `title:`, else the first markdown heading, else the file name without extension. Front matter
+ * that is not valid YAML (or exceeds its limits) is ignored: a document is still indexed, by its body.
+ */
 export function extractTitle(text: string, relPath: string): string {
-  const frontMatter = /^---\n([\s\S]*?)\n---\n/.exec(text)?.[1];
-  const fromFrontMatter = frontMatter && /^title:\s*["']?(.+?)["']?\s*$/m.exec(frontMatter)?.[1];
-  if (fromFrontMatter) return fromFrontMatter.slice(0, 300);
-  const heading = /^#{1,3}\s+(.+?)\s*#*\s*$/m.exec(text.slice(0, 4096))?.[1];
+  const split = splitFrontMatter(text);
+  const title = split ? frontMatterTitle(split.source) : undefined;
+  if (title) return title.slice(0, 300);
+  const heading = firstHeading(split ? split.body : text);
   if (heading) return heading.slice(0, 300);
   return path.basename(relPath).replace(/\.[^.]+$/, "");
+}
+
+function frontMatterTitle(source: string): string | undefined {
+  try {
+    const title = parseFrontMatterYaml(source).title;
+    return typeof title === "string" && title.trim() ? title.trim() : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function canonicalDocument(input: {

@@ -3,6 +3,9 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { problem } from "./problem.js";
 
+/** Deeper bodies are refused before parsing: later recursive steps (validation, serialisation) overflow the stack. */
+export const MAX_JSON_DEPTH = 64;
+
 export type JsonBodyResult<T> = { ok: true; value: T } | { ok: false; response: Response };
 
 /** The global limit is enforced by the body-limit middleware before this runs; `maxBytes` narrows it per route. */
@@ -25,6 +28,17 @@ export async function readJsonBody<S extends z.ZodType>(
       response: problem(c, 413, "payload_too_large", `this endpoint accepts at most ${maxBytes} bytes`),
     };
   }
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+    return {
+      ok: false,
+      response: problem(
+        c,
+        400,
+        "invalid_json",
+        `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
+      ),
+    };
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -41,4 +55,22 @@ export async function readJsonBody<S extends z.ZodType>(
     };
   }
   return { ok: true, value: parsed.data };
+}
+
+/** Whether `[` / `{` nesting (outside strings) goes past `max`, in one pass without recursion. */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 92)
+        i++; // backslash: the next character is escaped
+      else if (code === 34) inString = false;
+    } else if (code === 34) inString = true;
+    else if (code === 91 || code === 123) {
+      if (++depth > max) return true;
+    } else if (code === 93 || code === 125) depth--;
+  }
+  return false;
 }

@@ -1,4 +1,8 @@
-// Optional front matter of a page (title, tags, relations, expires_at) in a small YAML subset, and [[links]].
+// Optional YAML front matter of a page (title, tags, relations, expires_at), and its [[links]], both read
+// in linear time from text an agent wrote.
+import { z } from "zod";
+import { IvoaiError } from "../../shared/errors.js";
+import { parseFrontMatterYaml, splitFrontMatter } from "../../shared/front-matter.js";
 
 export interface PageMeta {
   title?: string;
@@ -8,44 +12,73 @@ export interface PageMeta {
   expires_at?: string;
 }
 
-const LIST = /^\[(.*)\]$/;
+/** A list as YAML (`[a, b]` or a block of `- a`), or one comma-separated string as before YAML. */
+const list = z.union([
+  z.array(z.string()),
+  z.string().transform((text) =>
+    text
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  ),
+]);
 
-function parseList(value: string): string[] {
-  const inner = LIST.exec(value.trim())?.[1] ?? value;
-  return inner
-    .split(",")
-    .map((item) => item.trim().replace(/^["']|["']$/g, ""))
-    .filter((item) => item.length > 0);
-}
+/** Every scalar is a string (failsafe schema); an empty value means the key is absent. Unknown keys are ignored. */
+const metaSchema = z.object({
+  title: z.string().nullish(),
+  tags: list.nullish(),
+  expires_at: z.string().nullish(),
+  relations: z.union([z.record(z.string(), list), z.literal("")]).nullish(),
+});
 
-/** Splits `---\n…\n---\n` front matter from the body; unknown keys are ignored. */
+/**
+ * Splits `---\n…\n---\n` front matter from the body. Throws a USAGE error when the front matter is not
+ * valid YAML, exceeds its limits, or gives a field the wrong shape.
+ */
 export function parseFrontMatter(text: string): { meta: PageMeta; body: string } {
-  const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(text);
+  const split = splitFrontMatter(text);
   const meta: PageMeta = { tags: [], relations: {} };
-  if (!match) return { meta, body: text };
-  let inRelations = false;
-  for (const line of (match[1] ?? "").split(/\r?\n/)) {
-    const nested = /^\s+([\w-]+):\s*(.*)$/.exec(line);
-    if (inRelations && nested?.[1]) {
-      meta.relations[nested[1]] = parseList(nested[2] ?? "");
-      continue;
-    }
-    inRelations = false;
-    const pair = /^([\w-]+):\s*(.*)$/.exec(line);
-    if (!pair?.[1]) continue;
-    const [key, value = ""] = [pair[1], (pair[2] ?? "").trim()];
-    if (key === "title") meta.title = value.replace(/^["']|["']$/g, "");
-    else if (key === "tags") meta.tags = parseList(value);
-    else if (key === "expires_at") meta.expires_at = value.replace(/^["']|["']$/g, "");
-    else if (key === "relations" && value === "") inRelations = true;
+  if (!split) return { meta, body: text };
+  const parsed = metaSchema.safeParse(parseFrontMatterYaml(split.source));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join(".") : "a field";
+    throw new IvoaiError("USAGE", `invalid front matter: ${where} has the wrong shape (${issue?.message})`);
   }
-  return { meta, body: text.slice(match[0].length) };
+  const { title, tags, expires_at, relations } = parsed.data;
+  if (title) meta.title = title;
+  if (tags) meta.tags = tags;
+  if (expires_at) meta.expires_at = expires_at;
+  if (relations) meta.relations = relations;
+  return { meta, body: split.body };
 }
 
-/** `[[path]]` and `[[path|label]]` targets in a body. */
+/** `[[path]]` and `[[path|label]]` targets in a body (path: 1–512 characters, no `]` or `|`; label: no `]`). */
 export function wikiLinks(body: string): string[] {
   const out = new Set<string>();
-  for (const match of body.matchAll(/\[\[([^\]|]{1,512})(?:\|[^\]]*)?\]\]/g))
-    out.add((match[1] ?? "").trim());
+  // The next `]` and `|` at or after a position, kept while the scan moves forward: each is searched once.
+  // -2: not searched yet; -1: none left in the body.
+  let close = -2;
+  let pipe = -2;
+  let start = body.indexOf("[[");
+  while (start !== -1) {
+    const from = start + 2;
+    if (close < from) close = body.indexOf("]", from);
+    if (close === -1) break;
+    if (body.charCodeAt(close + 1) !== 93) {
+      // No `]]` ends at this `]`, so no link opening before it can match.
+      start = body.indexOf("[[", close + 1);
+      continue;
+    }
+    if (pipe !== -1 && pipe < from) pipe = body.indexOf("|", from);
+    const targetEnd = pipe !== -1 && pipe < close ? pipe : close;
+    const length = targetEnd - from;
+    if (length >= 1 && length <= 512) {
+      out.add(body.slice(from, targetEnd).trim());
+      start = body.indexOf("[[", close + 2);
+    } else {
+      start = body.indexOf("[[", start + 1);
+    }
+  }
   return [...out].filter((target) => target.length > 0);
 }

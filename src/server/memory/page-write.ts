@@ -1,6 +1,7 @@
 // Turns an agent's page (markdown with optional front matter, plus explicit fields) into a store write:
 // normalised path and scope, metadata, analysed terms, graph edges.
 import { IvoaiError } from "../../shared/errors.js";
+import { firstHeading } from "../../shared/first-heading.js";
 import { analyzeText, analyzeWithOffsets } from "../retrieval/analyzer.js";
 import { parseFrontMatter, wikiLinks } from "./front-matter.js";
 import { normalizePagePath, normalizeScope } from "./page-path.js";
@@ -77,8 +78,4 @@ export function preparePageWrite(input: PageInput): PageWrite {
     language: analysed.language,
     edges,
   };
-}
-
-function firstHeading(body: string): string | undefined {
-  return /^#{1,3}\s+(.+?)\s*#*\s*$/m.exec(body.slice(0, 4096))?.[1];
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { cpuMs } from "../../../test/cpu-time.js";
 import { lineDiff } from "./diff.js";
 import { parseFrontMatter, wikiLinks } from "./front-matter.js";
 import { normalizePagePath } from "./page-path.js";
@@ -44,6 +45,108 @@ describe("memory pages", () => {
     expect(() => preparePageWrite({ scope: "../x", path: "a", body: "b", author: "c" })).toThrow(
       /invalid scope/,
     );
+  });
+
+  it("reads front matter as YAML: block lists, flow lists, comma lists and block relations", () => {
+    const write = preparePageWrite({
+      scope: "_global",
+      path: "runbooks/deploy",
+      body: [
+        "---",
+        "title: 'Deploy: billing'",
+        "tags:",
+        "  - ops",
+        "  - billing",
+        "relations:",
+        "  depends_on:",
+        "    - infra/db",
+        "  see_also: [faq, runbooks/rollback]",
+        "expires_at: 2030-01-01T12:00:00Z",
+        "---",
+        "Body.",
+      ].join("\n"),
+      author: "cli_1",
+    });
+    expect(write).toMatchObject({
+      title: "Deploy: billing",
+      tags: ["ops", "billing"],
+      relations: { depends_on: ["infra/db"], see_also: ["faq", "runbooks/rollback"] },
+      expires_at: "2030-01-01T12:00:00.000Z",
+    });
+    expect(write.edges).toEqual(
+      expect.arrayContaining([
+        ["depends_on", "infra/db"],
+        ["see_also", "runbooks/rollback"],
+        ["tagged", "tag/ops"],
+        ["tagged", "tag/billing"],
+      ]),
+    );
+    expect(parseFrontMatter("---\ntags: ops, billing\n---\n").meta.tags).toEqual(["ops", "billing"]);
+    expect(parseFrontMatter("---\r\ntags: [a]\r\n---\r\nbody").meta.tags).toEqual(["a"]);
+    // Empty values mean absent; unknown keys are ignored.
+    expect(parseFrontMatter("---\ntitle:\ntags:\nowner: me\n---\nx").meta).toEqual({
+      tags: [],
+      relations: {},
+    });
+  });
+
+  it("refuses front matter that is invalid, too deep, too big or the wrong shape, saying so", () => {
+    const write = (front: string) =>
+      preparePageWrite({ scope: "_global", path: "p", body: `---\n${front}\n---\nbody`, author: "c" });
+    const refusals: [string, RegExp][] = [
+      ["title: [unclosed", /invalid front matter: Flow sequence.*\(front matter line 2, column 1\)/],
+      ["tags: {a: b}", /invalid front matter: tags has the wrong shape/],
+      ["relations: [a, b]", /invalid front matter: relations has the wrong shape/],
+      ["relations:\n  depends_on: [../etc]", /invalid page path segment/],
+      [`tags: ${"[".repeat(20)}${"]".repeat(20)}`, /nests deeper than 16 levels/],
+      [`title: ${"x".repeat(9000)}`, /larger than 8192 bytes/],
+      ["- just\n- a list", /must be a mapping/],
+    ];
+    for (const [front, message] of refusals) {
+      expect(() => write(front), front.slice(0, 40)).toThrow(message);
+      try {
+        write(front);
+      } catch (error) {
+        expect(error).toMatchObject({ name: "IvoaiError", code: "USAGE" });
+      }
+    }
+  });
+
+  it("finds [[links]] exactly as the former pattern did", () => {
+    const former = (body: string) => {
+      const out = new Set<string>();
+      for (const match of body.matchAll(/\[\[([^\]|]{1,512})(?:\|[^\]]*)?\]\]/g))
+        out.add((match[1] ?? "").trim());
+      return [...out].filter((target) => target.length > 0);
+    };
+    // Deterministic pseudo-random bodies over the characters that matter.
+    let seed = 42;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    const alphabet = ["[", "[", "]", "]", "|", "a", "b", " ", "\n", "[[", "]]"];
+    for (let round = 0; round < 3000; round++) {
+      const body = Array.from({ length: next() % 40 }, () => alphabet[next() % alphabet.length]).join("");
+      expect(wikiLinks(body), JSON.stringify(body)).toEqual(former(body));
+    }
+    const long = `[[${"x".repeat(512)}]] [[${"y".repeat(513)}]] [[[${"z".repeat(512)}]]`;
+    expect(wikiLinks(long)).toEqual(former(long));
+  });
+
+  it("handles 1 MiB of hostile page text in under 100 ms per pattern", () => {
+    const MiB = 1024 * 1024;
+    const hostile: Record<string, () => unknown> = {
+      "unclosed links with labels": () => wikiLinks("[[a|".repeat(MiB / 4)),
+      "unclosed links": () => wikiLinks("[[a".repeat(MiB / 3)),
+      "brackets then a pipe": () => wikiLinks(`${"[".repeat(MiB)}|]]`),
+      "long targets": () => wikiLinks(`[[${"x".repeat(MiB)}]]`),
+      "front matter without a closing fence": () =>
+        parseFrontMatter(`---\n${"tags: [a]\n".repeat(MiB / 10)}`),
+      "huge front matter": () => parseFrontMatter(`---\ntitle: a${" ".repeat(MiB)}b\n---\nbody`),
+    };
+    wikiLinks("[[warm|up]]");
+    for (const [name, run] of Object.entries(hostile)) expect(cpuMs(run), name).toBeLessThan(100);
   });
 
   it("shows changes as a line diff", () => {

@@ -95,5 +95,8 @@ export function verifyPkce(verifier: string, challenge: string): boolean {
 /** Normalises a resource indicator for comparison: the canonical /mcp URL, no trailing slash. */
 export function sameResource(requested: string | undefined, canonical: string): boolean {
   if (!requested) return false;
-  return requested.replace(/\/+$/, "") === canonical;
+  // A loop, not /\/+$/: that regex is quadratic on a long run of slashes followed by another character.
+  let end = requested.length;
+  while (end > 0 && requested.charCodeAt(end - 1) === 47) end--;
+  return requested.slice(0, end) === canonical;
 }

@@ -1,0 +1,205 @@
+// Hostile text through the built server: pages and documents crafted to make a backtracking regex or a
+// recursive parser spin, sent while /health is polled; the gateway must keep answering, and refuse clearly.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeTree } from "./context-helpers.js";
+import {
+  addDocsConnector,
+  createCode,
+  enroll,
+  initRoot,
+  type RunningServer,
+  runIvoai,
+  startServer,
+  tempDir,
+} from "./helpers.js";
+
+/** A /health answer slower than this means the event loop was blocked (a quadratic scan takes minutes). */
+const HEALTH_BOUND_MS = 2_000;
+const MiB = 1024 * 1024;
+
+type Envelope = { status: string; data: Record<string, unknown> };
+
+/** Polls /health back to back (no timers) until stopped; resolves with every answer's latency. */
+function watchHealth(url: string): { stop(): Promise<number[]> } {
+  const latencies: number[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const started = performance.now();
+      const response = await fetch(`${url}/health`);
+      await response.arrayBuffer();
+      expect(response.status).toBe(200);
+      latencies.push(performance.now() - started);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return latencies;
+    },
+  };
+}
+
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ isError: boolean; envelope: Envelope }> {
+  const result = await client.callTool({ name, arguments: args });
+  return { isError: result.isError === true, envelope: result.structuredContent as Envelope };
+}
+
+async function credential(server: RunningServer, root: string): Promise<string> {
+  const { code } = await createCode(root);
+  return ((await (await enroll(server.url, code)).json()) as { credential: string }).credential;
+}
+
+async function mcpClient(url: string, token: string): Promise<Client> {
+  const client = new Client({ name: "ivoai-test", version: "1" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: {
+        headers: {
+          authorization: `Bearer ${token}`,
+          "x-ivoai-session-id": "sess-hostile",
+          "x-ivoai-project": "git:acme/api",
+        },
+      },
+    }),
+  );
+  return client;
+}
+
+describe("hostile input", () => {
+  let root: string;
+  let docs: string;
+  let server: RunningServer;
+  let token: string;
+  let memory: Client;
+  const cleanups: (() => Promise<void>)[] = [];
+
+  beforeAll(async () => {
+    const made = await tempDir();
+    const source = await tempDir("ivoai-docs-");
+    cleanups.push(made.cleanup, source.cleanup);
+    root = made.dir;
+    docs = source.dir;
+    await writeTree(docs, { "readme.md": "# Readme\n\nNothing hostile here." });
+    await initRoot(root);
+    await addDocsConnector(root, docs);
+    server = await startServer(root);
+    token = await credential(server, root);
+    memory = await mcpClient(`${server.url}/v1/memory/mcp`, token);
+  });
+  afterAll(async () => {
+    await memory?.close();
+    await server?.stop();
+    for (const cleanup of cleanups) await cleanup();
+  });
+
+  it("keeps /health answering while an agent writes pages built to make the page parser backtrack", async () => {
+    const health = watchHealth(server.url);
+    const write = (name: string, body: string) =>
+      call(memory, "memory_write_page", { path: `hostile/${name}`, body });
+    const started = performance.now();
+    const links = await write("links", "[[a|".repeat(MiB / 4 - 256));
+    const heading = await write("heading", `# a${" ".repeat(MiB - 1024)}b`);
+    const frontMatter = await write("front-matter", `---\ntitle: a${" ".repeat(MiB - 1024)}b\n---\nbody`);
+    const elapsed = performance.now() - started;
+    const latencies = await health.stop();
+
+    expect(links.envelope, JSON.stringify(links.envelope.data)).toMatchObject({
+      status: "PENDING_HUMAN_APPROVAL",
+    });
+    expect(heading.envelope.status).toBe("PENDING_HUMAN_APPROVAL");
+    // Oversized front matter is the agent's mistake: a tool error that says why, not a 500.
+    expect(frontMatter.isError).toBe(true);
+    expect(frontMatter.envelope.data.error).toMatch(/invalid front matter: it is larger than 8192 bytes/);
+    expect(elapsed).toBeLessThan(20_000);
+    expect(latencies.length).toBeGreaterThan(0);
+    expect(Math.max(...latencies)).toBeLessThan(HEALTH_BOUND_MS);
+  });
+
+  it("reads YAML front matter of a page and refuses invalid YAML as a tool error", async () => {
+    const valid = await call(memory, "memory_write_page", {
+      path: "yaml/ok",
+      body: "---\ntitle: Block tags\ntags:\n  - ops\n  - billing\n---\nbody",
+    });
+    expect(valid.envelope.status).toBe("PENDING_HUMAN_APPROVAL");
+    expect(valid.envelope.data.summary).toContain('titled "Block tags"');
+    const invalid = await call(memory, "memory_write_page", {
+      path: "yaml/bad",
+      body: "---\ntags: [ops\n---\nbody",
+    });
+    expect(invalid.isError).toBe(true);
+    expect(invalid.envelope.data.error).toMatch(/^invalid front matter: .*front matter line/);
+  });
+
+  it("answers 400 with a problem body to deeply nested JSON, and still accepts ordinary nesting", async () => {
+    const post = (route: string, body: string, auth = true) =>
+      fetch(`${server.url}${route}`, {
+        method: "POST",
+        headers: {
+          ...(auth ? { authorization: `Bearer ${token}` } : {}),
+          "content-type": "application/json",
+        },
+        body,
+      });
+    const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+    const event = (data: string) =>
+      `{"session_id":"sess-deep","project":"git:acme/api","event":"tool_used","data":{"x":${data}}}`;
+
+    const deep = await post("/v1/memory", event(nested(10_000)));
+    expect(deep.status).toBe(400);
+    expect(await deep.json()).toEqual({
+      error: "invalid_json",
+      message: "the request body nests arrays and objects deeper than 64 levels",
+    });
+    // Every route reading JSON through the shared helper gets the same answer.
+    const enrollment = await post("/v1/enroll", `{"code":${nested(10_000)}}`, false);
+    expect(enrollment.status).toBe(400);
+    expect(((await enrollment.json()) as { error: string }).error).toBe("invalid_json");
+    // Brackets inside strings are text, not nesting.
+    expect((await post("/v1/memory", event(`"${"[".repeat(1_000)}"`))).status).toBe(202);
+    expect((await post("/v1/memory", event(nested(60)))).status).toBe(202);
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+  });
+
+  it("keeps /health answering while an ingest reads documents built to make the title parser backtrack", async () => {
+    await writeTree(docs, {
+      "hostile/front-matter.md": `---\ntitle: a${" ".repeat(MiB)}b\n---\n# Fallback heading\n\nquokka`,
+      "hostile/heading.md": `# a${" ".repeat(MiB)}b\n\nquokka`,
+      "hostile/deep.md": `---\ntitle: ${"[".repeat(4_000)}\n---\n# Deep fallback\n\nquokka`,
+      "yaml.md": "---\ntitle: 'Quokka: a YAML title'\ntags:\n  - animals\n---\n# Not the title\n\nquokka",
+    });
+    const health = watchHealth(server.url);
+    const started = performance.now();
+    const ingest = await runIvoai(["server", "ingest", "docs", "--root", root]);
+    const elapsed = performance.now() - started;
+    const latencies = await health.stop();
+    expect(ingest.code, ingest.stderr).toBe(0);
+    expect(elapsed).toBeLessThan(30_000);
+    expect(latencies.length).toBeGreaterThan(0);
+    expect(Math.max(...latencies)).toBeLessThan(HEALTH_BOUND_MS);
+
+    const context = await mcpClient(`${server.url}/v1/mcp/context`, token);
+    try {
+      const recent = (await call(context, "context_recent", { limit: 10 })).envelope;
+      const titles = Object.fromEntries(
+        (recent.data.documents as { path: string; title: string }[]).map((doc) => [doc.path, doc.title]),
+      );
+      expect(titles).toMatchObject({
+        "hostile/front-matter.md": "Fallback heading",
+        "hostile/deep.md": "Deep fallback",
+        "yaml.md": "Quokka: a YAML title",
+      });
+      // The heading line is read within the first 4 KiB, where it is "a" and spaces.
+      expect(titles["hostile/heading.md"]).toBe("a");
+    } finally {
+      await context.close();
+    }
+  });
+});
