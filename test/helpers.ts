@@ -16,12 +16,19 @@ export interface RunResult {
 
 export function runIvoai(
   args: readonly string[],
-  options: { input?: string; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    input?: string;
+    env?: NodeJS.ProcessEnv /** SIGKILL after this long. */;
+    timeoutMs?: number;
+  } = {},
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       env: { ...process.env, ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
+      ...(options.timeoutMs === undefined
+        ? {}
+        : { timeout: options.timeoutMs, killSignal: "SIGKILL" as const }),
     });
     let stdout = "";
     let stderr = "";

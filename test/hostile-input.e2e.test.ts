@@ -28,7 +28,8 @@ function watchHealth(url: string): { stop(): Promise<number[]> } {
   const loop = (async () => {
     while (!stopped) {
       const started = performance.now();
-      const response = await fetch(`${url}/health`);
+      // A blocked event loop fails the test at the bound instead of hanging it.
+      const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(HEALTH_BOUND_MS) });
       await response.arrayBuffer();
       expect(response.status).toBe(200);
       latencies.push(performance.now() - started);
@@ -48,7 +49,7 @@ async function call(
   name: string,
   args: Record<string, unknown>,
 ): Promise<{ isError: boolean; envelope: Envelope }> {
-  const result = await client.callTool({ name, arguments: args });
+  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 20_000 });
   return { isError: result.isError === true, envelope: result.structuredContent as Envelope };
 }
 
@@ -96,7 +97,8 @@ describe("hostile input", () => {
   });
   afterAll(async () => {
     await memory?.close();
-    await server?.stop();
+    // SIGKILL: a server stuck in a backtracking regex would not get to its SIGTERM handler.
+    await server?.stop("SIGKILL");
     for (const cleanup of cleanups) await cleanup();
   });
 
@@ -177,7 +179,7 @@ describe("hostile input", () => {
     });
     const health = watchHealth(server.url);
     const started = performance.now();
-    const ingest = await runIvoai(["server", "ingest", "docs", "--root", root]);
+    const ingest = await runIvoai(["server", "ingest", "docs", "--root", root], { timeoutMs: 30_000 });
     const elapsed = performance.now() - started;
     const latencies = await health.stop();
     expect(ingest.code, ingest.stderr).toBe(0);
