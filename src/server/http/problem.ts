@@ -30,10 +30,7 @@ const INTERNAL: WireError = {
 export function wireErrorFor(code: IvoaiErrorCode): WireError {
   switch (code) {
     case "USAGE":
-    case "UNSAFE_PATH":
       return { status: 400, error: "invalid_request" };
-    case "PERMISSION_DENIED":
-      return { status: 403, error: "forbidden" };
     case "NOT_FOUND":
       return { status: 404, error: "not_found" };
     case "CONFLICT":
@@ -42,6 +39,10 @@ export function wireErrorFor(code: IvoaiErrorCode): WireError {
       return { status: 503, error: "busy", message: "the server is busy; try again shortly" };
     case "NETWORK":
       return { status: 502, error: "upstream_failed", message: "a service the server depends on failed" };
+    // Unsafe paths and file permissions are the server's own state, never the caller's fault: the details
+    // (absolute paths) stay in the log.
+    case "UNSAFE_PATH":
+    case "PERMISSION_DENIED":
     case "CONFIG_INVALID":
     case "CONFIG_MISSING":
     case "STATE_CORRUPT":
