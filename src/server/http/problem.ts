@@ -31,6 +31,8 @@ export function wireErrorFor(code: IvoaiErrorCode): WireError {
   switch (code) {
     case "USAGE":
       return { status: 400, error: "invalid_request" };
+    case "FORBIDDEN":
+      return { status: 403, error: "forbidden" };
     case "NOT_FOUND":
       return { status: 404, error: "not_found" };
     case "CONFLICT":
@@ -60,5 +62,7 @@ export function wireErrorFor(code: IvoaiErrorCode): WireError {
 export function problemForError(error: unknown): { status: ContentfulStatusCode; body: Problem } {
   const wire = isIvoaiError(error) ? wireErrorFor(error.code) : INTERNAL;
   const message = wire.message ?? (isIvoaiError(error) ? error.message : (INTERNAL.message as string));
-  return { status: wire.status, body: { error: wire.error, message } };
+  // A caller's error (4xx) may name itself more precisely (`data.error`, e.g. "self_approval").
+  const named = isIvoaiError(error) && wire.status < 500 ? error.data?.error : undefined;
+  return { status: wire.status, body: { error: typeof named === "string" ? named : wire.error, message } };
 }
