@@ -54,7 +54,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRep
   }
   // Everything is checked before the first write: a bad backup leaves the target untouched.
   options.onProgress?.("verifying the backup");
-  const backup = await verifyBackup(path.normalize(source));
+  const backup = await verifyBackup(path.normalize(source), { integrity: true });
   const config = backup.entries.find((entry) => entry.kind === "config");
   if (config) parseServerConfig(config.content?.toString("utf8") ?? "", `${source}/${config.path}`);
   for (const dir of [paths.etcDir, paths.dataDir, paths.contextDir, paths.memoryDir])
