@@ -439,6 +439,19 @@ describe("hostile backups", () => {
       /does not match its SHA-256/,
     ],
     [
+      "a store that is not a sound SQLite database (hash and size made to match)",
+      async () => {
+        const junk = Buffer.alloc(8192, 0x5a);
+        return hostile(
+          (dir) => fs.writeFile(path.join(dir, "catalogue.sqlite"), junk),
+          (m) => {
+            Object.assign(entry(m, "catalogue.sqlite"), { size: junk.length, sha256: sha(junk) });
+          },
+        );
+      },
+      /fails integrity_check/,
+    ],
+    [
       "a secrets entry",
       () =>
         hostile(
