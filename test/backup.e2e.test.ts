@@ -488,6 +488,17 @@ describe("hostile backups", () => {
     expect(verify.stderr).toMatch(message);
   });
 
+  it("refuses to back up a store that is a symbolic link, and leaves no partial backup", async () => {
+    const linked = path.join(work, "linked");
+    await initRoot(linked);
+    const catalogue = path.join(linked, "var/lib/ivoai/context/catalogue.sqlite");
+    await fs.symlink(path.join(good, "catalogue.sqlite"), catalogue);
+    const result = await runIvoai(["server", "backup", "create", "--root", linked]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/catalogue.sqlite: it is a symbolic link/);
+    expect(await fs.readdir(path.join(linked, "var/lib/ivoai/backups"))).toEqual([]);
+  });
+
   it("refuses a relative path, and a root whose pid file names a live process", async () => {
     const relative = await runIvoai([
       "server",
