@@ -11,6 +11,7 @@ import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";
 import { serverActivationGroup } from "./commands/server-activation.js";
 import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
+import { serverBackupGroup, serverRestoreCommand } from "./commands/server-backup.js";
 import { serverClientsGroup } from "./commands/server-clients.js";
 import { serverConnectorGroup, serverIngestCommand, serverSearchCommand } from "./commands/server-context.js";
 import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
@@ -47,6 +48,8 @@ export const COMMAND_TREE: GroupSpec = {
         serverApprovalsGroup,
         serverAuditCommand,
         serverActivationGroup,
+        serverBackupGroup,
+        serverRestoreCommand,
       ],
     },
   ],
