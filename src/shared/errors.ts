@@ -15,6 +15,7 @@ export type IvoaiErrorCode =
   | "LOCK_TIMEOUT"
   | "LISTENER_REFUSED"
   | "NETWORK"
+  | "NATIVE_MODULE"
   | "INTERNAL";
 
 export interface IvoaiErrorOptions {

@@ -49,6 +49,7 @@ export function wireErrorFor(code: IvoaiErrorCode): WireError {
     case "CONFIG_MISSING":
     case "STATE_CORRUPT":
     case "LISTENER_REFUSED":
+    case "NATIVE_MODULE":
     case "INTERNAL":
       return INTERNAL;
     default: {

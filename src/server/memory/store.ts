@@ -1,8 +1,9 @@
 // The memory store in SQLite (WAL): pages with every previous version, graph edges, feedback, episodes and
 // approvals. An approval is applied inside the same transaction that marks it applied, so exactly once.
 import { randomBytes } from "node:crypto";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { IvoaiError } from "../../shared/errors.js";
+import { openSqlite } from "../../shared/native-sqlite.js";
 
 export type FeedbackKind = "helpful" | "not_helpful" | "stale" | "wrong";
 export const FEEDBACK_KINDS: readonly FeedbackKind[] = ["helpful", "not_helpful", "stale", "wrong"];
@@ -309,7 +310,7 @@ function toEpisode(row: Row): EpisodeRecord {
 }
 
 export function openMemoryStore(file: string, options: { busyTimeoutMs?: number } = {}): MemoryStore {
-  const db = new Database(file, { timeout: options.busyTimeoutMs ?? 5_000 });
+  const db = openSqlite(file, { timeout: options.busyTimeoutMs ?? 5_000 });
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.exec(SCHEMA);
