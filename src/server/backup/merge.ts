@@ -1,6 +1,6 @@
 // Restore into a store that already holds data: rows from the backup are added, nothing is deleted or replaced.
 // Each merge is one transaction, so a failure leaves the target as it was.
-import Database from "better-sqlite3";
+import { openSqlite, type SqliteDatabase } from "../../shared/native-sqlite.js";
 import { openSqliteCatalogue } from "../context/catalogue.js";
 import { openMemoryStore } from "../memory/store.js";
 
@@ -10,8 +10,8 @@ export function prepareStore(kind: "catalogue" | "memory", file: string): void {
   else openMemoryStore(file).close();
 }
 
-function mergeWith(target: string, staged: string, steps: (db: Database.Database) => Record<string, number>) {
-  const db = new Database(target, { fileMustExist: true, timeout: 10_000 });
+function mergeWith(target: string, staged: string, steps: (db: SqliteDatabase) => Record<string, number>) {
+  const db = openSqlite(target, { fileMustExist: true, timeout: 10_000 });
   try {
     db.prepare("ATTACH DATABASE ? AS b").run(staged);
     try {

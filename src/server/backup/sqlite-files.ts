@@ -1,8 +1,8 @@
 // SQLite for backup and restore: consistent online copies of live WAL stores, integrity checks, schema versions,
 // and a probe that tells whether another process (a running server) has a store open.
 import { promises as fs } from "node:fs";
-import Database from "better-sqlite3";
 import { IvoaiError } from "../../shared/errors.js";
+import { openSqlite, type SqliteDatabase } from "../../shared/native-sqlite.js";
 
 /**
  * Copies a live store with SQLite's online backup API (never a raw copy of a WAL database). After the first
@@ -15,7 +15,7 @@ export async function snapshotStore(
   dest: string,
   onProgress?: (done: number, total: number) => void,
 ): Promise<void> {
-  const db = new Database(source, { readonly: true, fileMustExist: true, timeout: 10_000 });
+  const db = openSqlite(source, { readonly: true, fileMustExist: true, timeout: 10_000 });
   try {
     await db.backup(dest, {
       progress: ({ totalPages, remainingPages }) => {
@@ -26,7 +26,7 @@ export async function snapshotStore(
   } finally {
     db.close();
   }
-  const copy = new Database(dest, { fileMustExist: true });
+  const copy = openSqlite(dest, { fileMustExist: true });
   try {
     copy.pragma("journal_mode = DELETE");
   } finally {
@@ -37,7 +37,7 @@ export async function snapshotStore(
 
 /** The `meta.schema` version of a store file (opened read-only). */
 export function storeFacts(file: string): { schema: number; generation: number } {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const db = openSqlite(file, { readonly: true, fileMustExist: true });
   try {
     const value = (key: string) =>
       Number(
@@ -53,9 +53,9 @@ export function storeFacts(file: string): { schema: number; generation: number }
 
 /** `PRAGMA integrity_check` on a file opened read-only; the problems found, empty when sound. */
 export function integrityProblems(file: string): string[] {
-  let db: Database.Database;
+  let db: SqliteDatabase;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
+    db = openSqlite(file, { readonly: true, fileMustExist: true });
   } catch (error) {
     return [`cannot open: ${(error as Error).message}`];
   }
@@ -75,7 +75,7 @@ export function integrityProblems(file: string): string[] {
  * its whole life; a connection in exclusive locking mode cannot start a transaction beside it.
  */
 export function storeInUse(file: string): boolean {
-  const db = new Database(file, { fileMustExist: true, timeout: 0 });
+  const db = openSqlite(file, { fileMustExist: true, timeout: 0 });
   try {
     db.pragma("locking_mode = EXCLUSIVE");
     db.exec("BEGIN EXCLUSIVE");
