@@ -1,0 +1,223 @@
+// `server status` and `server stop` for one root: what the pid file says, what /ready says, what the stores hold.
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import Database from "better-sqlite3";
+import type { ServerPaths } from "../../config/server-paths.js";
+import { PROTOCOL_VERSION } from "../../protocol/discovery.js";
+import { errnoCode, IvoaiError } from "../../shared/errors.js";
+import { IVOAI_VERSION } from "../../shared/version.js";
+import { createEnrollmentService } from "../enrollment/service.js";
+import { createEnrollmentStore } from "../enrollment/store.js";
+import { isRecordedProcess, type PidRecord, readPidFile, removeStalePidFile } from "./pid-file.js";
+
+export type ReadyState = "ready" | "ready_degraded" | "not_ready" | "starting" | "unreachable" | "stopped";
+
+export interface ServerStatus {
+  root: string;
+  running: boolean;
+  pid: number | null;
+  url: string | null;
+  public_url: string | null;
+  started_at: string | null;
+  /** What /ready answered (or why it could not be asked). */
+  ready: ReadyState;
+  versions: { cli: string; server: string | null; protocol: number };
+  counts: {
+    clients: { active: number; total: number } | null;
+    connectors: number | null;
+    documents: number | null;
+    chunks: number | null;
+    pending_approvals: number | null;
+  };
+  /** Parts that are not fully working: /ready's degraded and failed checks, stores that could not be read. */
+  degraded: string[];
+  /** Set when a stale pid file was found (and removed). */
+  stale_pid_file: string | null;
+}
+
+/** Collects the status of the server for `paths`; a stale pid file is removed and reported. */
+export async function serverStatus(
+  paths: ServerPaths,
+  options: { readyTimeoutMs?: number } = {},
+): Promise<ServerStatus> {
+  await assertServerTree(paths);
+  const state = await readPidFile(paths.pidFile);
+  let stale: string | null = null;
+  if (state.state === "stale") {
+    const cleaned = await removeStalePidFile(paths);
+    if (cleaned.state === "stale") stale = cleaned.reason;
+  }
+  const record = state.state === "running" ? state.record : undefined;
+  const degraded: string[] = [];
+  const ready = record ? await askReady(record, options.readyTimeoutMs ?? 3_000, degraded) : "stopped";
+  const counts = await readCounts(paths, degraded);
+  return {
+    root: paths.root,
+    running: record !== undefined,
+    pid: record?.pid ?? null,
+    url: record?.url ?? null,
+    public_url: record?.public_url ?? null,
+    started_at: record?.started_at ?? null,
+    ready,
+    versions: { cli: IVOAI_VERSION, server: record?.version ?? null, protocol: PROTOCOL_VERSION },
+    counts,
+    degraded,
+    stale_pid_file: stale,
+  };
+}
+
+async function askReady(record: PidRecord, timeoutMs: number, degraded: string[]): Promise<ReadyState> {
+  if (!record.url) return "starting";
+  try {
+    const response = await fetch(`${record.url}/ready`, {
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: "manual",
+    });
+    const body = (await response.json()) as { status?: string; degraded?: string[]; failed?: string[] };
+    degraded.push(...(body.failed ?? []), ...(body.degraded ?? []));
+    if (body.status === "ready" || body.status === "ready_degraded" || body.status === "not_ready")
+      return body.status;
+    return "unreachable";
+  } catch {
+    // A TLS listener with a private CA, a firewall, a hung process: say so, the pid is still reported.
+    degraded.push("http");
+    return "unreachable";
+  }
+}
+
+async function readCounts(paths: ServerPaths, degraded: string[]): Promise<ServerStatus["counts"]> {
+  const attempt = async <T>(part: string, read: () => Promise<T>): Promise<T | null> => {
+    try {
+      return await read();
+    } catch {
+      if (!degraded.includes(part)) degraded.push(part);
+      return null;
+    }
+  };
+  const clients = await attempt("enrollment", async () => {
+    const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+    try {
+      const list = await createEnrollmentService({ store }).listClients();
+      return { active: list.filter((client) => !client.revoked_at).length, total: list.length };
+    } finally {
+      store.close();
+    }
+  });
+  const catalogue = await attempt("context", async () =>
+    querySqlite(
+      path.join(paths.contextDir, "catalogue.sqlite"),
+      `SELECT (SELECT COUNT(*) FROM connectors) AS connectors, (SELECT COUNT(*) FROM documents) AS documents,
+       (SELECT COUNT(*) FROM chunks) AS chunks`,
+      [],
+      { connectors: 0, documents: 0, chunks: 0 },
+    ),
+  );
+  const approvals = await attempt("memory", async () =>
+    querySqlite(
+      path.join(paths.memoryDir, "memory.sqlite"),
+      "SELECT COUNT(*) AS pending FROM approvals WHERE status = 'pending' AND expires_at > ?",
+      [new Date().toISOString()],
+      { pending: 0 },
+    ),
+  );
+  return {
+    clients,
+    connectors: catalogue?.connectors ?? null,
+    documents: catalogue?.documents ?? null,
+    chunks: catalogue?.chunks ?? null,
+    pending_approvals: approvals?.pending ?? null,
+  };
+}
+
+/** One read-only query; a store never created yet counts as empty. */
+async function querySqlite<T>(file: string, sql: string, params: unknown[], empty: T): Promise<T> {
+  try {
+    await fs.access(file);
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return empty;
+    throw error;
+  }
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma("busy_timeout = 2000");
+    return db.prepare(sql).get(...params) as T;
+  } finally {
+    db.close();
+  }
+}
+
+async function assertServerTree(paths: ServerPaths): Promise<void> {
+  try {
+    await fs.access(paths.etcDir);
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") {
+      throw new IvoaiError(
+        "CONFIG_MISSING",
+        `no server under ${paths.root}: pass --root DIR (or set IVOAI_SERVER_ROOT), or run 'ivoai server init'`,
+      );
+    }
+    if (errnoCode(error) === "EACCES") {
+      throw new IvoaiError(
+        "PERMISSION_DENIED",
+        `cannot read ${paths.etcDir}: permission denied (run as its owner)`,
+      );
+    }
+    throw error;
+  }
+}
+
+export type StopOutcome =
+  | { outcome: "not_running"; root: string; stale_pid_file: string | null }
+  | { outcome: "stopped"; root: string; pid: number; waited_ms: number };
+
+/**
+ * Sends SIGTERM to the server recorded in the pid file and waits until that process is gone. Throws
+ * (naming the pid) when it outlives `timeoutMs`; never sends SIGKILL itself.
+ */
+export async function stopServer(
+  paths: ServerPaths,
+  options: { timeoutMs: number; now?: () => number },
+): Promise<StopOutcome> {
+  await assertServerTree(paths);
+  const now = options.now ?? Date.now;
+  const state = await readPidFile(paths.pidFile);
+  if (state.state !== "running") {
+    const cleaned = state.state === "stale" ? await removeStalePidFile(paths) : state;
+    return {
+      outcome: "not_running",
+      root: paths.root,
+      stale_pid_file: cleaned.state === "stale" ? cleaned.reason : null,
+    };
+  }
+  const { record } = state;
+  const started = now();
+  try {
+    process.kill(record.pid, "SIGTERM");
+  } catch (error) {
+    if (errnoCode(error) === "EPERM") {
+      throw new IvoaiError(
+        "PERMISSION_DENIED",
+        `not allowed to signal the server (pid ${record.pid}): run 'ivoai server stop' as its user or root`,
+      );
+    }
+    if (errnoCode(error) !== "ESRCH") throw error;
+  }
+  // Polls the process table: there is no portable way to wait for a process that is not our child.
+  let wait = 10;
+  while (await isRecordedProcess(record)) {
+    if (now() - started >= options.timeoutMs) {
+      throw new IvoaiError(
+        "CONFLICT",
+        `the server (pid ${record.pid}) is still running ${Math.round(options.timeoutMs / 1000)}s after SIGTERM; ` +
+          `wait longer with --timeout, or end it with 'kill -KILL ${record.pid}'`,
+        { data: { pid: record.pid } },
+      );
+    }
+    await delay(wait);
+    wait = Math.min(wait * 2, 200);
+  }
+  // A server that died without cleaning up leaves its pid file behind.
+  await removeStalePidFile(paths);
+  return { outcome: "stopped", root: paths.root, pid: record.pid, waited_ms: now() - started };
+}
