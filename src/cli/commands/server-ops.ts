@@ -2,7 +2,12 @@
 import { promises as fs, realpathSync } from "node:fs";
 import path from "node:path";
 import { serverPaths } from "../../config/server-paths.js";
-import { applySystemdPlan, planSystemdApply, realApplyDeps } from "../../server/deploy/systemd-apply.js";
+import {
+  applySystemdPlan,
+  assertRoot,
+  planSystemdApply,
+  realApplyDeps,
+} from "../../server/deploy/systemd-apply.js";
 import { renderSystemdUnits } from "../../server/deploy/systemd-units.js";
 import { type ServerStatus, serverStatus, stopServer } from "../../server/ops/status.js";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
@@ -139,6 +144,8 @@ const renderCommand: CommandSpec = {
   },
   async run(ctx) {
     const root = rootOf(ctx);
+    const apply = ctx.options.apply === true;
+    if (apply) assertRoot();
     const exec = stringOption(ctx.options, "exec");
     const node = stringOption(ctx.options, "node");
     const logFile = stringOption(ctx.options, "log-file");
@@ -160,7 +167,6 @@ const renderCommand: CommandSpec = {
         written.push(file);
       }
     }
-    const apply = ctx.options.apply === true;
     if (apply) {
       if (render.warnings.some((warning) => warning.includes("PrivateTmp"))) {
         throw new IvoaiError(

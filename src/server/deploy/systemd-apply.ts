@@ -89,8 +89,8 @@ export const realApplyDeps = (progress: (text: string) => void): ApplyDeps => ({
     }),
 });
 
-/** Executes a plan as root; stops at the first failing step and names it. */
-export async function applySystemdPlan(steps: readonly ApplyStep[], deps: ApplyDeps): Promise<void> {
+/** Refuses unless this process runs as root, which every step of the plan needs. */
+export function assertRoot(): void {
   if (process.getuid?.() !== 0) {
     throw new IvoaiError(
       "PERMISSION_DENIED",
@@ -98,6 +98,11 @@ export async function applySystemdPlan(steps: readonly ApplyStep[], deps: ApplyD
         "run it with sudo, or drop --apply and install the rendered units yourself",
     );
   }
+}
+
+/** Executes a plan as root; stops at the first failing step and names it. */
+export async function applySystemdPlan(steps: readonly ApplyStep[], deps: ApplyDeps): Promise<void> {
+  assertRoot();
   const ids = async (name: string, db: "passwd" | "group") => {
     const { code, output } = await deps.run(["getent", db, name]);
     if (code !== 0) throw new IvoaiError("NOT_FOUND", `no ${db === "passwd" ? "user" : "group"} ${name}`);
