@@ -141,6 +141,35 @@ describe("ivoai server status / stop", () => {
     expect((await status(root)).status).toMatchObject({ running: true, pid: next.child.pid });
   });
 
+  it("gives up after --timeout on a server that ignores SIGTERM, naming its pid, and does not kill it", async () => {
+    const root = await fresh();
+    await initRoot(root);
+    const stubborn = spawn(
+      process.execPath,
+      ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000); console.log('up')"],
+      {
+        stdio: ["ignore", "pipe", "ignore"],
+      },
+    );
+    cleanups.push(async () => void stubborn.kill("SIGKILL"));
+    await new Promise((resolve) => stubborn.stdout.once("data", resolve));
+    const stat = await readFile(`/proc/${stubborn.pid}/stat`, "utf8");
+    const ticks = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    await writeFile(
+      pidFile(root),
+      JSON.stringify({ ...JSON.parse(stalePidRecord(stubborn.pid ?? 0)), start_ticks: ticks }),
+    );
+    const stop = await runIvoai(["server", "stop", "--root", root, "--timeout", "1s"]);
+    expect(stop.code).toBe(1);
+    expect(stop.stderr).toContain(`the server (pid ${stubborn.pid}) is still running 1s after SIGTERM`);
+    expect(stubborn.exitCode).toBeNull();
+    expect((await status(root)).status).toMatchObject({
+      running: true,
+      pid: stubborn.pid,
+      ready: "unreachable",
+    });
+  });
+
   it("writes logs to a 0600 file rotated by size without losing a line or delaying requests", async () => {
     const root = await fresh();
     await initRoot(root);
@@ -178,6 +207,41 @@ describe("ivoai server status / stop", () => {
     expect(messages.at(-1)).toBe("gateway stopped");
     // Logs went to the file, not to stderr.
     expect(server.output()).not.toContain('"msg":"request"');
+  });
+
+  it("asks a TLS server on a wildcard address for its readiness through its own certificate", async () => {
+    const root = await fresh();
+    const certDir = await fresh();
+    const cert = path.join(certDir, "cert.pem");
+    const key = path.join(certDir, "key.pem");
+    // A certificate for a public name, not for the loopback address status connects to.
+    await run(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30"].concat([
+        "-subj",
+        "/CN=ai.example.com",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+      ]),
+    );
+    const init = await runIvoai(
+      [
+        "server",
+        "init",
+        "--root",
+        root,
+        "--public-url",
+        "https://ai.example.com",
+        "--listen",
+        "0.0.0.0:0",
+      ].concat(["--tls-cert", cert, "--tls-key", key]),
+    );
+    expect(init.code).toBe(0);
+    const server = await startServer(root);
+    servers.push(server);
+    expect((await status(root)).status).toMatchObject({ running: true, ready: "ready", degraded: [] });
   });
 
   it("refuses bad flags with exit 2 and a missing tree with the way to name it", async () => {

@@ -1,5 +1,7 @@
 // `server status` and `server stop` for one root: what the pid file says, what /ready says, what the stores hold.
-import { promises as fs } from "node:fs";
+import { promises as fs, readFileSync } from "node:fs";
+import http from "node:http";
+import https from "node:https";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import Database from "better-sqlite3";
@@ -50,7 +52,7 @@ export async function serverStatus(
   }
   const record = state.state === "running" ? state.record : undefined;
   const degraded: string[] = [];
-  const ready = record ? await askReady(record, options.readyTimeoutMs ?? 3_000, degraded) : "stopped";
+  const ready = record ? await askReady(record, paths, options.readyTimeoutMs ?? 3_000, degraded) : "stopped";
   const counts = await readCounts(paths, degraded);
   return {
     root: paths.root,
@@ -67,23 +69,61 @@ export async function serverStatus(
   };
 }
 
-async function askReady(record: PidRecord, timeoutMs: number, degraded: string[]): Promise<ReadyState> {
+async function askReady(
+  record: PidRecord,
+  paths: ServerPaths,
+  timeoutMs: number,
+  degraded: string[],
+): Promise<ReadyState> {
   if (!record.url) return "starting";
   try {
-    const response = await fetch(`${record.url}/ready`, {
-      signal: AbortSignal.timeout(timeoutMs),
-      redirect: "manual",
-    });
-    const body = (await response.json()) as { status?: string; degraded?: string[]; failed?: string[] };
+    const body = (await getJson(new URL("/ready", record.url), paths.tlsCert, timeoutMs)) as {
+      status?: string;
+      degraded?: string[];
+      failed?: string[];
+    };
     degraded.push(...(body.failed ?? []), ...(body.degraded ?? []));
     if (body.status === "ready" || body.status === "ready_degraded" || body.status === "not_ready")
       return body.status;
     return "unreachable";
   } catch {
-    // A TLS listener with a private CA, a firewall, a hung process: say so, the pid is still reported.
+    // A firewall, a hung process, a certificate we cannot read: say so, the pid is still reported.
     degraded.push("http");
     return "unreachable";
   }
+}
+
+/**
+ * GETs a JSON document from the server's own listener. A wildcard address is asked on loopback; over TLS the
+ * server must present the certificate in its own tree (whatever name it carries): this is a local probe.
+ */
+function getJson(url: URL, certFile: string, timeoutMs: number): Promise<unknown> {
+  if (url.hostname === "0.0.0.0") url.hostname = "127.0.0.1";
+  if (url.hostname === "[::]") url.hostname = "[::1]";
+  return new Promise((resolve, reject) => {
+    const done = (response: http.IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+        } catch (error) {
+          reject(error);
+        }
+      });
+      response.on("error", reject);
+    };
+    const request =
+      url.protocol === "https:"
+        ? https.get(
+            url,
+            { ca: readFileSync(certFile), checkServerIdentity: () => undefined, timeout: timeoutMs },
+            done,
+          )
+        : http.get(url, { timeout: timeoutMs }, done);
+    request.on("timeout", () => request.destroy(new Error("timed out")));
+    request.on("error", reject);
+  });
 }
 
 async function readCounts(paths: ServerPaths, degraded: string[]): Promise<ServerStatus["counts"]> {
