@@ -1,7 +1,7 @@
 // Operating a server with the real binary: status, stop, the pid file, one server per root, log rotation, systemd units.
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -170,6 +170,20 @@ describe("ivoai server status / stop", () => {
     });
   });
 
+  it.runIf(process.getuid?.() === 0)(
+    "as root, cleans a stale pid file without leaving a lock the service user cannot open",
+    async () => {
+      const root = await fresh();
+      await initRoot(root);
+      await chown(path.join(root, "run/ivoai"), 65534, 65534);
+      await writeFile(pidFile(root), stalePidRecord(await deadPid()));
+      expect((await runIvoai(["server", "stop", "--root", root])).stdout).toContain(
+        "removed a stale pid file",
+      );
+      expect((await stat(path.join(root, "run/ivoai/server.pid.lock"))).uid).toBe(65534);
+    },
+  );
+
   it("writes logs to a 0600 file rotated by size without losing a line or delaying requests", async () => {
     const root = await fresh();
     await initRoot(root);
@@ -316,19 +330,11 @@ describe("ivoai server systemd render", () => {
     const out = path.join(dir, "units");
     await mkdir(out);
     await chmod(out, 0o777);
-    // As the unprivileged "nobody" (65534), the way an operator without sudo would run it.
-    const child = await run(
-      "setpriv",
-      [
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-        process.execPath,
-        BIN,
-        "server",
-        "systemd",
-        "render",
-      ].concat(["--root", "/srv/ivoai", "--out", out, "--apply"]),
+    // As an unprivileged user: "nobody" (65534) when the tests run as root, else the test's own user.
+    const argv = [BIN, "server", "systemd", "render", "--root", "/srv/ivoai", "--out", out, "--apply"];
+    const child = await (process.getuid?.() === 0
+      ? run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, ...argv])
+      : run(process.execPath, argv)
     ).catch((error: { code: number; stderr: string; stdout: string }) => error);
     expect(child).toMatchObject({ code: 1, stdout: "" });
     expect(child.stderr).toBe(

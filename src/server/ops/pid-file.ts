@@ -103,6 +103,7 @@ export interface PidFileHandle {
 }
 
 async function withPidLock<T>(paths: ServerPaths, run: () => Promise<T>): Promise<T> {
+  await ensureLockOwner(paths);
   const lock = createFileLock(paths.pidLock);
   try {
     return await lock.withLock(run);
@@ -159,6 +160,30 @@ export async function claimPidFile(
       });
     },
   };
+}
+
+/**
+ * When root (an operator's `server stop`) creates the lock file in a run directory the service user owns, the
+ * file must belong to that user too, or the service's next start could not open it.
+ */
+async function ensureLockOwner(paths: ServerPaths): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  try {
+    const dir = await fs.stat(paths.runDir);
+    if (dir.uid === 0) return;
+    const handle = await fs.open(
+      paths.pidLock,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      await handle.chown(dir.uid, dir.gid);
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (errnoCode(error) !== "ENOENT") throw error;
+  }
 }
 
 function serialise(record: PidRecord): string {
