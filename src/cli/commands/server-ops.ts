@@ -9,7 +9,8 @@ import {
   realApplyDeps,
 } from "../../server/deploy/systemd-apply.js";
 import { renderSystemdUnits } from "../../server/deploy/systemd-units.js";
-import { type ServerStatus, serverStatus, stopServer } from "../../server/ops/status.js";
+import { type ServerStatus, serverStatus } from "../../server/ops/status.js";
+import { stopServer } from "../../server/ops/stop.js";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";

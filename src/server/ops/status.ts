@@ -1,9 +1,8 @@
-// `server status` and `server stop` for one root: what the pid file says, what /ready says, what the stores hold.
+// `server status` for one root: what the pid file says, what /ready says, what the stores hold.
 import { promises as fs, readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import path from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
 import Database from "better-sqlite3";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { PROTOCOL_VERSION } from "../../protocol/discovery.js";
@@ -11,7 +10,7 @@ import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { createEnrollmentService } from "../enrollment/service.js";
 import { createEnrollmentStore } from "../enrollment/store.js";
-import { isRecordedProcess, type PidRecord, readPidFile, removeStalePidFile } from "./pid-file.js";
+import { type PidRecord, readPidFile, removeStalePidFile } from "./pid-file.js";
 
 export type ReadyState = "ready" | "ready_degraded" | "not_ready" | "starting" | "unreachable" | "stopped";
 
@@ -187,7 +186,8 @@ async function querySqlite<T>(file: string, sql: string, params: unknown[], empt
   }
 }
 
-async function assertServerTree(paths: ServerPaths): Promise<void> {
+/** Refuses a root without a server tree, naming --root and IVOAI_SERVER_ROOT. */
+export async function assertServerTree(paths: ServerPaths): Promise<void> {
   try {
     await fs.access(paths.etcDir);
   } catch (error) {
@@ -205,59 +205,4 @@ async function assertServerTree(paths: ServerPaths): Promise<void> {
     }
     throw error;
   }
-}
-
-export type StopOutcome =
-  | { outcome: "not_running"; root: string; stale_pid_file: string | null }
-  | { outcome: "stopped"; root: string; pid: number; waited_ms: number };
-
-/**
- * Sends SIGTERM to the server recorded in the pid file and waits until that process is gone. Throws
- * (naming the pid) when it outlives `timeoutMs`; never sends SIGKILL itself.
- */
-export async function stopServer(
-  paths: ServerPaths,
-  options: { timeoutMs: number; now?: () => number },
-): Promise<StopOutcome> {
-  await assertServerTree(paths);
-  const now = options.now ?? Date.now;
-  const state = await readPidFile(paths.pidFile);
-  if (state.state !== "running") {
-    const cleaned = state.state === "stale" ? await removeStalePidFile(paths) : state;
-    return {
-      outcome: "not_running",
-      root: paths.root,
-      stale_pid_file: cleaned.state === "stale" ? cleaned.reason : null,
-    };
-  }
-  const { record } = state;
-  const started = now();
-  try {
-    process.kill(record.pid, "SIGTERM");
-  } catch (error) {
-    if (errnoCode(error) === "EPERM") {
-      throw new IvoaiError(
-        "PERMISSION_DENIED",
-        `not allowed to signal the server (pid ${record.pid}): run 'ivoai server stop' as its user or root`,
-      );
-    }
-    if (errnoCode(error) !== "ESRCH") throw error;
-  }
-  // Polls the process table: there is no portable way to wait for a process that is not our child.
-  let wait = 10;
-  while (await isRecordedProcess(record)) {
-    if (now() - started >= options.timeoutMs) {
-      throw new IvoaiError(
-        "CONFLICT",
-        `the server (pid ${record.pid}) is still running ${Math.round(options.timeoutMs / 1000)}s after SIGTERM; ` +
-          `wait longer with --timeout, or end it with 'kill -KILL ${record.pid}'`,
-        { data: { pid: record.pid } },
-      );
-    }
-    await delay(wait);
-    wait = Math.min(wait * 2, 200);
-  }
-  // A server that died without cleaning up leaves its pid file behind.
-  await removeStalePidFile(paths);
-  return { outcome: "stopped", root: paths.root, pid: record.pid, waited_ms: now() - started };
 }
