@@ -343,4 +343,60 @@ describe("ivoai server systemd render", () => {
     );
     expect(await readdir(out)).toEqual([]);
   });
+
+  // Real useradd/systemctl would change this machine: fake ones record their argv (and getent answers for the
+  // user once useradd ran), and a private mount namespace puts tmpfs over /etc/systemd/system and /srv.
+  it.runIf(process.getuid?.() === 0)(
+    "--apply creates the user, owns the tree, installs and enables the unit",
+    async () => {
+      const { dir, cleanup } = await tempDir();
+      cleanups.push(cleanup);
+      const fakes = path.join(dir, "bin");
+      const log = path.join(dir, "calls.log");
+      await mkdir(fakes);
+      const record = `#!/bin/sh\necho "$(basename "$0") $*" >> ${log}\n`;
+      for (const name of ["groupadd", "useradd", "systemctl"]) {
+        await writeFile(path.join(fakes, name), record, { mode: 0o755 });
+      }
+      await writeFile(
+        path.join(fakes, "getent"),
+        `#!/bin/sh\ngrep -q "^$([ "$1" = group ] && echo groupadd || echo useradd) " ${log} 2>/dev/null || exit 2\n` +
+          `[ "$1" = group ] && echo "$2:x:4243:" || echo "$2:x:4242:4243::/nonexistent:/usr/sbin/nologin"\n`,
+        { mode: 0o755 },
+      );
+      const script = [
+        "set -e",
+        "mount -t tmpfs none /etc/systemd/system",
+        "mount -t tmpfs none /srv",
+        `"$NODE" "$BIN" server init --root /srv/ivoai --public-url http://127.0.0.1:0 --listen 127.0.0.1:0 >/dev/null`,
+        `PATH="$FAKES:$PATH" "$NODE" "$BIN" server systemd render --root /srv/ivoai --apply --json > "$OUT/render.json"`,
+        `cp /etc/systemd/system/ivoai-gateway.service "$OUT/installed.service"`,
+        `cd /srv/ivoai && stat -c '%u:%g %a %n' etc/ivoai etc/ivoai/server.toml etc/ivoai/secrets var/lib/ivoai ` +
+          `var/lib/ivoai/enrollment/state.json run/ivoai > "$OUT/owners.txt"`,
+      ].join("\n");
+      await run("unshare", ["--mount", "--propagation", "private", "sh", "-c", script], {
+        env: { ...process.env, NODE: process.execPath, BIN, FAKES: fakes, OUT: dir },
+      });
+      const render = JSON.parse(await readFile(path.join(dir, "render.json"), "utf8")) as {
+        applied: boolean;
+        units: { content: string }[];
+      };
+      expect(render.applied).toBe(true);
+      expect(await readFile(path.join(dir, "installed.service"), "utf8")).toBe(render.units[0]?.content);
+      expect((await readFile(log, "utf8")).split("\n").filter(Boolean)).toEqual([
+        "groupadd --system ivoai",
+        "useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --gid ivoai ivoai-gateway",
+        "systemctl daemon-reload",
+        "systemctl enable --now ivoai-gateway.service",
+      ]);
+      expect((await readFile(path.join(dir, "owners.txt"), "utf8")).trim().split("\n")).toEqual([
+        "0:4243 750 etc/ivoai",
+        "0:4243 640 etc/ivoai/server.toml",
+        "4242:4243 700 etc/ivoai/secrets",
+        "4242:4243 750 var/lib/ivoai",
+        "4242:4243 600 var/lib/ivoai/enrollment/state.json",
+        "4242:4243 750 run/ivoai",
+      ]);
+    },
+  );
 });
