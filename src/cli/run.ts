@@ -16,6 +16,7 @@ import { serverClientsGroup } from "./commands/server-clients.js";
 import { serverConnectorGroup, serverIngestCommand, serverSearchCommand } from "./commands/server-context.js";
 import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
 import { serverInitCommand } from "./commands/server-init.js";
+import { serverStatusCommand, serverStopCommand, serverSystemdGroup } from "./commands/server-ops.js";
 import { serverStartCommand } from "./commands/server-start.js";
 import { createOutput } from "./output.js";
 
@@ -40,6 +41,9 @@ export const COMMAND_TREE: GroupSpec = {
       children: [
         serverInitCommand,
         serverStartCommand,
+        serverStatusCommand,
+        serverStopCommand,
+        serverSystemdGroup,
         serverEnrollmentGroup,
         serverClientsGroup,
         serverConnectorGroup,
