@@ -3,7 +3,7 @@ import { promises as fs, readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import path from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../shared/native-sqlite.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { PROTOCOL_VERSION } from "../../protocol/discovery.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
@@ -177,7 +177,7 @@ async function querySqlite<T>(file: string, sql: string, params: unknown[], empt
     if (errnoCode(error) === "ENOENT") return empty;
     throw error;
   }
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const db = openSqlite(file, { readonly: true, fileMustExist: true });
   try {
     db.pragma("busy_timeout = 2000");
     return db.prepare(sql).get(...params) as T;
