@@ -9,6 +9,7 @@ import { agentCommands, hookCommand, sessionGroup } from "./commands/agents.js";
 import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tools.js";
 import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";
+import { installCommands } from "./commands/install.js";
 import { serverActivationGroup } from "./commands/server-activation.js";
 import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
 import { serverClientsGroup } from "./commands/server-clients.js";
@@ -32,6 +33,7 @@ export const COMMAND_TREE: GroupSpec = {
     projectGroup,
     routerGroup,
     hookCommand,
+    ...installCommands,
     {
       kind: "group",
       name: "server",
