@@ -52,7 +52,7 @@ interface Machine {
   state: string;
   cache: string;
   config: string;
-  useCatalogue(codex: string, options?: { tarball?: string }): Promise<void>;
+  useCatalogue(codex: string, options?: { tarball?: string; maxBytes?: number }): Promise<void>;
 }
 
 /** One user's machine: its own HOME and XDG roots, provider keys in the environment, a catalogue file. */
@@ -102,6 +102,7 @@ async function machine(name: string, extraPath: string[] = []): Promise<Machine>
         catalogue,
         JSON.stringify({
           revision: Number(version.split(".")[1]) + 1,
+          ...(options.maxBytes ? { max_install_bytes: options.maxBytes } : {}),
           agents: [
             entry("fake-codex", "codex", "codex", version, true, options.tarball),
             entry("fake-claude", "claude", "claude", "1.0.0", false),
@@ -135,6 +136,23 @@ describe("ivoai setup", () => {
     expect(await fs.readdir(path.join(m.data, "agents"))).toEqual([]);
     expect(existsSync(path.join(m.data, "bin"))).toBe(false);
     expect(existsSync(path.join(m.state, "install.json"))).toBe(false);
+  });
+
+  it("refuses an install that grows past the catalogue's size bound and leaves nothing behind", async () => {
+    const m = await machine("oversize");
+    await m.useCatalogue("fake-codex@1.0.0", { maxBytes: 200 });
+    const result = await ivoai(m, "setup", "--agents", "codex");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/over the catalogue's bound of 0 MiB; nothing was installed/);
+    expect(await fs.readdir(path.join(m.data, "agents"))).toEqual([]);
+    expect(existsSync(path.join(m.state, "install.json"))).toBe(false);
+  });
+
+  it("rejects a bad --agents value with a usage error", async () => {
+    const m = await machine("usage");
+    const result = await ivoai(m, "setup", "--agents", "codex,gemini");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/unknown agent 'gemini': choose from codex, claude, opencode/);
   });
 
   it("installs exact pinned packages with a lockfile, a scrubbed environment and only allowed scripts", async () => {

@@ -1,15 +1,17 @@
 // `ivoai setup`, `ivoai update`, `ivoai rollback`, `ivoai uninstall`: the managed agent CLIs and ivoai's own
 // persisted data over their lifetime (logic in client/install).
 import { createInterface } from "node:readline/promises";
-import { AGENTS, type AgentName, loadCatalogue } from "../../client/install/catalogue.js";
 import {
+  AGENTS,
+  type AgentName,
   type LifecycleDeps,
+  loadCatalogue,
   probeUpdate,
   rollback,
   setup,
   uninstall,
   update,
-} from "../../client/install/lifecycle.js";
+} from "../../client/install/index.js";
 import { clientPaths } from "../../config/client-paths.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { type CommandContext, type CommandSpec, listOption } from "../command.js";

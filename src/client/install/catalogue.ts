@@ -30,8 +30,12 @@ export const catalogueEntrySchema = z.object({
   tarball: z.string().optional(),
 });
 
+/** The most one agent generation may occupy on disk (the three official CLIs take about 1.2 GB). */
+export const DEFAULT_MAX_INSTALL_BYTES = 3 * 1024 ** 3;
+
 export const catalogueSchema = z.object({
   revision: z.number().int().positive(),
+  max_install_bytes: z.number().int().positive().default(DEFAULT_MAX_INSTALL_BYTES),
   agents: z.array(catalogueEntrySchema),
 });
 
@@ -41,6 +45,7 @@ export type Catalogue = z.infer<typeof catalogueSchema>;
 /** Reviewed pins; the contract test compares each integrity with `npm view PKG@VER dist.integrity`. */
 export const COMPILED_CATALOGUE: Catalogue = {
   revision: 1,
+  max_install_bytes: DEFAULT_MAX_INSTALL_BYTES,
   agents: [
     {
       agent: "codex",

@@ -23,6 +23,8 @@ export interface InstallGenerationOptions {
   packages: readonly ManagedRecord[];
   env: NodeJS.ProcessEnv;
   progress: (text: string) => void;
+  /** The generation is refused (and removed) when it grows past this. */
+  maxBytes: number;
   timeoutMs?: number;
 }
 
@@ -63,6 +65,13 @@ export async function installGeneration(options: InstallGenerationOptions): Prom
       options.progress(`running the install scripts the catalogue allows: ${scripted.join(", ")}`);
       await runNpm(["rebuild", ...scripted, "--loglevel=error"], npm);
     }
+    const size = await treeBytes(dir);
+    if (size > options.maxBytes)
+      throw new IvoaiError(
+        "CONFLICT",
+        `the agents take ${Math.ceil(size / 1024 ** 2)} MiB, over the catalogue's bound of ` +
+          `${Math.floor(options.maxBytes / 1024 ** 2)} MiB; nothing was installed`,
+      );
     for (const item of packages) {
       for (const bin of item.bins) {
         await fs.access(path.join(dir, "node_modules/.bin", bin), fs.constants.X_OK).catch(() => {
@@ -78,6 +87,15 @@ export async function installGeneration(options: InstallGenerationOptions): Prom
     await fs.rm(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** Bytes under `dir` (files only, links not followed). */
+async function treeBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await fs.readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += (await fs.lstat(path.join(entry.parentPath, entry.name))).size;
+  }
+  return total;
 }
 
 /** Every pinned package must be in the generated lockfile at its exact version and catalogue integrity. */

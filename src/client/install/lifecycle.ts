@@ -99,7 +99,13 @@ export function setup(deps: LifecycleDeps, requested: readonly AgentName[]): Pro
     let generation = previous?.generation ?? null;
     if (toInstall.length > 0) {
       const packages = managedAgents({ agents }).map(([, record]) => record);
-      generation = await installGeneration({ layout, packages, env: deps.env, progress: deps.progress });
+      generation = await installGeneration({
+        layout,
+        packages,
+        env: deps.env,
+        progress: deps.progress,
+        maxBytes: deps.catalogue.max_install_bytes,
+      });
       await promoteGeneration(layout, generation, binsOf(agents));
       await pruneGenerations(layout, [generation]);
     }
@@ -109,7 +115,8 @@ export function setup(deps: LifecycleDeps, requested: readonly AgentName[]): Pro
       generation,
       data_version: previous?.data_version ?? (await probeDataVersion(deps.paths)),
       agents,
-      previous: previous?.previous ?? null,
+      // A new generation replaces the one a rollback would return to.
+      previous: toInstall.length > 0 ? null : (previous?.previous ?? null),
       updated_at: now(),
     };
     await writeManifest(deps.paths.stateDir, manifest);
@@ -245,7 +252,13 @@ export function update(deps: LifecycleDeps): Promise<UpdateResult> {
     let generation = manifest.generation;
     if (probe.agents.some((row) => row.change !== "none")) {
       const packages = managedAgents({ agents }).map(([, record]) => record);
-      generation = await installGeneration({ layout, packages, env: deps.env, progress: deps.progress });
+      generation = await installGeneration({
+        layout,
+        packages,
+        env: deps.env,
+        progress: deps.progress,
+        maxBytes: deps.catalogue.max_install_bytes,
+      });
     }
     const applied: Migration[] = [];
     const next: InstallManifest = {
