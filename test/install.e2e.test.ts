@@ -1,11 +1,11 @@
 // `ivoai setup|update|rollback|uninstall` with real npm and real files: tiny packed fake agents installed from
 // local tarballs through the test/dev catalogue seam (IVOAI_INSTALL_CATALOGUE).
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, promises as fs } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runIvoai, tempDir } from "./helpers.js";
+import { BIN, runIvoai, tempDir } from "./helpers.js";
 
 const run = promisify(execFile);
 let root: string;
@@ -292,6 +292,26 @@ describe("ivoai update, rollback and uninstall", () => {
     const refused = await ivoai(m, "uninstall");
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/no terminal to ask on: pass --yes/);
+    expect(existsSync(m.data)).toBe(true);
+
+    // On a terminal (util-linux `script` gives it one) it asks; anything but yes keeps everything.
+    const asked = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn("script", ["-qec", `${process.execPath} ${BIN} uninstall`, "/dev/null"], {
+        env: { ...m.env },
+        stdio: ["pipe", "pipe", "pipe"],
+        timeout: 30_000,
+        killSignal: "SIGKILL",
+      });
+      let output = "";
+      child.stdout.on("data", (chunk) => {
+        output += chunk;
+        if (output.includes("[y/N]")) child.stdin.write("n\r");
+      });
+      child.on("close", (code) => resolve({ code, output }));
+    });
+    expect(asked.output).toContain(`Remove ${m.data}, ${m.state}, ${m.cache}? [y/N]`);
+    expect(asked.output).toContain("nothing removed");
+    expect(asked.code).toBe(1);
     expect(existsSync(m.data)).toBe(true);
 
     const result = await ivoai(m, "uninstall", "--yes", "--json");

@@ -1,7 +1,7 @@
 // setup, update (probe, snapshot, migrate, promote, doctor, self-rollback), rollback and uninstall of the
 // managed agent CLIs and ivoai's own persisted data. The CLI file only parses flags and prints.
 import { execFile } from "node:child_process";
-import { promises as fs } from "node:fs";
+import { existsSync, promises as fs } from "node:fs";
 import path from "node:path";
 import type { ClientPaths } from "../../config/client-paths.js";
 import { DATA_VERSION, type Migration, migrationPath, probeDataVersion } from "../../config/migrations.js";
@@ -34,6 +34,8 @@ export interface LifecycleDeps {
 }
 
 const now = () => new Date().toISOString();
+
+const NOT_SET_UP = "nothing is installed yet: run 'ivoai setup' first";
 
 async function withInstallLock<T>(paths: ClientPaths, run: () => Promise<T>): Promise<T> {
   await fs.mkdir(paths.stateDir, { recursive: true, mode: 0o700 });
@@ -151,7 +153,7 @@ export async function probeUpdate(
   deps: LifecycleDeps,
 ): Promise<{ probe: UpdateProbe; manifest: InstallManifest }> {
   const manifest = await readManifest(deps.paths.stateDir);
-  if (!manifest) throw new IvoaiError("NOT_FOUND", "nothing is installed yet: run 'ivoai setup' first");
+  if (!manifest) throw new IvoaiError("NOT_FOUND", NOT_SET_UP);
   const agents = managedAgents(manifest).map(([agent, record]) => {
     const entry = catalogueEntry(deps.catalogue, agent as AgentName);
     const same = entry.version === record.version && entry.integrity === record.integrity;
@@ -237,8 +239,9 @@ export async function checkManagedAgents(
 }
 
 /** `ivoai update`: explicit, all or nothing; on any failure the previous state comes back by itself. */
-export function update(deps: LifecycleDeps): Promise<UpdateResult> {
+export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
   const layout = { dataDir: deps.paths.dataDir, cacheDir: deps.paths.cacheDir };
+  if (!(await readManifest(deps.paths.stateDir))) throw new IvoaiError("NOT_FOUND", NOT_SET_UP);
   return withInstallLock(deps.paths, async () => {
     const { probe, manifest } = await probeUpdate(deps);
     if (probe.up_to_date)
@@ -312,8 +315,9 @@ export interface RollbackResult {
 }
 
 /** `ivoai rollback`: the previous managed versions and the persisted files exactly as the last update found them. */
-export function rollback(deps: LifecycleDeps): Promise<RollbackResult> {
+export async function rollback(deps: LifecycleDeps): Promise<RollbackResult> {
   const layout = { dataDir: deps.paths.dataDir, cacheDir: deps.paths.cacheDir };
+  if (!(await readManifest(deps.paths.stateDir))) throw new IvoaiError("NOT_FOUND", NOT_SET_UP);
   return withInstallLock(deps.paths, async () => {
     const manifest = await readManifest(deps.paths.stateDir);
     if (!manifest?.previous)
@@ -361,11 +365,10 @@ export async function uninstall(paths: ClientPaths, purge: boolean): Promise<Uni
     await fs.rm(dir, { recursive: true, force: true });
     removed.push(dir);
   }
-  const kept = purge
-    ? []
-    : [
-        { path: paths.configFile, why: "settings (remove with --purge)" },
-        { path: paths.secretsFile, why: "server credentials (remove with --purge)" },
-      ];
+  const candidates = [
+    { path: paths.configFile, why: "settings (remove with --purge)" },
+    { path: paths.secretsFile, why: "server credentials (remove with --purge)" },
+  ];
+  const kept = purge ? [] : candidates.filter((item) => existsSync(item.path));
   return { removed, kept, pre_existing: preExisting };
 }
