@@ -179,6 +179,7 @@ describe("ivoai setup", () => {
     ) as Record<string, string>;
     expect(Object.keys(installEnv).filter((k) => /OPENAI|ANTHROPIC|TOKEN|XDG/.test(k))).toEqual([]);
     expect(installEnv.HOME).toBe(path.join(m.cache, "npm-home"));
+    expect(existsSync(path.join(m.cache, "npm-home", "cache"))).toBe(false);
     expect(existsSync(path.join(generation, "node_modules/fake-claude/install-env.json"))).toBe(false);
     const manifest = path.join(m.state, "install.json");
     expect((await fs.stat(manifest)).mode & 0o777).toBe(0o600);
