@@ -295,9 +295,18 @@ export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
     } catch (error) {
       deps.progress("update failed: rolling back");
       for (const step of applied.reverse()) await step.down(deps.paths).catch(() => undefined);
-      await restoreSnapshot(deps.paths.stateDir, snapshot);
-      await promoteGeneration(layout, manifest.generation, binsOf(manifest.agents));
-      if (generation !== manifest.generation) await pruneGenerations(layout, [manifest.generation]);
+      try {
+        await restoreSnapshot(deps.paths.stateDir, snapshot);
+        await promoteGeneration(layout, manifest.generation, binsOf(manifest.agents));
+        if (generation !== manifest.generation) await pruneGenerations(layout, [manifest.generation]);
+      } catch (undo) {
+        throw new IvoaiError(
+          "STATE_CORRUPT",
+          `update failed (${(error as Error).message}) and so did its automatic rollback ` +
+            `(${(undo as Error).message}); the files before the update are in snapshot ${snapshot}`,
+          { cause: error },
+        );
+      }
       throw new IvoaiError(
         (error as IvoaiError).code ?? "INTERNAL",
         `update failed and was rolled back (snapshot ${snapshot}): ${(error as Error).message}`,
