@@ -5,7 +5,7 @@ import { existsSync, promises as fs } from "node:fs";
 import path from "node:path";
 import type { ClientPaths } from "../../config/client-paths.js";
 import { DATA_VERSION, type Migration, migrationPath, probeDataVersion } from "../../config/migrations.js";
-import { IvoaiError } from "../../shared/errors.js";
+import { IvoaiError, isIvoaiError } from "../../shared/errors.js";
 import { createFileLock } from "../../shared/file-lock.js";
 import { type AgentName, type Catalogue, type CatalogueEntry, catalogueEntry } from "./catalogue.js";
 import {
@@ -308,7 +308,7 @@ export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
         );
       }
       throw new IvoaiError(
-        (error as IvoaiError).code ?? "INTERNAL",
+        isIvoaiError(error) ? error.code : "INTERNAL",
         `update failed and was rolled back (snapshot ${snapshot}): ${(error as Error).message}`,
         { cause: error },
       );
