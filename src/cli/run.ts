@@ -9,6 +9,7 @@ import { agentCommands, hookCommand, sessionGroup } from "./commands/agents.js";
 import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tools.js";
 import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";
+import { installCommands } from "./commands/install.js";
 import { serverActivationGroup } from "./commands/server-activation.js";
 import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
 import { serverBackupGroup, serverRestoreCommand } from "./commands/server-backup.js";
@@ -34,6 +35,7 @@ export const COMMAND_TREE: GroupSpec = {
     projectGroup,
     routerGroup,
     hookCommand,
+    ...installCommands,
     {
       kind: "group",
       name: "server",
