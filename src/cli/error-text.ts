@@ -131,6 +131,12 @@ function otherErrorText(
     const reason = networkReason(fetchFailureCode(error)) ?? "no answer";
     return { code: "NETWORK", message: `could not reach the server (${reason}): check the URL and network` };
   }
+  if (/^Cannot open database because the directory does not exist/.test(error.message)) {
+    return {
+      code: "CONFIG_MISSING",
+      message: `a database directory does not exist: ${context.server ? 'run "ivoai server init --root DIR" for this tree' : "check the path"}`,
+    };
+  }
   const sqlite = (error as { code?: unknown }).code;
   if (error.name === "SqliteError" && typeof sqlite === "string") {
     const who = context.server ? "the server's user" : "the user who owns it";
@@ -141,7 +147,7 @@ function otherErrorText(
     )
       return {
         code: "PERMISSION_DENIED",
-        message: `cannot open a database for writing (${error.message}): run as ${who} or fix the permissions`,
+        message: `cannot open a database (${error.message}): run as ${who} or fix the permissions`,
       };
     if (sqlite.startsWith("SQLITE_BUSY") || sqlite.startsWith("SQLITE_LOCKED"))
       return { code: "LOCK_TIMEOUT", message: "a database is busy in another process: retry in a moment" };
