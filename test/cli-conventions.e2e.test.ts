@@ -379,6 +379,17 @@ describe("an empty server", () => {
     });
   });
 
+  it("says a connector's folder does not exist instead of ENOENT", async () => {
+    const missing = path.join(root, "no-such-docs");
+    const args = ["server", "connector", "add", "gone", "--type", "filesystem", "--path", missing];
+    const result = await runIvoai([...args, "--root", root]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`ivoai: connector root ${missing} does not exist: check --path\n`);
+    const type = await runIvoai(["server", "connector", "add", "gone", "--type", "svn", "--root", root]);
+    expect(type.code).toBe(2);
+    expect(type.stderr).toBe('ivoai: invalid --type "svn": expected one of filesystem, git\n');
+  });
+
   it("says an ingested source produced no documents, with what was skipped and why", async () => {
     const docs = path.join(root, "docs");
     await mkdir(docs);
