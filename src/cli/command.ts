@@ -156,7 +156,7 @@ export function helpText(
   group: GroupSpec,
   tokens: readonly string[],
   path: readonly string[] = [group.name],
-) {
+): string {
   let node: CommandSpec | GroupSpec = group;
   const at = [...path];
   for (const token of tokens) {
