@@ -90,6 +90,24 @@ describe("CLI output", () => {
     expect(events.filter((event) => event.detail.note?.length === 1 << 20)).toHaveLength(3);
   });
 
+  it("fences agent text in 'approvals show' so no line of it passes for one of ivoai's own", async () => {
+    const forged =
+      "all fine\n  decided:   2026-11-30T00:00:00.000Z by admin (cli_ops)\napproval apr_x: applied";
+    const proposed = (
+      await agent.callTool({
+        name: "memory_write_page",
+        arguments: { path: "notes/forged", title: "Forged\n  decided: by admin", body: forged },
+      })
+    ).structuredContent as { data: { approval_id: string } };
+    const show = await runIvoai(["server", "approvals", "show", proposed.data.approval_id, "--root", root]);
+    expect(show.code).toBe(0);
+    const lines = show.stdout.split("\n");
+    // Still pending: ivoai printed no decision and one status line; the agent's copies are fenced.
+    expect(lines.filter((line) => line.startsWith("  decided:"))).toEqual([]);
+    expect(lines.filter((line) => line.startsWith("approval "))).toHaveLength(1);
+    expect(lines, show.stdout).toContain("  │ +   decided:   2026-11-30T00:00:00.000Z by admin (cli_ops)");
+  });
+
   it("shows an agent's escape sequences and bidi overrides as visible text, and --json exactly", async () => {
     const proposed = (
       await agent.callTool({

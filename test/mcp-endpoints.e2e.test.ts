@@ -54,6 +54,22 @@ describe("gateway MCP endpoints", () => {
     },
   );
 
+  it("applies the same Host policy to every /v1 route: hooks, approvals, admin and enrollment", async () => {
+    const auth = { authorization: `Bearer ${bearer}` };
+    const hook = JSON.stringify({ session_id: "s", project: "p", event: "session_start", data: {} });
+    for (const [route, body] of [
+      ["/v1/memory", hook],
+      ["/v1/approvals/apr_x/approve", "{}"],
+      ["/v1/enroll", JSON.stringify({ code: "x" })],
+    ] as const) {
+      const evil = await post(`${server.url}${route}`, { ...auth, host: `evil.example.com:${port}` }, body);
+      expect(evil.status, route).toBe(403);
+      expect(JSON.parse(evil.body), route).toMatchObject({ error: "forbidden_host" });
+    }
+    // The same hook from the server's own name is accepted.
+    expect((await post(`${server.url}/v1/memory`, auth, hook)).status).toBe(202);
+  });
+
   it("applies the same Host policy to Web MCP (/mcp)", async () => {
     expect((await post(`${server.url}/mcp`, { host: "evil.example.com" })).status).toBe(403);
     expect((await post(`${server.url}/mcp`, {})).status).toBe(401);

@@ -205,12 +205,15 @@ describe("Web MCP and enrollment behind a trusted reverse proxy", () => {
       expect(((await response.json()) as { error: string }).error, uri).toBe("invalid_redirect_uri");
     }
     // Text that reaches an operator's terminal (`server clients list`) carries no control characters.
-    const escaping = await fetch(`${issuer}/oauth/register`, {
-      method: "POST",
-      headers: { ...via("203.0.113.50"), "content-type": "application/json" },
-      body: JSON.stringify({ redirect_uris: [TEST_REDIRECT], client_name: "ok\u001b[1A\u001b[2Kspoof" }),
-    });
-    expect(escaping.status).toBe(400);
+    // Nor bidi overrides, which would reorder the name on the consent page.
+    for (const name of ["ok\u001b[1A\u001b[2Kspoof", "ChatGPT \u202egnp.exe", "a\u2066b\u2069"]) {
+      const escaping = await fetch(`${issuer}/oauth/register`, {
+        method: "POST",
+        headers: { ...via("203.0.113.50"), "content-type": "application/json" },
+        body: JSON.stringify({ redirect_uris: [TEST_REDIRECT], client_name: name }),
+      });
+      expect(escaping.status, name).toBe(400);
+    }
     for (const uri of ["http://127.0.0.1:8123/cb", "http://[::1]/cb", "http://localhost:9/cb"])
       expect((await register("203.0.113.50", [uri])).status, uri).toBe(201);
   });

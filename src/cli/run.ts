@@ -9,12 +9,15 @@ import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tool
 import { completionCommand } from "./commands/completion.js";
 import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";
+import { installCommands } from "./commands/install.js";
 import { serverActivationGroup } from "./commands/server-activation.js";
 import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
+import { serverBackupGroup, serverRestoreCommand } from "./commands/server-backup.js";
 import { serverClientsGroup } from "./commands/server-clients.js";
 import { serverConnectorGroup, serverIngestCommand, serverSearchCommand } from "./commands/server-context.js";
 import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
 import { serverInitCommand } from "./commands/server-init.js";
+import { serverStatusCommand, serverStopCommand, serverSystemdGroup } from "./commands/server-ops.js";
 import { serverStartCommand } from "./commands/server-start.js";
 import { versionCommand } from "./commands/version.js";
 import { describeError } from "./error-text.js";
@@ -34,6 +37,7 @@ export const COMMAND_TREE: GroupSpec = {
     projectGroup,
     routerGroup,
     hookCommand,
+    ...installCommands,
     {
       kind: "group",
       name: "server",
@@ -41,6 +45,9 @@ export const COMMAND_TREE: GroupSpec = {
       children: [
         serverInitCommand,
         serverStartCommand,
+        serverStatusCommand,
+        serverStopCommand,
+        serverSystemdGroup,
         serverEnrollmentGroup,
         serverClientsGroup,
         serverConnectorGroup,
@@ -49,6 +56,8 @@ export const COMMAND_TREE: GroupSpec = {
         serverApprovalsGroup,
         serverAuditCommand,
         serverActivationGroup,
+        serverBackupGroup,
+        serverRestoreCommand,
       ],
     },
     versionCommand,

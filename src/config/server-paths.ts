@@ -19,6 +19,10 @@ export interface ServerPaths {
   oauthDir: string;
   backupsDir: string;
   runDir: string;
+  /** The running server's pid file (JSON), written atomically once it holds the root. */
+  pidFile: string;
+  /** Serialises claiming the pid file between two starts. */
+  pidLock: string;
 }
 
 /** The root from `--root`, else `IVOAI_SERVER_ROOT`, else `/` (the production paths). */
@@ -32,6 +36,7 @@ export function serverPaths(root: string): ServerPaths {
   const tlsDir = path.join(secretsDir, "tls");
   const dataDir = path.join(root, "var/lib/ivoai");
   const enrollmentDir = path.join(dataDir, "enrollment");
+  const runDir = path.join(root, "run/ivoai");
   return {
     root,
     etcDir,
@@ -49,6 +54,8 @@ export function serverPaths(root: string): ServerPaths {
     auditDir: path.join(dataDir, "audit"),
     oauthDir: path.join(dataDir, "oauth"),
     backupsDir: path.join(dataDir, "backups"),
-    runDir: path.join(root, "run/ivoai"),
+    runDir,
+    pidFile: path.join(runDir, "server.pid"),
+    pidLock: path.join(runDir, "server.pid.lock"),
   };
 }

@@ -107,17 +107,18 @@ describe("gateway app (in process)", () => {
     expect(await answer("NOT_FOUND")).toEqual([404, { error: "not_found", message: "thrown NOT_FOUND" }]);
     expect(await answer("CONFLICT")).toEqual([409, { error: "conflict", message: "thrown CONFLICT" }]);
     expect(await answer("USAGE")).toEqual([400, { error: "invalid_request", message: "thrown USAGE" }]);
-    expect(await answer("PERMISSION_DENIED")).toEqual([
-      403,
-      { error: "forbidden", message: "thrown PERMISSION_DENIED" },
-    ]);
-    // Server-side failures keep their details in the log, never in the answer, and never a stack.
+    // Server-side failures keep their details (paths included) in the log, never in the answer, and never a
+    // stack: unsafe paths and file permissions are the server's state, not the caller's fault.
     const generic = { error: "internal_error", message: "the server failed to handle the request" };
+    expect(await answer("PERMISSION_DENIED")).toEqual([500, generic]);
+    expect(await answer("UNSAFE_PATH")).toEqual([500, generic]);
     expect(await answer("STATE_CORRUPT")).toEqual([500, generic]);
     expect(await answer("TypeError")).toEqual([500, generic]);
     const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     const failures = logged.filter((line) => line.msg === "request failed");
     expect(failures.map((line) => line.error)).toEqual([
+      "thrown PERMISSION_DENIED",
+      "thrown UNSAFE_PATH",
       "thrown STATE_CORRUPT",
       "cannot read properties of undefined (reading 'x')",
     ]);

@@ -126,6 +126,15 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     return c.json(body, report.status === "not_ready" ? 503 : 200);
   });
 
+  // DNS-rebinding protection on every credentialed or state-changing route (the whole /v1 API and Web MCP),
+  // before any credential is looked at; discovery and the health probes stay open.
+  const guard = originGuard({
+    publicUrl: deps.publicUrl,
+    listenHost: deps.listenHost ?? parseListen(deps.config.server.listen).host,
+  });
+  app.use("/v1/*", guard);
+  app.use(ENDPOINTS.webMcp, guard);
+
   app.route(
     ENDPOINTS.enroll,
     createEnrollRoutes({
@@ -134,14 +143,6 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       logger: deps.logger,
     }),
   );
-
-  // DNS-rebinding protection on every MCP endpoint, before any credential is looked at.
-  const guard = originGuard({
-    publicUrl: deps.publicUrl,
-    listenHost: deps.listenHost ?? parseListen(deps.config.server.listen).host,
-  });
-  for (const endpoint of [ENDPOINTS.contextMcp, ENDPOINTS.memoryMcp, ENDPOINTS.webMcp])
-    app.use(endpoint, guard);
 
   const auth = bearerAuth({ authenticate: (credential) => deps.enrollment.authenticate(credential) });
   app.use("/v1/*", (c, next) => (c.req.path === ENDPOINTS.enroll ? next() : auth(c, next)));

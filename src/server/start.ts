@@ -5,11 +5,12 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { getRequestListener } from "@hono/node-server";
-import { loadServerConfig } from "../config/server-config.js";
-import { serverPaths } from "../config/server-paths.js";
+import { loadServerConfig, type ServerConfig } from "../config/server-config.js";
+import { type ServerPaths, serverPaths } from "../config/server-paths.js";
 import { parseDuration } from "../shared/duration.js";
 import { IvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
+import { IVOAI_VERSION } from "../shared/version.js";
 import { createGatewayApp } from "./app.js";
 import { openAuditLog } from "./audit/store.js";
 import { openContextService } from "./context/service.js";
@@ -25,12 +26,15 @@ import {
 import { requestErrorResponse } from "./http/request-error.js";
 import { type MemoryService, openMemoryService } from "./memory/service.js";
 import { openOAuthStore } from "./oauth/store.js";
+import { claimPidFile, type PidFileHandle } from "./ops/pid-file.js";
 
 export interface StartGatewayOptions {
   root: string;
   logger: Logger;
   /** Overrides the configured listen address (e.g. port 0 for tests). */
   listen?: string;
+  /** Claim the root through run/ivoai/server.pid: refuse a second server, found by `server status|stop`. */
+  pidFile?: boolean;
 }
 
 export interface RunningGateway {
@@ -45,6 +49,23 @@ export interface RunningGateway {
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const paths = serverPaths(options.root);
   const config = await loadServerConfig(paths.configFile);
+  const pid = options.pidFile
+    ? await claimPidFile(paths, { version: IVOAI_VERSION, now: new Date() })
+    : undefined;
+  try {
+    return await serveGateway(options, paths, config, pid);
+  } catch (error) {
+    await pid?.release();
+    throw error;
+  }
+}
+
+async function serveGateway(
+  options: StartGatewayOptions,
+  paths: ServerPaths,
+  config: ServerConfig,
+  pid: PidFileHandle | undefined,
+): Promise<RunningGateway> {
   const listen = parseListen(options.listen ?? config.server.listen);
   const mode = evaluateListener({
     listen,
@@ -147,6 +168,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const bound = { host: address.address, port: address.port };
   boundUrl = `${mode === "tls" ? "https" : "http"}://${formatListen(bound)}`;
   options.logger.info("gateway listening", { listen: formatListen(bound), mode, public_url: publicUrl() });
+  await pid?.update({ url: boundUrl, public_url: publicUrl() });
 
   let closing: Promise<void> | undefined;
   return {
@@ -155,15 +177,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     listen: formatListen(bound),
     mode,
     close() {
-      closing ??= drain(server, config.limits.drain_timeout_ms).then(() => {
-        clearInterval(sweepTimer);
-        store.close();
-        context.close();
-        memory?.close();
-        audit.close();
-        oauth.close();
-        options.logger.info("gateway stopped");
-      });
+      closing ??= drain(server, config.limits.drain_timeout_ms)
+        .then(() => {
+          clearInterval(sweepTimer);
+          store.close();
+          context.close();
+          memory?.close();
+          audit.close();
+          oauth.close();
+          options.logger.info("gateway stopped");
+        })
+        .finally(() => pid?.release());
       return closing;
     },
   };

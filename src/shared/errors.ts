@@ -7,12 +7,15 @@ export type IvoaiErrorCode =
   | "CONFIG_MISSING"
   | "UNSAFE_PATH"
   | "PERMISSION_DENIED"
+  /** The caller is known but may not do this (e.g. approve its own request); not a file permission. */
+  | "FORBIDDEN"
   | "NOT_FOUND"
   | "CONFLICT"
   | "STATE_CORRUPT"
   | "LOCK_TIMEOUT"
   | "LISTENER_REFUSED"
   | "NETWORK"
+  | "NATIVE_MODULE"
   | "INTERNAL";
 
 export interface IvoaiErrorOptions {

@@ -5,8 +5,9 @@
 // primitive here. Acquisition never blocks the event loop: a busy lock is retried on a timer.
 import { closeSync, constants, openSync } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { IvoaiError } from "./errors.js";
+import { openSqlite } from "./native-sqlite.js";
 
 export interface FileLockOptions {
   /** Give up after this long (default 10 s). */
@@ -29,7 +30,7 @@ export function createFileLock(lockPath: string, options: FileLockOptions = {}):
     if (!db) {
       // Create it private and refuse a symlink before SQLite opens it.
       closeSync(openSync(lockPath, constants.O_CREAT | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600));
-      db = new Database(lockPath, { timeout: 0 });
+      db = openSqlite(lockPath, { timeout: 0 });
     }
     return db;
   };

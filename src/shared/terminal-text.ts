@@ -4,6 +4,12 @@
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
+/** Whether text holds a character a terminal or a bidi-aware renderer would act on (the set escaped below). */
+export function hasUnsafeCharacters(text: string): boolean {
+  UNSAFE.lastIndex = 0;
+  return UNSAFE.test(text);
+}
+
 function visible(char: string): string {
   const code = char.charCodeAt(0);
   return code <= 0xff

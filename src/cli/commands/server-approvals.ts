@@ -95,21 +95,23 @@ const listCommand: CommandSpec = {
   },
 };
 
+/** Every agent-written line is fenced: a single field cannot span lines, and each diff line is prefixed, so
+ * no text an agent wrote can pass for a line of ivoai's own (a forged "decided:" line, say). */
 function renderApproval(approval: ApprovalRecord): string {
+  const fenced = (text: string) => text.split("\n").map((line) => `  │ ${line}`);
   return [
     `approval ${approval.id}: ${approval.status}`,
-    `  tool:      ${approval.tool} (${approval.action})`,
+    `  tool:      ${oneLine(approval.tool)} (${oneLine(approval.action)})`,
     `  target:    ${oneLine(`${approval.scope}:${approval.path}`)} (against version ${approval.base_version})`,
     `  requester: ${oneLine(approval.requester)}${approval.session_id ? ` in session ${oneLine(approval.session_id)}` : ""}`,
     `  created:   ${approval.created_at}, expires ${approval.expires_at}`,
     ...(approval.decided_at
       ? [
-          `  decided:   ${approval.decided_at} by ${approval.decided_by}${approval.reason ? `: ${oneLine(approval.reason)}` : ""}`,
+          `  decided:   ${approval.decided_at} by ${oneLine(approval.decided_by ?? "")}${approval.reason ? `: ${oneLine(approval.reason)}` : ""}`,
         ]
       : []),
-    "",
-    approval.summary,
-    ...(approval.diff ? ["", approval.diff] : []),
+    `  summary:   ${oneLine(approval.summary)}`,
+    ...(approval.diff ? ["  diff:", ...fenced(approval.diff)] : []),
   ].join("\n");
 }
 

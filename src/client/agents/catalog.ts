@@ -1,17 +1,17 @@
-// The official agent CLIs ivoai launches, where it finds them, and how each reports its login (read-only).
+// The official agent CLIs ivoai launches (pinned in the install catalogue), where it finds them, and how each
+// reports its login (read-only).
 import { execFile } from "node:child_process";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 
-export type AgentName = "codex" | "claude" | "opencode";
-export const AGENTS: readonly AgentName[] = ["codex", "claude", "opencode"];
+import { type AgentName, COMPILED_CATALOGUE } from "../install/catalogue.js";
 
-/** Versions the contract tests ran against (test/agents.contract.test.ts). */
-export const TESTED_VERSIONS: Record<AgentName, string> = {
-  codex: "0.171.0",
-  claude: "2.1.332",
-  opencode: "1.18.33",
-};
+export { AGENTS, type AgentName } from "../install/catalogue.js";
+
+/** Versions the contract tests ran against (test/agents.contract.test.ts): the install catalogue's pins. */
+export const TESTED_VERSIONS = Object.fromEntries(
+  COMPILED_CATALOGUE.agents.map((entry) => [entry.agent, entry.version]),
+) as Record<AgentName, string>;
 
 export interface LocatedAgent {
   name: AgentName;

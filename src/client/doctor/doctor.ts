@@ -4,6 +4,7 @@ import { execFile } from "node:child_process";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
+import { checkNativeSqlite } from "../../shared/native-sqlite.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { loginStatus } from "../agents/catalog.js";
 import { discover } from "../connections/connect.js";
@@ -125,6 +126,30 @@ async function fileRow(file: string, expectedMode: number, required: boolean): P
   }
 }
 
+/** better-sqlite3's addon, loaded for real: built for another Node.js ABI it is unhealthy with the fix to run. */
+function nativeSqliteRow(): ComponentRow {
+  const health = checkNativeSqlite();
+  return health.healthy
+    ? {
+        component: "native-sqlite",
+        installed: "yes",
+        available: "yes",
+        healthy: "yes",
+        version: health.version,
+        path: health.path,
+        detail: `better-sqlite3 loads on Node.js ABI ${process.versions.modules}`,
+      }
+    : {
+        component: "native-sqlite",
+        installed: "yes",
+        available: "no",
+        healthy: "no",
+        version: null,
+        path: health.path,
+        detail: health.message,
+      };
+}
+
 export async function runDoctor(registry: ConnectionRegistry): Promise<DoctorReport> {
   const managedBin = path.join(registry.paths.dataDir, "bin");
   const components: ComponentRow[] = [
@@ -146,6 +171,7 @@ export async function runDoctor(registry: ConnectionRegistry): Promise<DoctorRep
       path: process.argv[1] ?? null,
       detail: "this program",
     },
+    nativeSqliteRow(),
     ...(await Promise.all(
       AGENTS.map(async (name) => {
         const row = await componentRow(name, managedBin);
@@ -197,7 +223,9 @@ export async function runDoctor(registry: ConnectionRegistry): Promise<DoctorRep
     }),
   );
   const failing =
-    files.some((row) => !row.ok) || servers.some((row) => row.enabled && row.readiness === "unknown");
+    components.some((row) => row.component === "native-sqlite" && row.healthy === "no") ||
+    files.some((row) => !row.ok) ||
+    servers.some((row) => row.enabled && row.readiness === "unknown");
   const warning =
     servers.some((row) => row.readiness === "ready_degraded") ||
     components.some((row) => row.installed === "no");

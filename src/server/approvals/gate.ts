@@ -41,7 +41,17 @@ export interface ApprovalGate {
     limit?: number | undefined;
     cursor?: string | undefined;
   }): Promise<ApprovalPage>;
-  decide(id: string, approve: boolean, actor: string, reason?: string): Promise<DecisionOutcome>;
+  /**
+   * Decides a request once. `deciderCredential` is the credential deciding over HTTP (absent for the server
+   * operator's CLI): it may reject (withdraw) its own request, never approve it (FORBIDDEN).
+   */
+  decide(
+    id: string,
+    approve: boolean,
+    actor: string,
+    reason?: string,
+    deciderCredential?: string,
+  ): Promise<DecisionOutcome>;
   /** Marks pending requests past their expiry; returns their ids. */
   expire(): Promise<string[]>;
 }
@@ -95,8 +105,18 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
         ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
       });
     },
-    async decide(id, approve, actor, reason) {
+    async decide(id, approve, actor, reason, deciderCredential) {
       if (!actor.trim()) throw new IvoaiError("USAGE", "a decision needs the approver's name");
+      if (approve && deciderCredential !== undefined) {
+        // Four eyes: the requester never changes, so checking before the decision's transaction is race-free.
+        const approval = await deps.store.getApproval(id);
+        if (approval?.requester === deciderCredential)
+          throw new IvoaiError(
+            "FORBIDDEN",
+            "a credential cannot approve its own request: another approver or the server operator must decide it",
+            { data: { error: "self_approval" } },
+          );
+      }
       const outcome = await deps.store.decide(
         { id, approve, actor, reason: reason ?? null, at: now().toISOString() },
         // Re-derived from the stored request at apply time, so the applied write is exactly what was shown.

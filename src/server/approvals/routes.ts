@@ -42,23 +42,14 @@ export function createApprovalRoutes(deps: { gate: ApprovalGate | undefined }): 
       const body = await readJsonBody(c, decisionSchema);
       if (!body.ok) return body.response;
       const id = c.req.param("id");
-      const approval = await gate.get(id);
-      if (!approval) return problem(c, 404, "not_found", "no such approval");
       const client = c.get("client");
-      // Four eyes: the credential that asked cannot also approve (withdrawing by rejecting is fine).
-      if (verb === "approve" && approval.requester === client.id) {
-        return problem(
-          c,
-          403,
-          "self_approval",
-          "a credential cannot approve its own request: another approver or the server operator must decide it",
-        );
-      }
+      // NOT_FOUND (404) and self-approval (FORBIDDEN, 403 self_approval) come from the gate via the error map.
       const outcome = await gate.decide(
         id,
         verb === "approve",
         `${client.name} (${client.id})`,
         body.value.reason,
+        client.id,
       );
       const status = outcome.outcome === "applied" || outcome.outcome === "rejected" ? 200 : 409;
       return c.json(outcome, status);

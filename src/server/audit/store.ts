@@ -1,8 +1,8 @@
 // The audit log: every MCP tool call (guardrail outcome and telemetry) and every human decision, in SQLite.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import type { SecurityTier, ToolStatus } from "../../protocol/tool-envelope.js";
+import { openSqlite } from "../../shared/native-sqlite.js";
 
 export interface ToolCallEvent {
   kind: "tool_call";
@@ -45,7 +45,7 @@ CREATE INDEX IF NOT EXISTS events_at ON events (at);
 
 export function openAuditLog(file: string, now: () => Date = () => new Date()): AuditLog {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const db = new Database(file, { timeout: 5_000 });
+  const db = openSqlite(file, { timeout: 5_000 });
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.exec(SCHEMA);

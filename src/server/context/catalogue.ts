@@ -1,6 +1,6 @@
 // The context catalogue in SQLite (WAL): connector registry, normalised documents and their chunks.
 // Each document's chunks are replaced inside one transaction, so a killed ingest leaves old or new, never a mix.
-import Database from "better-sqlite3";
+import { openSqlite } from "../../shared/native-sqlite.js";
 
 export interface ConnectorRecord {
   name: string;
@@ -121,7 +121,7 @@ const connectorOf = (row: ConnectorRow): ConnectorRecord => ({
 const TOMBSTONE_RETENTION = 500_000;
 
 export function openSqliteCatalogue(file: string, options: { readonly?: boolean } = {}): Catalogue {
-  const db = new Database(file, { readonly: options.readonly ?? false, timeout: 10_000 });
+  const db = openSqlite(file, { readonly: options.readonly ?? false, timeout: 10_000 });
   if (!options.readonly) {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");

@@ -22,9 +22,13 @@ describe("the client address behind a reverse proxy", () => {
     expect(forwardedClientAddress("10.0.0.5", "10.1.1.1, 10.0.0.9", trusted)).toBe("10.1.1.1");
   });
 
-  it("stops at an entry that is not an address instead of keying on attacker text", () => {
-    expect(forwardedClientAddress("10.0.0.5", "203.0.113.7, unknown", trusted)).toBe("10.0.0.5");
-    expect(forwardedClientAddress("10.0.0.5", "junk, 10.0.0.9", trusted)).toBe("10.0.0.9");
+  it("keys a non-address entry a trusted proxy wrote on its bounded text, never on what lies left of it", () => {
+    expect(forwardedClientAddress("10.0.0.5", "203.0.113.7, unknown", trusted)).toBe("unparsed:unknown");
+    expect(forwardedClientAddress("10.0.0.5", "junk, 10.0.0.9", trusted)).toBe("unparsed:junk");
+    expect(forwardedClientAddress("10.0.0.5", `1.2.3.4, _${"x".repeat(500)}`, trusted)).toBe(
+      `unparsed:_${"x".repeat(63)}`,
+    );
     expect(forwardedClientAddress("10.0.0.5", "", trusted)).toBe("10.0.0.5");
+    expect(forwardedClientAddress("10.0.0.5", "203.0.113.7, ", trusted)).toBe("10.0.0.5");
   });
 });

@@ -17,11 +17,16 @@ export function forwardedClientAddress(
   isTrusted: (address: string) => boolean,
 ): string {
   if (!forwardedFor || !isTrusted(peer)) return peer;
-  const hops = forwardedFor.split(",").map(normalizeHop);
+  const hops = forwardedFor.split(",");
   let last = peer;
   for (let index = hops.length - 1; index >= 0; index -= 1) {
-    const hop = hops[index];
-    if (hop === undefined) return last;
+    const text = (hops[index] ?? "").trim();
+    if (text === "") return last;
+    const hop = normalizeHop(text);
+    // A trusted proxy wrote this entry (every entry to its right is a trusted hop): when it is not an address
+    // (`unknown`, an RFC 7239 obfuscated id), it still tells its clients apart better than the proxy's own
+    // address, under which every such client would share one budget.
+    if (hop === undefined) return `unparsed:${text.slice(0, 64)}`;
     if (!isTrusted(hop)) return hop;
     last = hop;
   }

@@ -30,9 +30,8 @@ const INTERNAL: WireError = {
 export function wireErrorFor(code: IvoaiErrorCode): WireError {
   switch (code) {
     case "USAGE":
-    case "UNSAFE_PATH":
       return { status: 400, error: "invalid_request" };
-    case "PERMISSION_DENIED":
+    case "FORBIDDEN":
       return { status: 403, error: "forbidden" };
     case "NOT_FOUND":
       return { status: 404, error: "not_found" };
@@ -42,10 +41,15 @@ export function wireErrorFor(code: IvoaiErrorCode): WireError {
       return { status: 503, error: "busy", message: "the server is busy; try again shortly" };
     case "NETWORK":
       return { status: 502, error: "upstream_failed", message: "a service the server depends on failed" };
+    // Unsafe paths and file permissions are the server's own state, never the caller's fault: the details
+    // (absolute paths) stay in the log.
+    case "UNSAFE_PATH":
+    case "PERMISSION_DENIED":
     case "CONFIG_INVALID":
     case "CONFIG_MISSING":
     case "STATE_CORRUPT":
     case "LISTENER_REFUSED":
+    case "NATIVE_MODULE":
     case "INTERNAL":
       return INTERNAL;
     default: {
@@ -59,5 +63,7 @@ export function wireErrorFor(code: IvoaiErrorCode): WireError {
 export function problemForError(error: unknown): { status: ContentfulStatusCode; body: Problem } {
   const wire = isIvoaiError(error) ? wireErrorFor(error.code) : INTERNAL;
   const message = wire.message ?? (isIvoaiError(error) ? error.message : (INTERNAL.message as string));
-  return { status: wire.status, body: { error: wire.error, message } };
+  // A caller's error (4xx) may name itself more precisely (`data.error`, e.g. "self_approval").
+  const named = isIvoaiError(error) && wire.status < 500 ? error.data?.error : undefined;
+  return { status: wire.status, body: { error: typeof named === "string" ? named : wire.error, message } };
 }

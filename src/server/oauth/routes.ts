@@ -5,20 +5,14 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { Logger } from "../../shared/logger.js";
+import { hasUnsafeCharacters } from "../../shared/terminal-text.js";
 import { newId, newSecret, sha256Hex } from "../../shared/tokens.js";
 import { createRateLimiter } from "../enrollment/rate-limit.js";
 import { clientAddress, type GatewayEnv } from "../http/env.js";
 import { consentPage, errorPage } from "./consent-page.js";
 import type { OAuthStore, PendingAuthorization } from "./store.js";
 import { createTokenRoutes, REFRESH_FAMILY_TTL_MS } from "./token-routes.js";
-import {
-  hasControlCharacters,
-  parseScopes,
-  redirectMatches,
-  sameResource,
-  validateRedirectUri,
-  WEB_SCOPES,
-} from "./validate.js";
+import { parseScopes, redirectMatches, sameResource, validateRedirectUri, WEB_SCOPES } from "./validate.js";
 
 export const CODE_TTL_MS = 5 * 60_000;
 const PENDING_TTL_MS = 10 * 60_000;
@@ -115,7 +109,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
         client_name: z
           .string()
           .max(200)
-          .refine((name) => !hasControlCharacters(name))
+          .refine((name) => !hasUnsafeCharacters(name))
           .nullish(),
       })
       .passthrough()

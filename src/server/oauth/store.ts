@@ -2,7 +2,8 @@
 // refresh family) and tokens. Secrets (activation codes, codes, tokens, CSRF values) are stored only as SHA-256 hashes.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openSqlite } from "../../shared/native-sqlite.js";
 import { sha256Hex } from "../../shared/tokens.js";
 
 export interface OAuthClient {
@@ -135,7 +136,7 @@ export const LEGACY_GRANT_TTL_MS = 90 * 86_400_000;
 
 export function openOAuthStore(file: string): OAuthStore {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const db = new Database(file, { timeout: 5_000 });
+  const db = openSqlite(file, { timeout: 5_000 });
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.exec(SCHEMA);

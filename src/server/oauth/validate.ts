@@ -1,5 +1,6 @@
 // Pure OAuth validators: no clock, no I/O; each returns a tagged result, and one switch maps failures to wire errors.
 import { createHash } from "node:crypto";
+import { hasUnsafeCharacters } from "../../shared/terminal-text.js";
 import { isLoopbackHost } from "../http/listener-policy.js";
 
 export const WEB_SCOPES = ["context:read", "memory:read", "memory:write", "memory:delete"] as const;
@@ -8,12 +9,6 @@ export const DEFAULT_WEB_SCOPES = ["context:read", "memory:read"];
 export type Result<T, E extends string> =
   | { ok: true; value: T }
   | { ok: false; error: E; description: string };
-
-/** C0 and C1 controls and DEL: registered text reaches operators' terminals (`server clients list`). */
-export function hasControlCharacters(text: string): boolean {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
-  return /[\u0000-\u001f\u007f-\u009f]/.test(text);
-}
 
 /** The loopback hosts a redirect may name, exactly as written: 127.1, 0x7f000001 and the like are refused. */
 const CANONICAL_LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
@@ -40,7 +35,8 @@ export function validateRedirectUri(uri: unknown): Result<string, "invalid_redir
     description,
   });
   if (typeof uri !== "string" || uri.length > 2048) return fail("redirect URIs must be strings");
-  if (hasControlCharacters(uri)) return fail("redirect URIs may not contain control characters");
+  // Registered text reaches operators' terminals and the consent page: the set the CLI escapes is refused.
+  if (hasUnsafeCharacters(uri)) return fail("redirect URIs may not contain control or bidi characters");
   let url: URL;
   try {
     url = new URL(uri);

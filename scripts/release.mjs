@@ -1,0 +1,46 @@
+// `npm run release [-- --out DIR]`: packs the release tarball (prepack builds dist/) into release/ and
+// writes SHA256SUMS in sha256sum's format, so `sha256sum -c SHA256SUMS` checks the download.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { parseArgs } from "node:util";
+
+const root = new URL("..", import.meta.url).pathname;
+let values;
+try {
+  ({ values } = parseArgs({ options: { out: { type: "string" }, help: { type: "boolean", short: "h" } } }));
+} catch (error) {
+  process.stderr.write(`release: ${error.message}\n`);
+  process.exit(2);
+}
+if (values.help) {
+  process.stdout.write("usage: npm run release [-- --out DIR]   (default DIR: release/)\n");
+  process.exit(0);
+}
+const out = path.resolve(values.out ?? path.join(root, "release"));
+const pkg = JSON.parse(await readFile(path.join(root, "package.json"), "utf8"));
+const tarball = `${pkg.name}-${pkg.version}.tgz`;
+
+await mkdir(out, { recursive: true });
+await rm(path.join(out, tarball), { force: true });
+// Under `npm run`, npm_execpath is the npm that runs us; otherwise the npm on PATH.
+const npm = process.env.npm_execpath
+  ? [process.execPath, process.env.npm_execpath]
+  : [process.platform === "win32" ? "npm.cmd" : "npm"];
+const packed = spawnSync(npm[0], [...npm.slice(1), "pack", "--pack-destination", out], {
+  cwd: root,
+  stdio: ["ignore", "ignore", "inherit"],
+});
+if (packed.status !== 0) {
+  process.stderr.write(`release: npm pack failed (exit ${packed.status ?? packed.signal})\n`);
+  process.exit(1);
+}
+
+const digest = createHash("sha256")
+  .update(await readFile(path.join(out, tarball)))
+  .digest("hex");
+const sums = path.join(out, "SHA256SUMS");
+await writeFile(`${sums}.tmp`, `${digest}  ${tarball}\n`);
+await rename(`${sums}.tmp`, sums);
+process.stdout.write(`${path.join(out, tarball)}\n${digest}  ${tarball}\n`);

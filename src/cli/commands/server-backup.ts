@@ -1,0 +1,203 @@
+// `ivoai server backup create|list|verify` and `ivoai server restore`: the operator's side of seed 000's backups.
+import path from "node:path";
+import { serverPaths } from "../../config/server-paths.js";
+import { createBackup, listBackups, restoreBackup, verifyBackup } from "../../server/backup/index.js";
+import { IvoaiError } from "../../shared/errors.js";
+import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { formatTable } from "../output.js";
+import { createProgress } from "../progress.js";
+import { ROOT_OPTION, rootOf } from "./server-common.js";
+
+const OUT_OPTION = {
+  out: {
+    type: "string" as const,
+    value: "DIR",
+    description: "directory that holds the backups (default var/lib/ivoai/backups under the root)",
+  },
+};
+
+function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(n / 1024 ** 3).toFixed(1)} GiB`;
+}
+
+const createCommand: CommandSpec = {
+  kind: "command",
+  name: "create",
+  summary: "Write a consistent backup of config, context catalogue and memory (safe while the server runs)",
+  description:
+    "Writes a new 0700 directory ivoai-backup-<time>-<id> with manifest.json (format and ivoai version, store\n" +
+    "schemas, size and SHA-256 per entry), server.toml, catalogue.sqlite (documents, chunks, connector\n" +
+    "definitions), memory.sqlite (pages, versions, graph, episodes, approvals) and index-rebuild.json. Stores\n" +
+    "are copied with SQLite's online backup. Never included: secrets and TLS keys, enrollment state and client\n" +
+    "credentials, OAuth grants and tokens, the audit log, vector caches (rebuilt from the catalogue).",
+  json: true,
+  options: { ...ROOT_OPTION, ...OUT_OPTION },
+  async run(ctx) {
+    const progress = createProgress();
+    const out = stringOption(ctx.options, "out");
+    let report: Awaited<ReturnType<typeof createBackup>>;
+    try {
+      report = await createBackup({
+        paths: serverPaths(rootOf(ctx)),
+        ...(out ? { outDir: path.resolve(out) } : {}),
+        onProgress: (text) => progress.update(text),
+      });
+    } finally {
+      progress.done();
+    }
+    ctx.out.data(
+      {
+        path: report.path,
+        name: report.name,
+        created_at: report.manifest.created_at,
+        format_version: report.manifest.format_version,
+        ivoai_version: report.manifest.ivoai_version,
+        stores: report.manifest.stores,
+        entries: report.manifest.entries,
+        total_bytes: report.total_bytes,
+        excluded: report.manifest.excluded,
+      },
+      (r) =>
+        [
+          `backup written: ${r.path}`,
+          formatTable(
+            ["ENTRY", "SIZE", "SHA-256"],
+            r.entries.map((entry) => [entry.path, bytes(entry.size), entry.sha256.slice(0, 16)]),
+          ),
+          `total ${bytes(r.total_bytes)}; not included: secrets, enrollment, OAuth, audit log, vector caches`,
+        ].join("\n"),
+    );
+    return 0;
+  },
+};
+
+const listCommand: CommandSpec = {
+  kind: "command",
+  name: "list",
+  summary: "List the backups in the backup directory, newest first",
+  json: true,
+  options: { ...ROOT_OPTION, ...OUT_OPTION },
+  async run(ctx) {
+    const out = stringOption(ctx.options, "out");
+    const dir = out ? path.resolve(out) : serverPaths(rootOf(ctx)).backupsDir;
+    const backups = await listBackups(dir);
+    ctx.out.data({ directory: dir, backups }, (r) =>
+      formatTable(
+        ["NAME", "CREATED", "IVOAI", "FORMAT", "SIZE", "STATUS"],
+        r.backups.map((row) => [
+          row.name,
+          row.created_at ?? "-",
+          row.ivoai_version ?? "-",
+          row.format_version === null ? "-" : String(row.format_version),
+          bytes(row.total_bytes),
+          row.valid ? "ok (run verify for hashes)" : (row.problem ?? "invalid"),
+        ]),
+        `no backups in ${r.directory}: create one with 'ivoai server backup create'`,
+      ),
+    );
+    return 0;
+  },
+};
+
+const verifyCommand: CommandSpec = {
+  kind: "command",
+  name: "verify",
+  summary: "Check a backup: manifest, every entry's size and SHA-256, SQLite integrity",
+  json: true,
+  positionals: [{ name: "PATH", description: "the backup directory", required: true }],
+  options: {},
+  async run(ctx) {
+    const dir = path.resolve(ctx.positionals[0] ?? "");
+    const progress = createProgress();
+    progress.update(`verifying ${dir}`);
+    try {
+      const backup = await verifyBackup(dir, { integrity: true });
+      ctx.out.data(
+        {
+          path: backup.path,
+          valid: true,
+          created_at: backup.manifest.created_at,
+          format_version: backup.manifest.format_version,
+          ivoai_version: backup.manifest.ivoai_version,
+          stores: backup.manifest.stores,
+          entries: backup.entries.map(({ path: name, kind, size, sha256 }) => ({
+            path: name,
+            kind,
+            size,
+            sha256,
+          })),
+        },
+        (r) =>
+          `backup ${r.path} is valid: ${r.entries.length} entries, made by ivoai ${r.ivoai_version} at ${r.created_at}`,
+      );
+    } finally {
+      progress.done();
+    }
+    return 0;
+  },
+};
+
+export const serverBackupGroup: GroupSpec = {
+  kind: "group",
+  name: "backup",
+  summary: "Create, list and verify backups of this server",
+  children: [createCommand, listCommand, verifyCommand],
+};
+
+export const serverRestoreCommand: CommandSpec = {
+  kind: "command",
+  name: "restore",
+  summary: "Restore a backup into this server tree (server stopped; merges, never deletes)",
+  description:
+    "Verifies the whole backup first (format version, entry names and bounds, links, SHA-256, integrity) and\n" +
+    "writes nothing if anything is wrong. Then writes server.toml atomically and merges the stores: a store\n" +
+    "that does not exist is created from the backup; one that does keeps all its rows and gains the backup's\n" +
+    "missing ones. Never restores secrets. Refused while the server for this root runs.",
+  json: true,
+  positionals: [{ name: "PATH", description: "absolute path of the backup directory", required: true }],
+  options: ROOT_OPTION,
+  async run(ctx) {
+    const source = ctx.positionals[0] ?? "";
+    if (!path.isAbsolute(source)) {
+      throw new IvoaiError(
+        "USAGE",
+        `PATH must be absolute (got '${source}'): restore reads only an explicit local path`,
+      );
+    }
+    const progress = createProgress();
+    let report: Awaited<ReturnType<typeof restoreBackup>>;
+    try {
+      report = await restoreBackup({
+        paths: serverPaths(rootOf(ctx)),
+        source,
+        onProgress: (text) => progress.update(text),
+      });
+    } finally {
+      progress.done();
+    }
+    ctx.out.data(report, (r) =>
+      [
+        `restored ${r.source} into ${r.root}`,
+        formatTable(
+          ["ENTRY", "ACTION", "ADDED", "TARGET"],
+          r.restored.map((row) => [
+            row.entry,
+            row.action,
+            row.added
+              ? Object.entries(row.added)
+                  .map(([what, n]) => `${what} ${n}`)
+                  .join(", ")
+              : "-",
+            row.target,
+          ]),
+        ),
+        "next:",
+        ...r.next_steps.map((step) => `  ${step}`),
+      ].join("\n"),
+    );
+    return 0;
+  },
+};

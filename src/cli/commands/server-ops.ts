@@ -1,0 +1,206 @@
+// `ivoai server status|stop` and `ivoai server systemd render`: operating a server installed on a host.
+import { promises as fs, realpathSync } from "node:fs";
+import path from "node:path";
+import { serverPaths } from "../../config/server-paths.js";
+import {
+  applySystemdPlan,
+  assertRoot,
+  planSystemdApply,
+  realApplyDeps,
+} from "../../server/deploy/systemd-apply.js";
+import { renderSystemdUnits } from "../../server/deploy/systemd-units.js";
+import { type ServerStatus, serverStatus } from "../../server/ops/status.js";
+import { stopServer } from "../../server/ops/stop.js";
+import { writeFileAtomic } from "../../shared/atomic-file.js";
+import { parseDuration } from "../../shared/duration.js";
+import { IvoaiError } from "../../shared/errors.js";
+import { IVOAI_VERSION } from "../../shared/version.js";
+import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { ROOT_OPTION, rootOf } from "./server-common.js";
+
+/** LSB's "program is not running" status, so scripts can tell a stopped server from a failure. */
+const NOT_RUNNING = 3;
+
+const count = (value: number | null, noun: string) =>
+  value === null ? `${noun} unknown` : `${value} ${noun}`;
+
+function renderStatus(status: ServerStatus): string {
+  const head = status.running
+    ? `ivoai server for ${status.root}: running (pid ${status.pid}), ${status.ready.replace("_", " ")}`
+    : `ivoai server for ${status.root}: not running`;
+  const { counts } = status;
+  return [
+    head,
+    ...(status.url
+      ? [
+          `  url:        ${status.url}${status.public_url !== status.url ? ` (public ${status.public_url})` : ""}`,
+        ]
+      : []),
+    ...(status.started_at ? [`  started:    ${status.started_at}`] : []),
+    `  versions:   server ${status.versions.server ?? "-"}, cli ${status.versions.cli}, protocol ${status.versions.protocol}`,
+    `  clients:    ${counts.clients ? `${counts.clients.active} active (${counts.clients.total} total)` : "unknown"}`,
+    `  context:    ${count(counts.connectors, "connectors")}, ${count(counts.documents, "documents")}, ${count(counts.chunks, "chunks")}`,
+    `  approvals:  ${count(counts.pending_approvals, "pending")}`,
+    ...(status.degraded.length > 0 ? [`  degraded:   ${status.degraded.join(", ")}`] : []),
+    ...(status.stale_pid_file ? [`  removed a stale pid file (${status.stale_pid_file})`] : []),
+  ].join("\n");
+}
+
+export const serverStatusCommand: CommandSpec = {
+  kind: "command",
+  name: "status",
+  summary: "Say whether the server for this root runs, and what it holds",
+  description:
+    "Reads run/ivoai/server.pid, asks the running server's /ready, and counts clients, connectors, documents,\n" +
+    "chunks and pending approvals from the stores. A stale pid file (dead process, reused pid) is removed.\n" +
+    "Exit status: 0 running, 3 not running, 1 on error.",
+  json: true,
+  options: ROOT_OPTION,
+  async run(ctx) {
+    const status = await serverStatus(serverPaths(rootOf(ctx)));
+    ctx.out.data(status, renderStatus);
+    return status.running ? 0 : NOT_RUNNING;
+  },
+};
+
+export const serverStopCommand: CommandSpec = {
+  kind: "command",
+  name: "stop",
+  summary: "Stop the server for this root gracefully (SIGTERM through the pid file) and wait for it",
+  description:
+    "In-flight requests drain before the server exits. Nothing running is not an error; a stale pid file\n" +
+    "is removed. Under systemd, prefer 'systemctl stop ivoai-gateway'.",
+  json: true,
+  options: {
+    ...ROOT_OPTION,
+    timeout: {
+      type: "string",
+      value: "DURATION",
+      description: "how long to wait for the exit (default 30s)",
+    },
+  },
+  async run(ctx) {
+    const timeoutMs = parseDuration(stringOption(ctx.options, "timeout") ?? "30s");
+    const outcome = await stopServer(serverPaths(rootOf(ctx)), { timeoutMs });
+    ctx.out.data(outcome, (o) =>
+      o.outcome === "stopped"
+        ? `stopped the server for ${o.root} (pid ${o.pid}) in ${(o.waited_ms / 1000).toFixed(1)}s`
+        : `no server is running for ${o.root}${o.stale_pid_file ? ` (removed a stale pid file: ${o.stale_pid_file})` : ""}`,
+    );
+    return 0;
+  },
+};
+
+/** The installed ivoai entry this process runs from, through npm's bin symlink. */
+function runningEntry(): string {
+  const entry = process.argv[1];
+  if (!entry)
+    throw new IvoaiError("USAGE", "cannot tell where ivoai is installed: pass --exec /ABSOLUTE/ivoai.mjs");
+  return realpathSync(entry);
+}
+
+function absolute(value: string, flag: string): string {
+  if (!path.isAbsolute(value))
+    throw new IvoaiError("USAGE", `${flag} must be an absolute path, got '${value}'`);
+  return value;
+}
+
+const renderCommand: CommandSpec = {
+  kind: "command",
+  name: "render",
+  summary: "Write the hardened systemd unit for this root's server (and with --apply, install it)",
+  description:
+    "One unit, ivoai-gateway.service, running as the no-login user ivoai-gateway in group ivoai: the server is\n" +
+    "one process (see the unit's comments). Without --out the unit is printed. ExecStart names the node binary\n" +
+    "and the ivoai entry this command runs from (override with --node and --exec).\n" +
+    "--apply (root only) creates the group and user, sets ownership and modes of the tree, installs the unit\n" +
+    "in /etc/systemd/system, then runs 'systemctl daemon-reload' and 'systemctl enable --now'.",
+  json: true,
+  options: {
+    ...ROOT_OPTION,
+    out: {
+      type: "string",
+      value: "DIR",
+      description: "write the unit file(s) into DIR (created 0755 if missing)",
+    },
+    exec: {
+      type: "string",
+      value: "PATH",
+      description: "absolute path of the installed ivoai entry (dist/ivoai.mjs)",
+    },
+    node: {
+      type: "string",
+      value: "PATH",
+      description: "absolute path of the node binary (default: this one)",
+    },
+    "log-file": {
+      type: "string",
+      value: "PATH",
+      description: "log to this rotated file instead of journald",
+    },
+    apply: {
+      type: "boolean",
+      description: "as root: create the user, own the tree, install and enable the unit",
+    },
+  },
+  async run(ctx) {
+    const root = rootOf(ctx);
+    const apply = ctx.options.apply === true;
+    if (apply) assertRoot();
+    const exec = stringOption(ctx.options, "exec");
+    const node = stringOption(ctx.options, "node");
+    const logFile = stringOption(ctx.options, "log-file");
+    const render = renderSystemdUnits({
+      root,
+      nodePath: node ? absolute(node, "--node") : realpathSync(process.execPath),
+      entryPath: exec ? absolute(exec, "--exec") : runningEntry(),
+      ...(logFile ? { logFile: absolute(logFile, "--log-file") } : {}),
+      version: IVOAI_VERSION,
+    });
+    for (const warning of render.warnings) ctx.out.note(`warning: ${warning}`);
+    const out = stringOption(ctx.options, "out");
+    const written: string[] = [];
+    if (out) {
+      await fs.mkdir(out, { recursive: true, mode: 0o755 });
+      for (const unit of render.units) {
+        const file = path.join(out, unit.name);
+        await writeFileAtomic(file, unit.content, { mode: 0o644 });
+        written.push(file);
+      }
+    }
+    if (apply) {
+      if (render.warnings.some((warning) => warning.includes("PrivateTmp"))) {
+        throw new IvoaiError(
+          "USAGE",
+          "refusing --apply: the unit could not see its files (see the warning above)",
+        );
+      }
+      const plan = planSystemdApply(render, serverPaths(root), logFile ? path.dirname(logFile) : undefined);
+      await applySystemdPlan(
+        plan,
+        realApplyDeps((text) => ctx.out.note(text)),
+      );
+    }
+    const result = {
+      ...render,
+      units: render.units.map((unit, i) => ({ ...unit, path: written[i] ?? null })),
+      applied: apply,
+    };
+    ctx.out.data(result, (r) =>
+      out || apply
+        ? [
+            ...written.map((file) => `wrote ${file}`),
+            ...(apply ? [`installed and started ${r.units.map((unit) => unit.name).join(", ")}`] : []),
+          ].join("\n")
+        : r.units.map((unit) => unit.content).join("\n"),
+    );
+    return 0;
+  },
+};
+
+export const serverSystemdGroup: GroupSpec = {
+  kind: "group",
+  name: "systemd",
+  summary: "Run the server as a hardened systemd service",
+  children: [renderCommand],
+};

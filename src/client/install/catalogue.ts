@@ -1,0 +1,116 @@
+// The install catalogue compiled into ivoai: the exact official agent packages `ivoai setup`/`update` install,
+// their npm integrity, bins and whether their lifecycle scripts may run. `latest` or a range is never a target.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { IvoaiError } from "../../shared/errors.js";
+
+export type AgentName = "codex" | "claude" | "opencode";
+export const AGENTS: readonly AgentName[] = ["codex", "claude", "opencode"];
+
+/** Test/dev seam only: a JSON catalogue that replaces the compiled one (tests install tiny packed fakes). */
+export const CATALOGUE_OVERRIDE_ENV = "IVOAI_INSTALL_CATALOGUE";
+
+const exactVersion = z
+  .string()
+  .regex(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/, "must be an exact version (never latest or a range)");
+
+export const catalogueEntrySchema = z.object({
+  agent: z.enum(["codex", "claude", "opencode"]),
+  package: z.string().regex(/^(@[a-z0-9-]+\/)?[a-z0-9][a-z0-9._-]*$/),
+  version: exactVersion,
+  /** npm's `dist.integrity` of exactly this version; checked against the lockfile after install. */
+  integrity: z.string().regex(/^sha512-[A-Za-z0-9+/]{86}==$/),
+  bins: z.array(z.string().regex(/^[a-z][a-z0-9-]*$/)).min(1),
+  /** Whether the package's own install scripts may run (npm `allowScripts`); its dependencies' never do. */
+  allow_scripts: z.boolean(),
+  /** Why the scripts are needed (or not): reviewed with the pin. */
+  scripts_note: z.string(),
+  /** Absolute path of a local tarball instead of the registry; only an override catalogue may set it. */
+  tarball: z.string().optional(),
+});
+
+/** The most one agent generation may occupy on disk (the three official CLIs take about 1.2 GB). */
+export const DEFAULT_MAX_INSTALL_BYTES = 3 * 1024 ** 3;
+
+export const catalogueSchema = z.object({
+  revision: z.number().int().positive(),
+  max_install_bytes: z.number().int().positive().default(DEFAULT_MAX_INSTALL_BYTES),
+  agents: z.array(catalogueEntrySchema),
+});
+
+export type CatalogueEntry = z.infer<typeof catalogueEntrySchema>;
+export type Catalogue = z.infer<typeof catalogueSchema>;
+
+/** Reviewed pins; the contract test compares each integrity with `npm view PKG@VER dist.integrity`. */
+export const COMPILED_CATALOGUE: Catalogue = {
+  revision: 1,
+  max_install_bytes: DEFAULT_MAX_INSTALL_BYTES,
+  agents: [
+    {
+      agent: "codex",
+      package: "@openai/codex",
+      version: "0.171.0",
+      integrity:
+        "sha512-1IOFzL2Xg86tLdw6kDo3GoKbkQENgQi7TI6rlEvN132R7ngSw7SNOIQoTcnKzSZZ8kf9N9GynCweSoaFbqk2Eg==",
+      bins: ["codex"],
+      allow_scripts: false,
+      scripts_note: "none: the native binary comes as an optional dependency (@openai/codex-<platform>)",
+    },
+    {
+      agent: "claude",
+      package: "@anthropic-ai/claude-code",
+      version: "2.1.332",
+      integrity:
+        "sha512-tvSh6bLvEbd97APD31AnojOrRC3AmcRj5R8sF8QIQitu3x2ucOb1kKmTkGDw41kjva+CGJfpkt+wYouk6yv56Q==",
+      bins: ["claude"],
+      allow_scripts: true,
+      scripts_note: "postinstall (install.cjs) copies the optional platform binary over bin/claude.exe",
+    },
+    {
+      agent: "opencode",
+      package: "opencode-ai",
+      version: "1.18.33",
+      integrity:
+        "sha512-58P1ffLRXiAY4QeoABqUjqf6DEzm1ihpovvn9Ad+oOLbLiwK/rf88wruT9IATJ7AtNjmi8iA7pC8tN4o5y799Q==",
+      bins: ["opencode"],
+      allow_scripts: true,
+      scripts_note: "postinstall (postinstall.mjs) links the optional platform binary to bin/opencode.exe",
+    },
+  ],
+};
+
+/** The compiled catalogue, or the JSON file named by IVOAI_INSTALL_CATALOGUE (test/dev seam). */
+export function loadCatalogue(env: NodeJS.ProcessEnv = process.env): Catalogue {
+  const file = env[CATALOGUE_OVERRIDE_ENV];
+  if (!file) return COMPILED_CATALOGUE;
+  if (!path.isAbsolute(file))
+    throw new IvoaiError("CONFIG_INVALID", `${CATALOGUE_OVERRIDE_ENV} must be an absolute path`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new IvoaiError("CONFIG_INVALID", `${CATALOGUE_OVERRIDE_ENV} ${file}: ${(error as Error).message}`);
+  }
+  const parsed = catalogueSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new IvoaiError("CONFIG_INVALID", `${file}: ${issue?.path.join(".")}: ${issue?.message}`);
+  }
+  for (const entry of parsed.data.agents) {
+    if (entry.tarball !== undefined && !path.isAbsolute(entry.tarball))
+      throw new IvoaiError("CONFIG_INVALID", `${file}: tarball of ${entry.agent} must be an absolute path`);
+  }
+  return parsed.data;
+}
+
+export function catalogueEntry(catalogue: Catalogue, agent: AgentName): CatalogueEntry {
+  const entry = catalogue.agents.find((item) => item.agent === agent);
+  if (!entry) throw new IvoaiError("NOT_FOUND", `the install catalogue has no entry for ${agent}`);
+  return entry;
+}
+
+/** What npm is asked for: the exact version, or the override's local tarball. */
+export function npmSpec(entry: Pick<CatalogueEntry, "version" | "tarball">): string {
+  return entry.tarball ? `file:${entry.tarball}` : entry.version;
+}

@@ -1,0 +1,27 @@
+// The install domain's door: the catalogue, the ownership manifest and the setup/update/rollback/uninstall steps.
+export {
+  AGENTS,
+  type AgentName,
+  CATALOGUE_OVERRIDE_ENV,
+  type Catalogue,
+  type CatalogueEntry,
+  COMPILED_CATALOGUE,
+  loadCatalogue,
+} from "./catalogue.js";
+export { managedBinDir } from "./generation.js";
+export {
+  type AgentHealth,
+  checkManagedAgents,
+  type LifecycleDeps,
+  probeUpdate,
+  type RollbackResult,
+  rollback,
+  type SetupResult,
+  setup,
+  type UninstallResult,
+  type UpdateProbe,
+  type UpdateResult,
+  uninstall,
+  update,
+} from "./lifecycle.js";
+export { type InstallManifest, readManifest } from "./manifest.js";

@@ -1,0 +1,383 @@
+// setup, update (probe, snapshot, migrate, promote, doctor, self-rollback), rollback and uninstall of the
+// managed agent CLIs and ivoai's own persisted data. The CLI file only parses flags and prints.
+import { execFile } from "node:child_process";
+import { existsSync, promises as fs } from "node:fs";
+import path from "node:path";
+import type { ClientPaths } from "../../config/client-paths.js";
+import { DATA_VERSION, type Migration, migrationPath, probeDataVersion } from "../../config/migrations.js";
+import { IvoaiError, isIvoaiError } from "../../shared/errors.js";
+import { createFileLock } from "../../shared/file-lock.js";
+import { type AgentName, type Catalogue, type CatalogueEntry, catalogueEntry } from "./catalogue.js";
+import {
+  findPreExisting,
+  installGeneration,
+  managedBinDir,
+  promoteGeneration,
+  pruneGenerations,
+} from "./generation.js";
+import {
+  type AgentRecord,
+  type InstallManifest,
+  type ManagedRecord,
+  managedAgents,
+  manifestFile,
+  readManifest,
+  writeManifest,
+} from "./manifest.js";
+import { createSnapshot, pruneSnapshots, restoreSnapshot } from "./snapshot.js";
+
+export interface LifecycleDeps {
+  paths: ClientPaths;
+  catalogue: Catalogue;
+  env: NodeJS.ProcessEnv;
+  progress: (text: string) => void;
+}
+
+const now = () => new Date().toISOString();
+
+const NOT_SET_UP = "nothing is installed yet: run 'ivoai setup' first";
+
+async function withInstallLock<T>(paths: ClientPaths, run: () => Promise<T>): Promise<T> {
+  await fs.mkdir(paths.stateDir, { recursive: true, mode: 0o700 });
+  const lock = createFileLock(path.join(paths.stateDir, "install.lock"), { timeoutMs: 2_000 });
+  try {
+    return await lock.withLock(run);
+  } catch (error) {
+    if ((error as { code?: string }).code === "LOCK_TIMEOUT")
+      throw new IvoaiError(
+        "LOCK_TIMEOUT",
+        "another ivoai setup/update/rollback is running; wait for it to finish",
+      );
+    throw error;
+  } finally {
+    lock.close();
+  }
+}
+
+function managedFrom(entry: CatalogueEntry): ManagedRecord {
+  return {
+    status: "managed",
+    package: entry.package,
+    version: entry.version,
+    integrity: entry.integrity,
+    bins: entry.bins,
+    allow_scripts: entry.allow_scripts,
+    ...(entry.tarball ? { tarball: entry.tarball } : {}),
+    installed_at: now(),
+  };
+}
+
+const binsOf = (agents: Record<string, AgentRecord>) =>
+  Object.values(agents).flatMap((record) => (record.status === "managed" ? record.bins : []));
+
+export interface SetupResult {
+  generation: string | null;
+  bin_dir: string;
+  manifest: string;
+  agents: { agent: string; status: "managed" | "pre_existing"; version: string | null; path: string }[];
+}
+
+/** Installs the requested agents that are not already on PATH; records the others as pre_existing. */
+export function setup(deps: LifecycleDeps, requested: readonly AgentName[]): Promise<SetupResult> {
+  const layout = { dataDir: deps.paths.dataDir, cacheDir: deps.paths.cacheDir };
+  return withInstallLock(deps.paths, async () => {
+    const previous = await readManifest(deps.paths.stateDir);
+    const agents: Record<string, AgentRecord> = { ...(previous?.agents ?? {}) };
+    const toInstall: AgentName[] = [];
+    for (const agent of requested) {
+      const entry = catalogueEntry(deps.catalogue, agent);
+      if (agents[agent]?.status === "managed") continue;
+      const found = (await Promise.all(entry.bins.map((bin) => findPreExisting(bin, layout, deps.env)))).find(
+        Boolean,
+      );
+      if (found) {
+        deps.progress(`${agent}: already installed at ${found}; leaving it alone (pre_existing)`);
+        agents[agent] = { status: "pre_existing", path: found, recorded_at: now() };
+      } else {
+        agents[agent] = managedFrom(entry);
+        toInstall.push(agent);
+      }
+    }
+    let generation = previous?.generation ?? null;
+    if (toInstall.length > 0) {
+      const packages = managedAgents({ agents }).map(([, record]) => record);
+      generation = await installGeneration({
+        layout,
+        packages,
+        env: deps.env,
+        progress: deps.progress,
+        maxBytes: deps.catalogue.max_install_bytes,
+      });
+      await promoteGeneration(layout, generation, binsOf(agents));
+      await pruneGenerations(layout, [generation]);
+    }
+    const manifest: InstallManifest = {
+      schema: 1,
+      catalogue_revision: deps.catalogue.revision,
+      generation,
+      data_version: previous?.data_version ?? (await probeDataVersion(deps.paths)),
+      agents,
+      // A new generation replaces the one a rollback would return to.
+      previous: toInstall.length > 0 ? null : (previous?.previous ?? null),
+      updated_at: now(),
+    };
+    await writeManifest(deps.paths.stateDir, manifest);
+    return {
+      generation,
+      bin_dir: managedBinDir(layout),
+      manifest: manifestFile(deps.paths.stateDir),
+      agents: requested.map((agent) => {
+        const record = agents[agent] as AgentRecord;
+        return record.status === "managed"
+          ? {
+              agent,
+              status: "managed",
+              version: record.version,
+              path: path.join(managedBinDir(layout), record.bins[0] ?? agent),
+            }
+          : { agent, status: "pre_existing", version: null, path: record.path };
+      }),
+    };
+  });
+}
+
+export interface UpdateProbe {
+  catalogue_revision: { installed: number; available: number };
+  agents: { agent: string; installed: string; available: string; change: "upgrade" | "downgrade" | "none" }[];
+  data: { version: number; target: number; migrations: { id: string; description: string }[] };
+  up_to_date: boolean;
+}
+
+/** What `ivoai update` would change, without changing anything. */
+export async function probeUpdate(
+  deps: LifecycleDeps,
+): Promise<{ probe: UpdateProbe; manifest: InstallManifest }> {
+  const manifest = await readManifest(deps.paths.stateDir);
+  if (!manifest) throw new IvoaiError("NOT_FOUND", NOT_SET_UP);
+  const agents = managedAgents(manifest).map(([agent, record]) => {
+    const entry = catalogueEntry(deps.catalogue, agent as AgentName);
+    const same = entry.version === record.version && entry.integrity === record.integrity;
+    const change = same
+      ? "none"
+      : compareVersions(entry.version, record.version) < 0
+        ? "downgrade"
+        : "upgrade";
+    return { agent, installed: record.version, available: entry.version, change } as const;
+  });
+  const version = await probeDataVersion(deps.paths);
+  const migrations = migrationPath(version, DATA_VERSION).map(({ id, description }) => ({ id, description }));
+  return {
+    manifest,
+    probe: {
+      catalogue_revision: { installed: manifest.catalogue_revision, available: deps.catalogue.revision },
+      agents,
+      data: { version, target: DATA_VERSION, migrations },
+      up_to_date: agents.every((row) => row.change === "none") && migrations.length === 0,
+    },
+  };
+}
+
+function compareVersions(a: string, b: string): number {
+  const parts = (v: string) => (v.split("-")[0] ?? "").split(".").map(Number);
+  const [x, y] = [parts(a), parts(b)];
+  for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  return a.localeCompare(b);
+}
+
+/** The files an update may change, snapshotted before it starts. */
+async function filesToSnapshot(paths: ClientPaths): Promise<string[]> {
+  const sessions = path.join(paths.stateDir, "sessions");
+  const records = await fs.readdir(sessions).catch(() => [] as string[]);
+  return [
+    paths.configFile,
+    paths.secretsFile,
+    manifestFile(paths.stateDir),
+    ...records.filter((name) => name.endsWith(".json")).map((name) => path.join(sessions, name)),
+  ];
+}
+
+export interface UpdateResult {
+  probe: UpdateProbe;
+  updated: boolean;
+  snapshot: string | null;
+  generation: string | null;
+  doctor: AgentHealth[];
+}
+
+export interface AgentHealth {
+  agent: string;
+  bin: string;
+  expected: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** Runs each managed agent's `--version` from ivoai's bin dir: it must start and report the pinned version. */
+export async function checkManagedAgents(
+  paths: ClientPaths,
+  manifest: InstallManifest,
+): Promise<AgentHealth[]> {
+  const binDir = managedBinDir({ dataDir: paths.dataDir, cacheDir: paths.cacheDir });
+  return Promise.all(
+    managedAgents(manifest).map(async ([agent, record]) => {
+      const bin = path.join(binDir, record.bins[0] ?? agent);
+      return new Promise<AgentHealth>((resolve) => {
+        execFile(
+          bin,
+          ["--version"],
+          { timeout: 15_000, env: { PATH: process.env.PATH ?? "" } },
+          (error, stdout) => {
+            const line = `${stdout}`.trim().split("\n")[0] ?? "";
+            const ok = !error && line.includes(record.version);
+            const detail = error ? `--version failed: ${error.message.split("\n")[0]}` : line;
+            resolve({ agent, bin, expected: record.version, ok, detail: detail.slice(0, 200) });
+          },
+        );
+      });
+    }),
+  );
+}
+
+/** `ivoai update`: explicit, all or nothing; on any failure the previous state comes back by itself. */
+export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
+  const layout = { dataDir: deps.paths.dataDir, cacheDir: deps.paths.cacheDir };
+  if (!(await readManifest(deps.paths.stateDir))) throw new IvoaiError("NOT_FOUND", NOT_SET_UP);
+  return withInstallLock(deps.paths, async () => {
+    const { probe, manifest } = await probeUpdate(deps);
+    if (probe.up_to_date)
+      return { probe, updated: false, snapshot: null, generation: manifest.generation, doctor: [] };
+    const snapshot = await createSnapshot(deps.paths.stateDir, await filesToSnapshot(deps.paths));
+    deps.progress(`snapshot ${snapshot} taken`);
+    const agents: Record<string, AgentRecord> = { ...manifest.agents };
+    for (const row of probe.agents)
+      if (row.change !== "none")
+        agents[row.agent] = managedFrom(catalogueEntry(deps.catalogue, row.agent as AgentName));
+    let generation = manifest.generation;
+    if (probe.agents.some((row) => row.change !== "none")) {
+      const packages = managedAgents({ agents }).map(([, record]) => record);
+      generation = await installGeneration({
+        layout,
+        packages,
+        env: deps.env,
+        progress: deps.progress,
+        maxBytes: deps.catalogue.max_install_bytes,
+      });
+    }
+    const applied: Migration[] = [];
+    const next: InstallManifest = {
+      ...manifest,
+      catalogue_revision: deps.catalogue.revision,
+      generation,
+      data_version: probe.data.target,
+      agents,
+      previous: { generation: manifest.generation, snapshot },
+      updated_at: now(),
+    };
+    try {
+      for (const step of migrationPath(probe.data.version, probe.data.target)) {
+        deps.progress(`migrating ${step.id}: ${step.description}`);
+        await step.up(deps.paths);
+        applied.push(step);
+      }
+      await promoteGeneration(layout, generation, binsOf(agents));
+      await writeManifest(deps.paths.stateDir, next);
+      deps.progress("checking the updated agents (doctor)");
+      const doctor = await checkManagedAgents(deps.paths, next);
+      const failed = doctor.filter((row) => !row.ok);
+      if (failed.length > 0)
+        throw new IvoaiError(
+          "INTERNAL",
+          `doctor after update: ${failed.map((row) => `${row.agent} ${row.expected}: ${row.detail}`).join("; ")}`,
+        );
+      await pruneGenerations(layout, [generation, manifest.generation]);
+      await pruneSnapshots(deps.paths.stateDir, 3, [snapshot]);
+      return { probe, updated: true, snapshot, generation, doctor };
+    } catch (error) {
+      deps.progress("update failed: rolling back");
+      for (const step of applied.reverse()) await step.down(deps.paths).catch(() => undefined);
+      try {
+        await restoreSnapshot(deps.paths.stateDir, snapshot);
+        await promoteGeneration(layout, manifest.generation, binsOf(manifest.agents));
+        if (generation !== manifest.generation) await pruneGenerations(layout, [manifest.generation]);
+      } catch (undo) {
+        throw new IvoaiError(
+          "STATE_CORRUPT",
+          `update failed (${(error as Error).message}) and so did its automatic rollback ` +
+            `(${(undo as Error).message}); the files before the update are in snapshot ${snapshot}`,
+          { cause: error },
+        );
+      }
+      throw new IvoaiError(
+        isIvoaiError(error) ? error.code : "INTERNAL",
+        `update failed and was rolled back (snapshot ${snapshot}): ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  });
+}
+
+export interface RollbackResult {
+  snapshot: string;
+  generation: string | null;
+  restored: string[];
+  agents: { agent: string; version: string }[];
+}
+
+/** `ivoai rollback`: the previous managed versions and the persisted files exactly as the last update found them. */
+export async function rollback(deps: LifecycleDeps): Promise<RollbackResult> {
+  const layout = { dataDir: deps.paths.dataDir, cacheDir: deps.paths.cacheDir };
+  if (!(await readManifest(deps.paths.stateDir))) throw new IvoaiError("NOT_FOUND", NOT_SET_UP);
+  return withInstallLock(deps.paths, async () => {
+    const manifest = await readManifest(deps.paths.stateDir);
+    if (!manifest?.previous)
+      throw new IvoaiError("NOT_FOUND", "nothing to roll back to: no update was applied since setup");
+    const { generation, snapshot } = manifest.previous;
+    if (
+      generation !== null &&
+      !(await fs.stat(path.join(layout.dataDir, "agents", generation)).catch(() => null))
+    )
+      throw new IvoaiError(
+        "STATE_CORRUPT",
+        `the previous agent generation ${generation} is gone: cannot roll back`,
+      );
+    const index = await restoreSnapshot(deps.paths.stateDir, snapshot);
+    const restored = (await readManifest(deps.paths.stateDir)) ?? { ...manifest, agents: {} };
+    await promoteGeneration(layout, generation, binsOf(restored.agents));
+    await writeManifest(deps.paths.stateDir, { ...restored, generation, previous: null, updated_at: now() });
+    await pruneGenerations(layout, [generation]);
+    return {
+      snapshot,
+      generation,
+      restored: index.files.map((file) => file.path),
+      agents: managedAgents(restored).map(([agent, record]) => ({ agent, version: record.version })),
+    };
+  });
+}
+
+export interface UninstallResult {
+  removed: string[];
+  kept: { path: string; why: string }[];
+  pre_existing: { agent: string; path: string }[];
+}
+
+/** Removes ivoai's data, state (with the install record) and cache; config and secrets only with `purge`. */
+export async function uninstall(paths: ClientPaths, purge: boolean): Promise<UninstallResult> {
+  const manifest = await readManifest(paths.stateDir).catch(() => undefined);
+  const preExisting = Object.entries(manifest?.agents ?? {}).flatMap(([agent, record]) =>
+    record.status === "pre_existing" ? [{ agent, path: record.path }] : [],
+  );
+  const targets = [paths.dataDir, paths.stateDir, paths.cacheDir, ...(purge ? [paths.configDir] : [])];
+  const removed: string[] = [];
+  for (const dir of targets) {
+    const stat = await fs.lstat(dir).catch(() => null);
+    if (!stat) continue;
+    await fs.rm(dir, { recursive: true, force: true });
+    removed.push(dir);
+  }
+  const candidates = [
+    { path: paths.configFile, why: "settings (remove with --purge)" },
+    { path: paths.secretsFile, why: "server credentials (remove with --purge)" },
+  ];
+  const kept = purge ? [] : candidates.filter((item) => existsSync(item.path));
+  return { removed, kept, pre_existing: preExisting };
+}

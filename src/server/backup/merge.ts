@@ -1,0 +1,107 @@
+// Restore into a store that already holds data: rows from the backup are added, nothing is deleted or replaced.
+// Each merge is one transaction, so a failure leaves the target as it was.
+import { openSqlite, type SqliteDatabase } from "../../shared/native-sqlite.js";
+import { openSqliteCatalogue } from "../context/catalogue.js";
+import { openMemoryStore } from "../memory/store.js";
+
+/** Opens a file with the store's own opener, so schema creation and migrations are the store's, then closes it. */
+export function prepareStore(kind: "catalogue" | "memory", file: string): void {
+  if (kind === "catalogue") openSqliteCatalogue(file).close();
+  else openMemoryStore(file).close();
+}
+
+function mergeWith(target: string, staged: string, steps: (db: SqliteDatabase) => Record<string, number>) {
+  const db = openSqlite(target, { fileMustExist: true, timeout: 10_000 });
+  try {
+    db.prepare("ATTACH DATABASE ? AS b").run(staged);
+    try {
+      return db.transaction(() => steps(db)).immediate();
+    } finally {
+      db.exec("DETACH DATABASE b");
+    }
+  } finally {
+    db.close();
+  }
+}
+
+const BUMP = "UPDATE main.meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation'";
+
+/**
+ * Catalogue: connectors by name, documents by id (and by connector + path) with all their chunks; a document
+ * the target already has keeps the target's version. New chunks get new sequence numbers, so the lexical index
+ * sees them as additions.
+ */
+export function mergeCatalogue(target: string, staged: string): Record<string, number> {
+  return mergeWith(target, staged, (db) => {
+    const connectors = db
+      .prepare(`INSERT OR IGNORE INTO main.connectors (name, type, path, created_at, last_ingest_at, allow_hardlinks)
+        SELECT name, type, path, created_at, last_ingest_at, allow_hardlinks FROM b.connectors`)
+      .run().changes;
+    db.exec(`CREATE TEMP TABLE restore_docs AS SELECT bd.key FROM b.documents bd WHERE NOT EXISTS
+      (SELECT 1 FROM main.documents d WHERE d.id = bd.id OR (d.connector = bd.connector AND d.rel_path = bd.rel_path))`);
+    const documents = db
+      .prepare(`INSERT INTO main.documents
+        (id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata)
+        SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata
+        FROM b.documents WHERE key IN (SELECT key FROM temp.restore_docs) ORDER BY key`)
+      .run().changes;
+    const chunks = db
+      .prepare(`INSERT INTO main.chunks (doc, id, idx, unit_start, text, terms)
+        SELECT d.key, c.id, c.idx, c.unit_start, c.text, c.terms FROM b.chunks c
+        JOIN b.documents bd ON bd.key = c.doc JOIN main.documents d ON d.id = bd.id
+        WHERE c.doc IN (SELECT key FROM temp.restore_docs) ORDER BY c.seq`)
+      .run().changes;
+    db.exec("DROP TABLE temp.restore_docs");
+    if (documents > 0) db.exec(BUMP);
+    return { connectors, documents, chunks };
+  });
+}
+
+/**
+ * Memory: a page the target lacks is added unless the target's history already has that version or a later one
+ * (a page deleted since stays deleted); versions, approvals (by id), episodes (by event id) and the added pages'
+ * graph edges are added where missing.
+ */
+export function mergeMemory(target: string, staged: string): Record<string, number> {
+  return mergeWith(target, staged, (db) => {
+    db.exec(`CREATE TEMP TABLE restore_pages AS SELECT bp.key FROM b.pages bp
+      WHERE NOT EXISTS (SELECT 1 FROM main.pages p WHERE p.scope = bp.scope AND p.path = bp.path)
+        AND NOT EXISTS (SELECT 1 FROM main.page_versions v
+          WHERE v.scope = bp.scope AND v.path = bp.path AND v.version >= bp.version)`);
+    const pages = db
+      .prepare(`INSERT INTO main.pages (scope, path, title, tags, relations, expires_at, body, version, author,
+          created_at, updated_at, terms, language, helpful, not_helpful, stale, wrong)
+        SELECT scope, path, title, tags, relations, expires_at, body, version, author, created_at, updated_at, terms,
+          language, helpful, not_helpful, stale, wrong
+        FROM b.pages WHERE key IN (SELECT key FROM temp.restore_pages) ORDER BY key`)
+      .run().changes;
+    const edges = db
+      .prepare(`INSERT OR IGNORE INTO main.edges (scope, from_path, type, to_path)
+        SELECT e.scope, e.from_path, e.type, e.to_path FROM b.edges e
+        JOIN b.pages bp ON bp.scope = e.scope AND bp.path = e.from_path
+        WHERE bp.key IN (SELECT key FROM temp.restore_pages)`)
+      .run().changes;
+    db.exec("DROP TABLE temp.restore_pages");
+    const versions = db
+      .prepare(`INSERT OR IGNORE INTO main.page_versions
+        (scope, path, version, title, body, tags, relations, expires_at, author, written_at, deleted)
+        SELECT scope, path, version, title, body, tags, relations, expires_at, author, written_at, deleted
+        FROM b.page_versions`)
+      .run().changes;
+    const approvals = db
+      .prepare(`INSERT OR IGNORE INTO main.approvals (id, created_at, expires_at, status, tool, action, scope, path,
+          requester, session_id, summary, diff, payload, base_version, decided_by, decided_at, reason)
+        SELECT id, created_at, expires_at, status, tool, action, scope, path, requester, session_id, summary, diff,
+          payload, base_version, decided_by, decided_at, reason FROM b.approvals`)
+      .run().changes;
+    const episodes = db
+      .prepare(`INSERT INTO main.episodes
+          (session_id, project, kind, recorded_at, valid_from, valid_to, data, credential_id, event_id)
+        SELECT session_id, project, kind, recorded_at, valid_from, valid_to, data, credential_id, event_id
+        FROM b.episodes be WHERE NOT EXISTS (SELECT 1 FROM main.episodes e WHERE e.event_id = be.event_id)
+        ORDER BY be.id`)
+      .run().changes;
+    if (pages > 0) db.exec(BUMP);
+    return { pages, versions, edges, approvals, episodes };
+  });
+}

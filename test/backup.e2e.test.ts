@@ -1,0 +1,524 @@
+// Backup and restore through the built binary: a round trip under a live server, consistency under concurrent
+// writes, and hostile backups refused with nothing written to the target.
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  addDocsConnector,
+  createCode,
+  enroll,
+  initRoot,
+  type RunningServer,
+  runIvoai,
+  startServer,
+  tempDir,
+} from "./helpers.js";
+
+type Envelope = { status: string; data: Record<string, unknown> };
+
+const DOCS: Record<string, string> = {
+  "queue.md": "# Billing queue\n\nThe axolotl queue carries billing events between services.\n",
+  "deploy.md": "# Deploying\n\nDeploys run through the pangolin pipeline every Tuesday.\n",
+  "oncall.md": "# On call\n\nThe on-call rotation pages through the quokka pager.\n",
+};
+
+async function writeDocs(dir: string): Promise<void> {
+  for (const [name, text] of Object.entries(DOCS)) await fs.writeFile(path.join(dir, name), text);
+}
+
+async function ok(args: string[]): Promise<string> {
+  const result = await runIvoai(args);
+  if (result.code !== 0) throw new Error(`ivoai ${args.join(" ")} failed (${result.code}): ${result.stderr}`);
+  return result.stdout;
+}
+
+/** Every row a user would miss after a restore, read straight from the memory store. */
+function memoryRows(root: string): Record<string, unknown[]> {
+  const db = new Database(path.join(root, "var/lib/ivoai/memory/memory.sqlite"), { readonly: true });
+  try {
+    return {
+      pages: db
+        .prepare(
+          "SELECT scope, path, title, body, version, author, created_at FROM pages ORDER BY scope, path",
+        )
+        .all(),
+      versions: db
+        .prepare(
+          "SELECT scope, path, version, body, deleted FROM page_versions ORDER BY scope, path, version",
+        )
+        .all(),
+      edges: db.prepare("SELECT * FROM edges ORDER BY scope, from_path, type, to_path").all(),
+      episodes: db
+        .prepare("SELECT event_id, session_id, kind, data, credential_id FROM episodes ORDER BY id")
+        .all(),
+      approvals: db
+        .prepare("SELECT id, status, path, base_version, decided_by FROM approvals ORDER BY id")
+        .all(),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** Every file under `dir` with its type, mode, size and content hash: "nothing written" means this is unchanged. */
+async function treeState(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (current: string) => {
+    for (const entry of await fs.readdir(current, { withFileTypes: true })) {
+      const full = path.join(current, entry.name);
+      const stat = await fs.lstat(full);
+      const rel = path.relative(dir, full);
+      if (entry.isDirectory()) {
+        out[rel] = `dir ${stat.mode.toString(8)}`;
+        await walk(full);
+      } else {
+        const hash = entry.isFile()
+          ? createHash("sha256")
+              .update(await fs.readFile(full))
+              .digest("hex")
+          : "";
+        out[rel] = `${stat.mode.toString(8)} ${stat.size} ${hash}`;
+      }
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+describe("server backup and restore", () => {
+  let root: string;
+  let cleanup: () => Promise<void>;
+  let server: RunningServer | undefined;
+
+  beforeAll(async () => {
+    ({ dir: root, cleanup } = await tempDir());
+    const docs = path.join(root, "docs");
+    await fs.mkdir(docs);
+    await writeDocs(docs);
+    await initRoot(root);
+    await addDocsConnector(root, docs);
+    await ok(["server", "ingest", "--root", root]);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await cleanup();
+  });
+
+  it("round-trips documents, pages with history, approvals and episodes through a backup taken while serving", async () => {
+    server = await startServer(root);
+    const { code } = await createCode(root);
+    const token = ((await (await enroll(server.url, code)).json()) as { credential: string }).credential;
+    const agent = new Client({ name: "ivoai-test", version: "1" });
+    await agent.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/v1/memory/mcp`), {
+        requestInit: {
+          headers: {
+            authorization: `Bearer ${token}`,
+            "x-ivoai-session-id": "s1",
+            "x-ivoai-project": "git:acme/api",
+          },
+        },
+      }),
+    );
+    const write = async (page: string, body: string) =>
+      (
+        (await agent.callTool({ name: "memory_write_page", arguments: { path: page, body } }))
+          .structuredContent as Envelope
+      ).data.approval_id as string;
+    for (const body of [
+      "# Queue\n\nWe use axolotl. See [[ops/pager]].",
+      "# Queue\n\nWe use axolotl v2. See [[ops/pager]].",
+    ]) {
+      await ok(["server", "approvals", "approve", await write("decisions/queue", body), "--root", root]);
+    }
+    await ok([
+      "server",
+      "approvals",
+      "reject",
+      await write("decisions/queue", "# Queue\n\nrejected"),
+      "--root",
+      root,
+    ]);
+    await write("decisions/pending", "# Pending\n\nstill waiting");
+    const hook = await fetch(`${server.url}/v1/memory`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        session_id: "s1",
+        project: "git:acme/api",
+        event: "prompt_submitted",
+        data: { n: 1 },
+      }),
+    });
+    expect(hook.status).toBe(202);
+    await agent.close();
+
+    const searches = async () =>
+      Promise.all(
+        ["axolotl queue", "pangolin", "quokka pager"].map((q) =>
+          ok(["server", "search", q, "--json", "--root", root]),
+        ),
+      );
+    const approvals = () => ok(["server", "approvals", "list", "--status", "all", "--json", "--root", root]);
+    const beforeSearch = await searches();
+    expect(JSON.parse(beforeSearch[0] ?? "{}").results).toHaveLength(1);
+    const beforeApprovals = await approvals();
+    const beforeMemory = memoryRows(root);
+    expect(beforeMemory.versions).toHaveLength(2);
+    expect(beforeMemory.episodes).toHaveLength(1);
+
+    // Taken while the server runs (SQLite's online backup, not a file copy), kept outside the data that is lost.
+    const offsite = path.join(root, "offsite");
+    const created = JSON.parse(
+      await ok(["server", "backup", "create", "--out", offsite, "--json", "--root", root]),
+    ) as {
+      path: string;
+      entries: { path: string }[];
+    };
+    expect(created.entries.map((entry) => entry.path).sort()).toEqual([
+      "catalogue.sqlite",
+      "index-rebuild.json",
+      "memory.sqlite",
+      "server.toml",
+    ]);
+    expect((await fs.stat(offsite)).mode & 0o777).toBe(0o700);
+    expect((await fs.stat(created.path)).mode & 0o777).toBe(0o700);
+    for (const name of await fs.readdir(created.path)) {
+      expect((await fs.stat(path.join(created.path, name))).mode & 0o777).toBe(0o600);
+    }
+    const verified = await runIvoai(["server", "backup", "verify", created.path, "--json"]);
+    expect(verified.code).toBe(0);
+    const listed = JSON.parse(await ok(["server", "backup", "list", "--out", offsite, "--json"])) as {
+      backups: { path: string; valid: boolean; format_version: number }[];
+    };
+    expect(listed.backups).toMatchObject([{ path: created.path, valid: true, format_version: 1 }]);
+
+    // Restoring under the live server is refused, and the HTTP surface has no restore route.
+    const live = await runIvoai(["server", "restore", created.path, "--root", root]);
+    expect(live.code).toBe(1);
+    expect(live.stderr).toMatch(/stop the server/);
+    for (const route of ["/v1/restore", "/v1/admin/restore", "/v1/backup"]) {
+      const response = await fetch(`${server.url}${route}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(response.status).toBe(404);
+    }
+    await server.stop();
+    server = undefined;
+
+    await fs.rm(path.join(root, "var/lib/ivoai"), { recursive: true });
+    const restored = await runIvoai(["server", "restore", created.path, "--root", root, "--json"]);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(JSON.parse(restored.stdout).restored.map((row: { action: string }) => row.action)).toEqual([
+      "written",
+      "created",
+      "created",
+    ]);
+    await ok(["server", "init", "--root", root]);
+    server = await startServer(root);
+    expect((await fetch(`${server.url}/ready`)).status).toBe(200);
+    expect(await searches()).toEqual(beforeSearch);
+    expect(await approvals()).toEqual(beforeApprovals);
+    expect(memoryRows(root)).toEqual(beforeMemory);
+    await server.stop();
+    server = undefined;
+
+    // Restoring again into the populated tree merges: nothing is duplicated, nothing deleted.
+    const again = JSON.parse(await ok(["server", "restore", created.path, "--root", root, "--json"]));
+    expect(again.restored[2]).toMatchObject({
+      action: "merged",
+      added: { pages: 0, versions: 0, episodes: 0 },
+    });
+    expect(memoryRows(root)).toEqual(beforeMemory);
+  });
+
+  it("keeps rows the target has that the backup lacks", async () => {
+    const { dir: other, cleanup: done } = await tempDir();
+    try {
+      await initRoot(other);
+      const docs = path.join(other, "docs");
+      await fs.mkdir(docs);
+      await fs.writeFile(
+        path.join(docs, "local.md"),
+        "# Local\n\nOnly the target knows the wombat runbook.\n",
+      );
+      await addDocsConnector(other, docs);
+      await ok(["server", "ingest", "--root", other]);
+      const backup = JSON.parse(await ok(["server", "backup", "create", "--json", "--root", root])) as {
+        path: string;
+      };
+      await ok(["server", "restore", backup.path, "--root", other]);
+      const hits = (q: string) =>
+        ok(["server", "search", q, "--json", "--root", other]).then((text) => JSON.parse(text).results);
+      expect(await hits("wombat runbook")).toHaveLength(1);
+      expect(await hits("pangolin")).toHaveLength(1);
+    } finally {
+      await done();
+    }
+  });
+
+  it("takes consistent backups while another process writes", async () => {
+    const store = path.join(root, "var/lib/ivoai/memory/memory.sqlite");
+    // A writer in its own process: each transaction adds a page, its version row and bumps the generation.
+    const writer: ChildProcess = spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import Database from "better-sqlite3";
+         const db = new Database(${JSON.stringify(store)}, { timeout: 10000 });
+         db.pragma("journal_mode = WAL");
+         const page = db.prepare("INSERT INTO pages (scope, path, title, tags, relations, body, version, author, created_at, updated_at, terms, language) VALUES ('load', ?, 't', '[]', '{}', ?, 1, 'w', 'x', 'x', 'load', 'en')");
+         const version = db.prepare("INSERT INTO page_versions (scope, path, version, title, body, tags, relations, author, written_at) VALUES ('load', ?, 1, 't', ?, '[]', '{}', 'w', 'x')");
+         const bump = db.prepare("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'load'");
+         db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('load', '0')").run();
+         const one = db.transaction((i) => { const body = "x".repeat(2000) + i; page.run("p" + i, body); version.run("p" + i, body); bump.run(); });
+         for (let i = 0; ; i++) { one(i); if (i === 200) console.log("ready"); }`,
+      ],
+      { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] },
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        createInterface({ input: writer.stdout as NodeJS.ReadableStream }).once("line", () => resolve());
+        writer.once("exit", (status) => reject(new Error(`writer exited ${status}`)));
+      });
+      for (let round = 0; round < 3; round++) {
+        const backup = JSON.parse(await ok(["server", "backup", "create", "--json", "--root", root])) as {
+          path: string;
+        };
+        expect((await runIvoai(["server", "backup", "verify", backup.path])).code).toBe(0);
+        const db = new Database(path.join(backup.path, "memory.sqlite"), { readonly: true });
+        const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+        const pages = count("SELECT COUNT(*) AS n FROM pages WHERE scope = 'load'");
+        expect(pages).toBeGreaterThan(200);
+        expect(count("SELECT COUNT(*) AS n FROM page_versions WHERE scope = 'load'")).toBe(pages);
+        expect(count("SELECT CAST(value AS INTEGER) AS n FROM meta WHERE key = 'load'")).toBe(pages);
+        db.close();
+      }
+    } finally {
+      writer.kill("SIGKILL");
+    }
+  });
+});
+
+describe("hostile backups", () => {
+  let work: string;
+  let cleanup: () => Promise<void>;
+  let good: string;
+  let target: string;
+
+  beforeAll(async () => {
+    ({ dir: work, cleanup } = await tempDir());
+    const source = path.join(work, "source");
+    const docs = path.join(work, "docs");
+    await fs.mkdir(docs);
+    await writeDocs(docs);
+    await initRoot(source);
+    await addDocsConnector(source, docs);
+    await ok(["server", "ingest", "--root", source]);
+    good = (
+      JSON.parse(await ok(["server", "backup", "create", "--json", "--root", source])) as { path: string }
+    ).path;
+    // The target has data of its own, which a refused restore must leave exactly as it was.
+    target = path.join(work, "target");
+    await initRoot(target);
+    await addDocsConnector(target, docs);
+  });
+  afterAll(async () => cleanup());
+
+  let serial = 0;
+  /** A copy of the good backup, changed by `mutate`; its manifest is rewritten by `edit`. */
+  async function hostile(
+    mutate: (dir: string) => Promise<void>,
+    edit?: (manifest: {
+      format_version: number;
+      stores: Record<string, { schema: number }>;
+      entries: Record<string, unknown>[];
+    }) => void,
+  ): Promise<string> {
+    serial += 1;
+    const dir = path.join(work, `hostile-${serial}`);
+    await fs.cp(good, dir, { recursive: true });
+    await mutate(dir);
+    if (edit) {
+      const file = path.join(dir, "manifest.json");
+      const manifest = JSON.parse(await fs.readFile(file, "utf8"));
+      edit(manifest);
+      await fs.writeFile(file, JSON.stringify(manifest));
+    }
+    return dir;
+  }
+  const sha = (data: Buffer | string) => createHash("sha256").update(data).digest("hex");
+  const entry = (m: { entries: Record<string, unknown>[] }, name: string) =>
+    m.entries.find((e) => e.path === name) as Record<string, unknown>;
+  const noop = async () => {};
+
+  const cases: [string, () => Promise<string>, RegExp][] = [
+    [
+      "a path traversal entry",
+      () =>
+        hostile(noop, (m) => {
+          entry(m, "server.toml").path = "../server.toml";
+        }),
+      /leaves the backup directory/,
+    ],
+    [
+      "an absolute path entry",
+      () =>
+        hostile(noop, (m) => {
+          entry(m, "server.toml").path = "/etc/ivoai/server.toml";
+        }),
+      /is absolute/,
+    ],
+    [
+      "a symlinked entry",
+      () =>
+        hostile(async (dir) => {
+          const outside = path.join(work, `outside-${serial}.sqlite`);
+          await fs.rename(path.join(dir, "catalogue.sqlite"), outside);
+          await fs.symlink(outside, path.join(dir, "catalogue.sqlite"));
+        }),
+      /symbolic link/,
+    ],
+    [
+      "an entry bigger than the manifest says",
+      () =>
+        hostile(
+          (dir) => fs.appendFile(path.join(dir, "server.toml"), "#".repeat(10_000)),
+          (m) => {
+            entry(m, "server.toml").size = 10;
+          },
+        ),
+      /is \d+ bytes, the manifest says 10/,
+    ],
+    [
+      "an entry over its size bound",
+      async () => {
+        const big = `${"#".repeat(2 * 1024 * 1024)}\n`;
+        return hostile(
+          (dir) => fs.writeFile(path.join(dir, "server.toml"), big),
+          (m) => {
+            Object.assign(entry(m, "server.toml"), { size: Buffer.byteLength(big), sha256: sha(big) });
+          },
+        );
+      },
+      /over its bound/,
+    ],
+    [
+      "a wrong format version",
+      () =>
+        hostile(noop, (m) => {
+          m.format_version = 2;
+        }),
+      /format version 2 is not supported/,
+    ],
+    [
+      "a store schema newer than this ivoai",
+      () =>
+        hostile(noop, (m) => {
+          (m.stores.catalogue as { schema: number }).schema = 99;
+        }),
+      /schema 99, newer than this ivoai/,
+    ],
+    [
+      "a hash mismatch",
+      () =>
+        hostile(async (dir) => {
+          const file = path.join(dir, "catalogue.sqlite");
+          const data = await fs.readFile(file);
+          data[data.length - 1] = (data[data.length - 1] ?? 0) ^ 0xff;
+          await fs.writeFile(file, data);
+        }),
+      /does not match its SHA-256/,
+    ],
+    [
+      "a store that is not a sound SQLite database (hash and size made to match)",
+      async () => {
+        const junk = Buffer.alloc(8192, 0x5a);
+        return hostile(
+          (dir) => fs.writeFile(path.join(dir, "catalogue.sqlite"), junk),
+          (m) => {
+            Object.assign(entry(m, "catalogue.sqlite"), { size: junk.length, sha256: sha(junk) });
+          },
+        );
+      },
+      /fails integrity_check/,
+    ],
+    [
+      "a secrets entry",
+      () =>
+        hostile(
+          (dir) =>
+            fs
+              .mkdir(path.join(dir, "secrets"))
+              .then(() => fs.writeFile(path.join(dir, "secrets/key.pem"), "k")),
+          (m) => {
+            m.entries.push({ path: "secrets/key.pem", kind: "config", size: 1, sha256: sha("k") });
+          },
+        ),
+      /never restores secrets/,
+    ],
+    [
+      "an OAuth store entry",
+      () =>
+        hostile(noop, (m) => {
+          m.entries.push({ path: "oauth.sqlite", kind: "memory", size: 0, sha256: sha("") });
+        }),
+      /never restores secrets/,
+    ],
+  ];
+
+  it.each(cases)("refuses %s and writes nothing", async (_name, make, message) => {
+    const dir = await make();
+    const before = await treeState(target);
+    const result = await runIvoai(["server", "restore", dir, "--root", target]);
+    expect(result.stderr).toMatch(message);
+    expect(result.code).toBe(1);
+    expect(await treeState(target)).toEqual(before);
+    // verify reports the same problem.
+    const verify = await runIvoai(["server", "backup", "verify", dir]);
+    expect(verify.code).toBe(1);
+    expect(verify.stderr).toMatch(message);
+  });
+
+  it("refuses to back up a store that is a symbolic link, and leaves no partial backup", async () => {
+    const linked = path.join(work, "linked");
+    await initRoot(linked);
+    const catalogue = path.join(linked, "var/lib/ivoai/context/catalogue.sqlite");
+    await fs.symlink(path.join(good, "catalogue.sqlite"), catalogue);
+    const result = await runIvoai(["server", "backup", "create", "--root", linked]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/catalogue.sqlite: it is a symbolic link/);
+    expect(await fs.readdir(path.join(linked, "var/lib/ivoai/backups"))).toEqual([]);
+  });
+
+  it("refuses a relative path, and a root whose pid file names a live process", async () => {
+    const relative = await runIvoai([
+      "server",
+      "restore",
+      path.relative(process.cwd(), good),
+      "--root",
+      target,
+    ]);
+    expect(relative.code).toBe(2);
+    expect(relative.stderr).toMatch(/must be absolute/);
+    const pidFile = path.join(target, "run/ivoai/server.pid");
+    await fs.writeFile(pidFile, `${process.pid}\n`);
+    try {
+      const before = await treeState(target);
+      const running = await runIvoai(["server", "restore", good, "--root", target]);
+      expect(running.code).toBe(1);
+      expect(running.stderr).toMatch(new RegExp(`running \\(pid ${process.pid}`));
+      expect(await treeState(target)).toEqual(before);
+    } finally {
+      await fs.rm(pidFile);
+    }
+  });
+});
