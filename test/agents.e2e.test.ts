@@ -126,14 +126,18 @@ describe("agent launchers", () => {
     expect(capability).toMatch(/^ivoai_cap_/);
     expect(seen.argv.join(" ")).not.toContain(capability);
     expect(JSON.stringify(seen)).not.toMatch(/ivoai_cred_/);
-    const sessions = JSON.parse((await ivoai(["session", "list", "--json"])).stdout) as {
-      id: string;
-      agent: string;
-      status: string;
-      exit_code: number;
-      knowledge_sources: string[];
-      compression: { effective: string; reason: string };
-    }[];
+    const sessions = (
+      JSON.parse((await ivoai(["session", "list", "--json"])).stdout) as {
+        sessions: {
+          id: string;
+          agent: string;
+          status: string;
+          exit_code: number;
+          knowledge_sources: string[];
+          compression: { effective: string; reason: string };
+        }[];
+      }
+    ).sessions;
     expect(sessions[0]).toMatchObject({
       agent: "codex",
       status: "exited",
@@ -299,12 +303,16 @@ describe("agent launchers", () => {
       };
       await Promise.all([worker(), worker(), worker(), worker()]);
       expect(statuses).toEqual(Array(100).fill(5));
-      const sessions = JSON.parse((await ivoai(["session", "list", "--json"], extra)).stdout) as {
-        status: string;
-        exit_code: number | null;
-        live: boolean;
-        knowledge_sources: string[];
-      }[];
+      const sessions = (
+        JSON.parse((await ivoai(["session", "list", "--json"], extra)).stdout) as {
+          sessions: {
+            status: string;
+            exit_code: number | null;
+            live: boolean;
+            knowledge_sources: string[];
+          }[];
+        }
+      ).sessions;
       expect(sessions).toHaveLength(100);
       for (const session of sessions) {
         expect(session).toMatchObject({ status: "exited", exit_code: 5, live: false });
@@ -367,9 +375,13 @@ describe("agent launchers", () => {
     const direct = await ivoai(["codex", "--compression", "headroom"], bare);
     expect(direct.code).toBe(0);
     expect((await record()).argv).toEqual([]);
-    const sessions = JSON.parse((await ivoai(["session", "list", "--json"], bare)).stdout) as {
-      compression: { requested: string; effective: string; reason: string };
-    }[];
+    const sessions = (
+      JSON.parse((await ivoai(["session", "list", "--json"], bare)).stdout) as {
+        sessions: {
+          compression: { requested: string; effective: string; reason: string };
+        }[];
+      }
+    ).sessions;
     expect(sessions[0]?.compression).toMatchObject({ requested: "headroom", effective: "direct" });
     expect(sessions[0]?.compression.reason).toMatch(/headroom preflight failed/);
   });

@@ -167,7 +167,7 @@ describe("server backup and restore", () => {
       );
     const approvals = () => ok(["server", "approvals", "list", "--status", "all", "--json", "--root", root]);
     const beforeSearch = await searches();
-    expect(JSON.parse(beforeSearch[0] ?? "[]")).toHaveLength(1);
+    expect(JSON.parse(beforeSearch[0] ?? "{}").results).toHaveLength(1);
     const beforeApprovals = await approvals();
     const beforeMemory = memoryRows(root);
     expect(beforeMemory.versions).toHaveLength(2);
@@ -256,7 +256,7 @@ describe("server backup and restore", () => {
       };
       await ok(["server", "restore", backup.path, "--root", other]);
       const hits = (q: string) =>
-        ok(["server", "search", q, "--json", "--root", other]).then((text) => JSON.parse(text));
+        ok(["server", "search", q, "--json", "--root", other]).then((text) => JSON.parse(text).results);
       expect(await hits("wombat runbook")).toHaveLength(1);
       expect(await hits("pangolin")).toHaveLength(1);
     } finally {

@@ -86,7 +86,7 @@ describe("CLI output", () => {
     const result = await runThroughSlowPipe(["server", "audit", "--root", root, "--json"]);
     expect(result.code).toBe(0);
     expect(result.stdout.length).toBeGreaterThan(3 * (1 << 20));
-    const events = JSON.parse(result.stdout) as { detail: { note?: string } }[];
+    const { events } = JSON.parse(result.stdout) as { events: { detail: { note?: string } }[] };
     expect(events.filter((event) => event.detail.note?.length === 1 << 20)).toHaveLength(3);
   });
 
@@ -147,7 +147,7 @@ describe("CLI output", () => {
     expect(list.stdout).not.toMatch(TERMINAL_ACTIVE);
     expect(list.stdout).toContain("laptop\\x1b[1A\\x1b[2Kadmin\\u202e");
     const json = await runIvoai(["server", "clients", "list", "--root", root, "--json"]);
-    const clients = JSON.parse(json.stdout) as { name: string }[];
+    const { clients } = JSON.parse(json.stdout) as { clients: { name: string }[] };
     expect(clients.map((client) => client.name)).toContain(SPOOF_CLIENT);
   });
 
@@ -164,7 +164,7 @@ describe("CLI output", () => {
     expect(text.stdout).toContain("docs:evil\\x1b[2K\\u202egnp.md");
     const json = await runIvoai(["server", "search", "quetzal", "--root", root, "--json"]);
     expect(json.stdout).not.toMatch(TERMINAL_ACTIVE);
-    const hits = JSON.parse(json.stdout) as { path: string; title: string }[];
+    const hits = (JSON.parse(json.stdout) as { results: { path: string; title: string }[] }).results;
     expect(hits.map((hit) => [hit.path, hit.title])).toEqual([[name, "Title\x1b[1A\u2067 here"]]);
   });
 });

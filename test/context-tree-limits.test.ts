@@ -122,9 +122,11 @@ describe("context ingestion of hostile trees", () => {
     const list = JSON.parse(
       (await runIvoai(["server", "connector", "list", "--root", root, "--json"])).stdout,
     );
-    expect(list).toMatchObject([
-      { name: "linked", allow_hardlinks: true },
-      { name: "plain", allow_hardlinks: false },
-    ]);
+    expect(list).toMatchObject({
+      connectors: [
+        { name: "linked", allow_hardlinks: true },
+        { name: "plain", allow_hardlinks: false },
+      ],
+    });
   });
 });

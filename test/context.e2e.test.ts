@@ -61,7 +61,11 @@ describe("context service end to end", () => {
     await addDocsConnector(root, docs);
     const ingest = await runIvoai(["server", "ingest", "--root", root, "--json"]);
     expect(ingest.code).toBe(0);
-    expect(JSON.parse(ingest.stdout)[0]).toMatchObject({ connector: "docs", added: 3, complete: true });
+    expect(JSON.parse(ingest.stdout).summaries[0]).toMatchObject({
+      connector: "docs",
+      added: 3,
+      complete: true,
+    });
     server = await startServer(root);
     client = await mcpClient(server.url, await credentialFor(server, root));
   });
@@ -186,8 +190,10 @@ describe("context service end to end", () => {
       arguments: { query: "IGNORE PREVIOUS INSTRUCTIONS" },
     });
     expect((gone.structuredContent as Envelope).data.count).toBe(0);
-    const search = await runIvoai(["server", "search", "wombat", "--root", root, "--json"]);
-    expect(JSON.parse(search.stdout)[0]).toMatchObject({ path: "runbooks/rollback.md" });
+    const search = await runIvoai(["server", "search", "wombat stage", "--root", root, "--json"]);
+    expect(JSON.parse(search.stdout).results[0]).toMatchObject({ path: "runbooks/rollback.md" });
+    // The operator's search prints exactly what an agent's context_search answers.
+    expect(JSON.parse(search.stdout)).toEqual((wombat.structuredContent as Envelope).data);
     const admin = await fetch(`${server.url}/v1/admin/connectors`, {
       headers: { authorization: `Bearer ${await credentialFor(server, root)}` },
     });

@@ -82,16 +82,15 @@ describe("enrollment state under concurrency", () => {
     ]);
     expect(exchanged.map((response) => response.status)).toEqual(Array(8).fill(201));
 
-    const list = JSON.parse(
-      (await runIvoai(["server", "enrollment", "list", "--root", root, "--json"])).stdout,
-    ) as {
-      id: string;
-      status: string;
-    }[];
+    const list = (
+      JSON.parse((await runIvoai(["server", "enrollment", "list", "--root", root, "--json"])).stdout) as {
+        enrollments: { id: string; status: string }[];
+      }
+    ).enrollments;
     const statusOf = new Map(list.map((entry) => [entry.id, entry.status]));
     for (const entry of existing) expect(statusOf.get(entry.id)).toBe("consumed");
     for (const entry of created) expect(statusOf.get(entry.id)).toBe("pending");
-    const clients = JSON.parse(
+    const { clients } = JSON.parse(
       (await runIvoai(["server", "clients", "list", "--root", root, "--json"])).stdout,
     );
     expect(clients).toHaveLength(8);

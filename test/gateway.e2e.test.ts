@@ -89,7 +89,9 @@ describe("gateway end to end", () => {
     expect((await stat(path.join(root, "var/lib/ivoai/enrollment/state.json"))).mode & 0o777).toBe(0o600);
 
     const list = await runIvoai(["server", "enrollment", "list", "--root", root, "--json"]);
-    const codes = JSON.parse(list.stdout) as { id: string; status: string; consumed_by: string }[];
+    const codes = (
+      JSON.parse(list.stdout) as { enrollments: { id: string; status: string; consumed_by: string }[] }
+    ).enrollments;
     expect(codes.find((entry) => entry.id === id)).toMatchObject({
       status: "consumed",
       consumed_by: body.client_id,
@@ -110,9 +112,11 @@ describe("gateway end to end", () => {
     secrets.push(consumed.code, revoked.code, expired.code);
     expect((await enroll(server.url, consumed.code)).status).toBe(201);
     expect((await runIvoai(["server", "enrollment", "revoke", revoked.id, "--root", root])).code).toBe(0);
-    const expiry = JSON.parse(
-      (await runIvoai(["server", "enrollment", "list", "--root", root, "--json"])).stdout,
-    ) as { id: string; expires_at: string }[];
+    const expiry = (
+      JSON.parse((await runIvoai(["server", "enrollment", "list", "--root", root, "--json"])).stdout) as {
+        enrollments: { id: string; expires_at: string }[];
+      }
+    ).enrollments;
     const expiresAt = Date.parse(expiry.find((entry) => entry.id === expired.id)?.expires_at ?? "");
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now() + 50)));
 

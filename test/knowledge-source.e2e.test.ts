@@ -147,10 +147,14 @@ describe("--knowledge-source by purpose or redundancy group", () => {
     );
     expect(session.stderr).toBe("");
     expect(session.code).toBe(3);
-    const sessions = JSON.parse((await ivoai(["session", "list", "--json"])).stdout) as {
-      agent: string;
-      knowledge_sources: string[];
-    }[];
+    const sessions = (
+      JSON.parse((await ivoai(["session", "list", "--json"])).stdout) as {
+        sessions: {
+          agent: string;
+          knowledge_sources: string[];
+        }[];
+      }
+    ).sessions;
     expect(sessions.map((entry) => [entry.agent, [...entry.knowledge_sources].sort()])).toEqual([
       ["claude", ["mindsite-1", "mindsite-2"]],
       ["codex", ["mindsite-1", "mindsite-2"]],

@@ -97,12 +97,14 @@ describe("gateway MCP endpoints", () => {
     expect(audit.code).toBe(0);
     const events = (
       JSON.parse(audit.stdout) as {
-        tool: string;
-        status: string;
-        session_id: string | null;
-        detail?: { rejected?: string };
-      }[]
-    ).filter((event) => event.session_id === "sess-r");
+        events: {
+          tool: string;
+          status: string;
+          session_id: string | null;
+          detail?: { rejected?: string };
+        }[];
+      }
+    ).events.filter((event) => event.session_id === "sess-r");
     expect(events.map((event) => [event.tool, event.status, event.detail?.rejected])).toEqual([
       ["context_nonexistent", "REJECTED", "unknown_tool"],
       ["context_search", "REJECTED", "invalid_arguments"],

@@ -204,14 +204,16 @@ describe("memory end to end", () => {
   it("records every tool call with its telemetry in the audit log", async () => {
     const result = await runIvoai(["server", "audit", "--root", root, "--json", "--kind", "tool_call"]);
     expect(result.code).toBe(0);
-    const events = JSON.parse(result.stdout) as {
-      tool: string;
-      status: string;
-      tier: string;
-      session_id: string;
-      guardrail_checked: boolean;
-      latency_ms: number;
-    }[];
+    const { events } = JSON.parse(result.stdout) as {
+      events: {
+        tool: string;
+        status: string;
+        tier: string;
+        session_id: string;
+        guardrail_checked: boolean;
+        latency_ms: number;
+      }[];
+    };
     const write = events.find((event) => event.tool === "memory_write_page");
     expect(write).toMatchObject({
       status: "PENDING_HUMAN_APPROVAL",
@@ -222,7 +224,7 @@ describe("memory end to end", () => {
     expect(events.some((event) => event.tool === "memory_query" && event.status === "SUCCESS")).toBe(true);
     const decisions = JSON.parse(
       (await runIvoai(["server", "audit", "--root", root, "--json", "--kind", "approval_decision"])).stdout,
-    );
+    ).events;
     expect(decisions.length).toBeGreaterThanOrEqual(2);
   });
 });

@@ -117,10 +117,11 @@ describe("multi-server knowledge (seed 001)", () => {
   });
 
   it("lists, shows, tests and doctors the connections without ever showing a credential", async () => {
-    const list = JSON.parse((await ivoai(["connect", "server", "list", "--json"])).stdout) as {
-      alias: string;
-      purpose: string;
-    }[];
+    const list = (
+      JSON.parse((await ivoai(["connect", "server", "list", "--json"])).stdout) as {
+        servers: { alias: string; purpose: string }[];
+      }
+    ).servers;
     expect(list.map((entry) => [entry.alias, entry.purpose])).toEqual([
       ["acme-1", "acme"],
       ["acme-2", "acme"],
@@ -437,13 +438,17 @@ describe("multi-server knowledge (seed 001)", () => {
 
   it("disconnects one server, then all", async () => {
     expect((await ivoai(["disconnect", "server", "mindsite"])).code).toBe(0);
-    const left = JSON.parse((await ivoai(["connect", "server", "list", "--json"])).stdout) as {
-      alias: string;
-    }[];
+    const left = (
+      JSON.parse((await ivoai(["connect", "server", "list", "--json"])).stdout) as {
+        servers: { alias: string }[];
+      }
+    ).servers;
     expect(left.map((entry) => entry.alias)).not.toContain("mindsite");
     expect(left.map((entry) => entry.alias)).toContain("acme-2");
     expect((await ivoai(["disconnect", "server", "--all"])).code).toBe(0);
-    expect(JSON.parse((await ivoai(["connect", "server", "list", "--json"])).stdout)).toEqual([]);
+    expect(JSON.parse((await ivoai(["connect", "server", "list", "--json"])).stdout)).toEqual({
+      servers: [],
+    });
     const secrets = JSON.parse(
       await readFile(path.join(env.XDG_CONFIG_HOME as string, "ivoai/secrets.json"), "utf8"),
     );

@@ -84,7 +84,7 @@ describe("ivoai server init", () => {
     const bad = await runIvoai(["server", "init", "--root", root, "--frobnicate"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim().split("\n")).toHaveLength(1);
-    expect(bad.stderr).toContain("unknown option '--frobnicate'");
+    expect(bad.stderr).toContain('unknown option "--frobnicate"');
     expect((await runIvoai(["server", "bogus"])).code).toBe(2);
     expect(
       (await runIvoai(["server", "enrollment", "create", "--root", root, "--ttl", "forever"])).code,

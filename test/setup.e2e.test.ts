@@ -152,7 +152,7 @@ describe("ivoai setup", () => {
     const m = await machine("usage");
     const result = await ivoai(m, "setup", "--agents", "codex,gemini");
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/unknown agent 'gemini': choose from codex, claude, opencode/);
+    expect(result.stderr).toBe('ivoai: invalid --agents "gemini": expected one of codex, claude, opencode\n');
   });
 
   it("installs exact pinned packages with a lockfile, a scrubbed environment and only allowed scripts", async () => {

@@ -282,12 +282,16 @@ describe("Web MCP and enrollment behind a trusted reverse proxy", () => {
     const second = await obtainTokens(issuer, await activation(), undefined, via(from));
     const list = await runIvoai(["server", "clients", "list", "--root", root, "--json"]);
     expect(list.code).toBe(0);
-    const entries = JSON.parse(list.stdout) as {
-      kind: string;
-      id: string;
-      status: string;
-      grants?: { id: string; status: string; scopes: string[]; expires_at: string }[];
-    }[];
+    const entries = (
+      JSON.parse(list.stdout) as {
+        clients: {
+          kind: string;
+          id: string;
+          status: string;
+          grants?: { id: string; status: string; scopes: string[]; expires_at: string }[];
+        }[];
+      }
+    ).clients;
     const listed = entries.find((entry) => entry.id === first.client_id);
     expect(listed).toMatchObject({ kind: "oauth", status: "active" });
     const grant = listed?.grants?.[0];
@@ -343,9 +347,11 @@ describe("Web MCP and enrollment behind a trusted reverse proxy", () => {
       refresh_token: second.tokens.refresh_token,
     });
     expect(afterClient.status).toBe(401);
-    const relisted = JSON.parse(
-      (await runIvoai(["server", "clients", "list", "--root", root, "--json"])).stdout,
-    ) as { id: string; status: string; grants?: { status: string }[] }[];
+    const relisted = (
+      JSON.parse((await runIvoai(["server", "clients", "list", "--root", root, "--json"])).stdout) as {
+        clients: { id: string; status: string; grants?: { status: string }[] }[];
+      }
+    ).clients;
     expect(relisted.find((entry) => entry.id === second.client_id)).toMatchObject({
       status: "revoked",
       grants: [{ status: "revoked" }],

@@ -1,7 +1,9 @@
-// The command tree: declarative specs, strict flag parsing (unknown flag = usage error) and generated --help.
+// The command tree: declarative specs, strict flag parsing (unknown flag or value = usage error naming what
+// was meant or allowed) and generated help (`--help` or `help COMMAND…` at any level).
 import { parseArgs } from "node:util";
 import { IvoaiError } from "../shared/errors.js";
 import type { Output } from "./output.js";
+import { closestMatch } from "./suggest.js";
 
 export interface OptionSpec {
   type: "string" | "boolean";
@@ -10,6 +12,8 @@ export interface OptionSpec {
   multiple?: boolean;
   /** Placeholder shown in help, e.g. DIR. */
   value?: string;
+  /** The only values accepted (each one, for a repeatable or comma-separated option); listed in help and errors. */
+  choices?: readonly string[];
 }
 
 export interface PositionalSpec {
@@ -18,6 +22,8 @@ export interface PositionalSpec {
   required?: boolean;
   /** Takes every remaining argument (only the last positional). */
   variadic?: boolean;
+  /** The only values accepted; listed in help, errors and completion. */
+  choices?: readonly string[];
 }
 
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;
@@ -70,6 +76,14 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
 };
 const JSON_OPTION: OptionSpec = { type: "boolean", description: "print machine-readable JSON" };
 
+/** The word that, at any level of the tree, asks for the help of what follows it. */
+export const HELP_WORD = "help";
+
+/** Every option a command accepts: the global ones, --json when it prints data, and its own. */
+export function optionSpecsOf(command: CommandSpec): Record<string, OptionSpec> {
+  return { ...GLOBAL_OPTIONS, ...(command.json ? { json: JSON_OPTION } : {}), ...command.options };
+}
+
 /** Walks argv down the tree and parses the flags of the command it reaches. */
 export function resolveInvocation(root: GroupSpec, argv: readonly string[]): ResolvedInvocation {
   let node: CommandSpec | GroupSpec = root;
@@ -77,21 +91,16 @@ export function resolveInvocation(root: GroupSpec, argv: readonly string[]): Res
   let index = 0;
   while (node.kind === "group") {
     const token = argv[index];
-    if (token === undefined || token === "--help" || token === "-h" || token === "help") {
+    if (token === undefined || token === "--help" || token === "-h") {
       return { kind: "help", text: groupHelp(node, path) };
     }
-    const group: GroupSpec = node;
-    const child: CommandSpec | GroupSpec | undefined = group.children.find((entry) => entry.name === token);
-    if (!child) {
-      const what = token.startsWith("-") ? `unknown option '${token}'` : `unknown command '${token}'`;
-      throw usage(`${what} for '${path.join(" ")}'`, path);
-    }
-    node = child;
-    path.push(child.name);
+    if (token === HELP_WORD) return { kind: "help", text: helpText(node, argv.slice(index + 1), path) };
+    node = childOf(node, token, path);
+    path.push(node.name);
     index += 1;
   }
   const command: CommandSpec = node;
-  const specs = { ...GLOBAL_OPTIONS, ...(command.json ? { json: JSON_OPTION } : {}), ...command.options };
+  const specs = optionSpecsOf(command);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
@@ -110,18 +119,27 @@ export function resolveInvocation(root: GroupSpec, argv: readonly string[]): Res
       strict: true,
     });
   } catch (error) {
-    throw usage(describeParseError(error as Error), path);
+    throw parseFailure(error as Error, specs, path);
   }
   const options = parsed.values as OptionValues;
-  if (options.help) return { kind: "help", text: commandHelp(command, path, specs) };
+  if (options.help) return { kind: "help", text: commandHelp(command, path) };
+  checkChoices(options, specs);
   const declared = command.positionals ?? [];
   const required = declared.filter((entry) => entry.required).length;
   if (parsed.positionals.length < required) {
     throw usage(`missing ${declared[parsed.positionals.length]?.name ?? "argument"}`, path);
   }
   if (parsed.positionals.length > declared.length && !declared.at(-1)?.variadic) {
-    throw usage(`unexpected argument '${parsed.positionals[declared.length]}'`, path);
+    throw usage(`unexpected argument "${parsed.positionals[declared.length]}"`, path);
   }
+  declared.forEach((entry, at) => {
+    const value = parsed.positionals[at];
+    if (entry.choices && value !== undefined && !entry.choices.includes(value))
+      throw new IvoaiError(
+        "USAGE",
+        `invalid ${entry.name} "${value}": expected one of ${entry.choices.join(", ")}`,
+      );
+  });
   return {
     kind: "run",
     command,
@@ -133,14 +151,74 @@ export function resolveInvocation(root: GroupSpec, argv: readonly string[]): Res
   };
 }
 
-function describeParseError(error: Error): string {
+/** The help of the command or group `tokens` name under `group` (whose own path is `path`). */
+export function helpText(
+  group: GroupSpec,
+  tokens: readonly string[],
+  path: readonly string[] = [group.name],
+): string {
+  let node: CommandSpec | GroupSpec = group;
+  const at = [...path];
+  for (const token of tokens) {
+    if (node.kind === "command") throw usage(`"${at.join(" ")}" has no subcommand "${token}"`, at);
+    node = childOf(node, token, at);
+    at.push(node.name);
+  }
+  return node.kind === "group" ? groupHelp(node, at) : commandHelp(node, at);
+}
+
+function childOf(group: GroupSpec, token: string, path: readonly string[]): CommandSpec | GroupSpec {
+  const child = group.children.find((entry) => entry.name === token);
+  if (child) return child;
+  const where = path.length > 1 ? ` for "${path.join(" ")}"` : "";
+  if (token.startsWith("-")) {
+    const flags = ["--help", ...(path.length === 1 ? ["--version"] : [])];
+    throw unknownWithSuggestion(`unknown option "${token}"${where}`, closestMatch(token, flags), path);
+  }
+  const names = [...group.children.map((entry) => entry.name), HELP_WORD];
+  throw unknownWithSuggestion(`unknown command "${token}"${where}`, closestMatch(token, names), path);
+}
+
+function unknownWithSuggestion(message: string, suggestion: string | undefined, path: readonly string[]) {
+  return suggestion
+    ? new IvoaiError("USAGE", `${message}; did you mean "${suggestion}"?`)
+    : usage(message, path);
+}
+
+function parseFailure(error: Error, specs: Record<string, OptionSpec>, path: readonly string[]): IvoaiError {
   const unknown = /Unknown option '([^']+)'/.exec(error.message);
-  if (unknown) return `unknown option '${unknown[1]}'`;
-  return (error.message.split("\n")[0] ?? "invalid arguments").replace(/\.$/, "");
+  if (unknown) {
+    const flag = unknown[1] ?? "";
+    const flags = Object.entries(specs).flatMap(([name, spec]) => [
+      `--${name}`,
+      ...(spec.short ? [`-${spec.short}`] : []),
+    ]);
+    const typed = flag.split("=")[0] ?? flag;
+    return unknownWithSuggestion(`unknown option "${flag}"`, closestMatch(typed, flags), path);
+  }
+  const missing = /Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(error.message);
+  if (missing) return usage(`option "${missing[1]}" needs a value`, path);
+  const extra = /Option '(?:-\w, )?(--[\w-]+)' does not take an argument/.exec(error.message);
+  if (extra) return usage(`option "${extra[1]}" takes no value`, path);
+  return usage((error.message.split("\n")[0] ?? "invalid arguments").replace(/\.$/, ""), path);
+}
+
+function checkChoices(options: OptionValues, specs: Record<string, OptionSpec>): void {
+  for (const [name, spec] of Object.entries(specs)) {
+    if (!spec.choices || options[name] === undefined) continue;
+    for (const value of listOption(options, name)) {
+      if (!spec.choices.includes(value)) {
+        throw new IvoaiError(
+          "USAGE",
+          `invalid --${name} "${value}": expected one of ${spec.choices.join(", ")}`,
+        );
+      }
+    }
+  }
 }
 
 function usage(message: string, path: readonly string[]): IvoaiError {
-  return new IvoaiError("USAGE", `${message} (see '${path.join(" ")} --help')`);
+  return new IvoaiError("USAGE", `${message} (see "${path.join(" ")} --help")`);
 }
 
 function groupHelp(group: GroupSpec, path: readonly string[]): string {
@@ -153,15 +231,12 @@ function groupHelp(group: GroupSpec, path: readonly string[]): string {
     "Commands:",
     ...table(rows),
     "",
-    `Run '${path.join(" ")} <command> --help' for a command's options.`,
+    `Run "${path.join(" ")} help <command>" (or "<command> --help") for a command's options.`,
   ].join("\n");
 }
 
-function commandHelp(
-  command: CommandSpec,
-  path: readonly string[],
-  specs: Record<string, OptionSpec>,
-): string {
+function commandHelp(command: CommandSpec, path: readonly string[]): string {
+  const specs = optionSpecsOf(command);
   const positionals = (command.positionals ?? []).map((entry) =>
     entry.required ? entry.name : `[${entry.name}]`,
   );
@@ -176,7 +251,11 @@ function commandHelp(
   }
   const optionRows = Object.entries(specs).map(([name, spec]) => {
     const flag = `${spec.short ? `-${spec.short}, ` : ""}--${name}${spec.type === "string" ? ` ${spec.value ?? "VALUE"}` : ""}`;
-    return [flag, `${spec.description}${spec.multiple ? " (repeatable)" : ""}`] as const;
+    const choices =
+      spec.choices && !spec.description.includes(spec.choices.join(", "))
+        ? ` (one of: ${spec.choices.join(", ")})`
+        : "";
+    return [flag, `${spec.description}${choices}${spec.multiple ? " (repeatable)" : ""}`] as const;
   });
   lines.push("", "Options:", ...table(optionRows));
   return lines.join("\n");

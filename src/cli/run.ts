@@ -1,12 +1,12 @@
 // The command tree and the runner that maps errors to exit codes (0 ok, 1 failure, 2 usage).
 
-import { isIvoaiError } from "../shared/errors.js";
 import { redactText } from "../shared/redact.js";
-import { terminalText } from "../shared/terminal-text.js";
+import { terminalJson, terminalText } from "../shared/terminal-text.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { type GroupSpec, resolveInvocation } from "./command.js";
 import { agentCommands, hookCommand, sessionGroup } from "./commands/agents.js";
 import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tools.js";
+import { completionCommand } from "./commands/completion.js";
 import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";
 import { installCommands } from "./commands/install.js";
@@ -19,6 +19,8 @@ import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
 import { serverInitCommand } from "./commands/server-init.js";
 import { serverStatusCommand, serverStopCommand, serverSystemdGroup } from "./commands/server-ops.js";
 import { serverStartCommand } from "./commands/server-start.js";
+import { versionCommand } from "./commands/version.js";
+import { describeError } from "./error-text.js";
 import { createOutput } from "./output.js";
 
 export const COMMAND_TREE: GroupSpec = {
@@ -58,14 +60,25 @@ export const COMMAND_TREE: GroupSpec = {
         serverRestoreCommand,
       ],
     },
+    versionCommand,
+    completionCommand(() => COMMAND_TREE),
   ],
 };
+
+const VERSION_FLAGS = ["--version", "-V", "-v"];
+
+/** --json anywhere before a "--" (even on a command line that fails to parse) asks for JSON errors too. */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).includes("--json");
+}
 
 /** Runs one invocation and returns the exit status: 0 ok, 1 failure, 2 usage. */
 export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const debug = argv.includes("--debug");
+  const json = wantsJson(argv);
   try {
-    if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+    if (argv.length === 1 && VERSION_FLAGS.includes(argv[0] ?? "")) {
       process.stdout.write(`${IVOAI_VERSION}\n`);
       return 0;
     }
@@ -90,21 +103,21 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
       })) ?? 0
     );
   } catch (error) {
-    return reportError(error, debug);
+    return reportError(error, { debug, json, server: argv[0] === "server" });
   }
 }
 
-function reportError(error: unknown, debug: boolean): number {
+function reportError(error: unknown, how: { debug: boolean; json: boolean; server: boolean }): number {
+  const report = describeError(error, { server: how.server });
   // A message may quote what a server, an agent or a file name said: redacted, control characters escaped.
   const write = (text: string) =>
     process.stderr.write(`${terminalText(redactText(text), { multiline: true })}\n`);
-  if (isIvoaiError(error)) {
-    write(`ivoai: ${error.message}`);
-    if (debug && error.stack) write(error.stack);
-    return error.code === "USAGE" ? 2 : 1;
+  if (how.json) {
+    const body = { error: { code: report.code, message: redactText(report.message) } };
+    process.stderr.write(`${terminalJson(JSON.stringify(body))}\n`);
+  } else {
+    write(`ivoai: ${report.message}`);
   }
-  const message = error instanceof Error ? error.message : String(error);
-  write(`ivoai: unexpected error: ${message.split("\n")[0] ?? ""}`);
-  if (debug && error instanceof Error && error.stack) write(error.stack);
-  return 1;
+  if (how.debug && error instanceof Error && error.stack) write(error.stack);
+  return report.exitCode;
 }

@@ -1,6 +1,7 @@
 // HTTP for talking to ivoai servers: no cross-origin redirects, a deadline that covers the whole body, a cap
 // on the response size, and credentials only ever sent to their own origin.
 import { IvoaiError } from "./errors.js";
+import { networkReason } from "./system-error-text.js";
 
 export interface SafeFetchOptions {
   /** Whole-exchange deadline, body included. */
@@ -110,9 +111,10 @@ function mapError(error: unknown, url: URL, timeoutMs: number): SafeFetchError {
   if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code)) {
     return new SafeFetchError("network", `${url.origin}: TLS certificate not valid (${code})`, error);
   }
+  const reason = networkReason(code) ?? (code || cause?.message || (error as Error).message);
   return new SafeFetchError(
     "network",
-    `${url.origin} is unreachable (${code || (error as Error).message})`,
+    `could not reach ${url.origin} (${reason}): check the URL and network`,
     error,
   );
 }

@@ -31,7 +31,8 @@ const LAUNCH_OPTIONS = {
   compression: {
     type: "string" as const,
     value: "PROVIDER",
-    description: "direct (default), caveman or headroom; ignored while ivoai knowledge is active",
+    choices: ["direct", "caveman", "headroom"],
+    description: "token compression (default direct); ignored while ivoai knowledge is active",
   },
 };
 
@@ -42,9 +43,6 @@ function selfCommand(): string[] {
 
 async function launch(ctx: CommandContext, agent: AgentName, args: readonly string[]): Promise<number> {
   const compression = stringOption(ctx.options, "compression") ?? "direct";
-  if (!["direct", "caveman", "headroom"].includes(compression)) {
-    throw new IvoaiError("USAGE", "--compression must be direct, caveman or headroom");
-  }
   const result = await launchAgent({
     agent,
     args,
@@ -105,7 +103,7 @@ export const sessionGroup: GroupSpec = {
       json: true,
       async run(ctx) {
         const sessions = await openSessionStore(openRegistry(ctx.env).paths.stateDir).list();
-        ctx.out.data(sessions, (rows) =>
+        ctx.out.data({ sessions }, ({ sessions: rows }) =>
           formatTable(
             ["ID", "AGENT", "STATE", "STARTED", "EXIT", "KNOWLEDGE"],
             rows.map((row) => [
@@ -143,16 +141,23 @@ export const sessionGroup: GroupSpec = {
       positionals: [{ name: "ARGS", description: "arguments for the executor", variadic: true }],
       options: {
         ...LAUNCH_OPTIONS,
-        executor: { type: "string", value: "AGENT", description: "codex or claude" },
-        mode: { type: "string", value: "MODE", description: "direct (orchestrated sessions come with AUTO)" },
+        executor: {
+          type: "string",
+          value: "AGENT",
+          choices: ["codex", "claude"],
+          description: "the agent to run",
+        },
+        mode: {
+          type: "string",
+          value: "MODE",
+          choices: ["direct"],
+          description: "how the agent runs (orchestrated sessions come with AUTO)",
+        },
       },
       async run(ctx) {
         const executor = stringOption(ctx.options, "executor");
         if (executor !== "codex" && executor !== "claude")
-          throw new IvoaiError("USAGE", "--executor must be codex or claude");
-        const mode = stringOption(ctx.options, "mode") ?? "direct";
-        if (mode !== "direct")
-          throw new IvoaiError("USAGE", `--mode ${mode} is not available yet; use --mode direct`);
+          throw new IvoaiError("USAGE", "--executor is required: codex or claude");
         return launch(ctx, executor, ctx.positionals);
       },
     },

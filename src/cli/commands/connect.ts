@@ -67,7 +67,7 @@ const listCommand: CommandSpec = {
   json: true,
   async run(ctx) {
     const { profiles } = await openRegistry(ctx.env).read();
-    ctx.out.data(profiles, (rows) =>
+    ctx.out.data({ servers: profiles }, ({ servers: rows }) =>
       formatTable(
         ["ALIAS", "PURPOSE", "GROUP", "PRIORITY", "ENABLED", "URL", "ID"],
         rows.map((row) => [

@@ -39,15 +39,13 @@ export const setupCommand: CommandSpec = {
     agents: {
       type: "string",
       value: "LIST",
-      description: `comma-separated agents to set up: ${AGENTS.join(", ")} (default all)`,
+      description: "comma-separated agents to set up (default all)",
+      choices: AGENTS,
       multiple: true,
     },
   },
   async run(ctx) {
     const requested = listOption(ctx.options, "agents");
-    const unknown = requested.filter((name) => !AGENTS.includes(name as AgentName));
-    if (unknown.length > 0)
-      throw new IvoaiError("USAGE", `unknown agent '${unknown[0]}': choose from ${AGENTS.join(", ")}`);
     const agents = requested.length > 0 ? [...new Set(requested as AgentName[])] : [...AGENTS];
     const result = await setup(deps(ctx), agents);
     ctx.out.data(result, (r) =>

@@ -1,12 +1,11 @@
 // `ivoai server activation create`: a short-lived single-use code a person types on the OAuth consent page.
 import path from "node:path";
-import { serverPaths } from "../../config/server-paths.js";
 import { openOAuthStore } from "../../server/oauth/store.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { newSecret } from "../../shared/tokens.js";
 import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
-import { ROOT_OPTION, rootOf } from "./server-common.js";
+import { ROOT_OPTION, requireServerTree } from "./server-common.js";
 
 const createCommand: CommandSpec = {
   kind: "command",
@@ -20,7 +19,8 @@ const createCommand: CommandSpec = {
   async run(ctx) {
     const ttlMs = parseDuration(stringOption(ctx.options, "ttl") ?? "10m");
     if (ttlMs > 3_600_000) throw new IvoaiError("USAGE", "--ttl may be at most 1h");
-    const store = openOAuthStore(path.join(serverPaths(rootOf(ctx)).oauthDir, "oauth.sqlite"));
+    const paths = await requireServerTree(ctx, ["oauthDir"]);
+    const store = openOAuthStore(path.join(paths.oauthDir, "oauth.sqlite"));
     try {
       const code = newSecret("ivoai_act_");
       const at = new Date();

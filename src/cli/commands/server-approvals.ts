@@ -3,7 +3,6 @@
 import { userInfo } from "node:os";
 import path from "node:path";
 import { loadServerConfig } from "../../config/server-config.js";
-import { serverPaths } from "../../config/server-paths.js";
 import { DEFAULT_APPROVAL_PAGE, MAX_APPROVAL_PAGE } from "../../server/approvals/gate.js";
 import { type AuditEvent, openAuditLog } from "../../server/audit/store.js";
 import { type MemoryService, openMemoryService } from "../../server/memory/service.js";
@@ -14,10 +13,10 @@ import { createLogger } from "../../shared/logger.js";
 import { oneLine } from "../../shared/terminal-text.js";
 import { type CommandContext, type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
-import { ROOT_OPTION, rootOf } from "./server-common.js";
+import { ROOT_OPTION, requireServerTree } from "./server-common.js";
 
 async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) => Promise<T>): Promise<T> {
-  const paths = serverPaths(rootOf(ctx));
+  const paths = await requireServerTree(ctx, ["memoryDir", "auditDir"]);
   const config = await loadServerConfig(paths.configFile);
   const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
   const memory = openMemoryService({ paths, config, logger: createLogger({ level: "warn" }), audit });
@@ -29,7 +28,8 @@ async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) =
   }
 }
 
-const STATUSES = ["pending", "applied", "rejected", "expired", "conflict", "all"];
+const STATUSES = ["pending", "applied", "rejected", "expired", "conflict", "all"] as const;
+const AUDIT_KINDS = ["tool_call", "approval_decision", "approval_expired", "page_expired"] as const;
 
 const listCommand: CommandSpec = {
   kind: "command",
@@ -41,7 +41,12 @@ const listCommand: CommandSpec = {
   json: true,
   options: {
     ...ROOT_OPTION,
-    status: { type: "string", value: "STATUS", description: `${STATUSES.join(", ")} (default pending)` },
+    status: {
+      type: "string",
+      value: "STATUS",
+      choices: STATUSES,
+      description: "which requests (default pending)",
+    },
     limit: {
       type: "string",
       value: "N",
@@ -51,8 +56,6 @@ const listCommand: CommandSpec = {
   },
   async run(ctx) {
     const status = stringOption(ctx.options, "status") ?? "pending";
-    if (!STATUSES.includes(status))
-      throw new IvoaiError("USAGE", `--status must be one of ${STATUSES.join(", ")}`);
     const limitText = stringOption(ctx.options, "limit") ?? String(DEFAULT_APPROVAL_PAGE);
     const limit = /^\d+$/.test(limitText) ? Number(limitText) : Number.NaN;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_APPROVAL_PAGE)
@@ -174,11 +177,7 @@ export const serverAuditCommand: CommandSpec = {
       value: "WHEN",
       description: "a duration back (e.g. 1h, 7d) or an ISO time (default 24h)",
     },
-    kind: {
-      type: "string",
-      value: "KIND",
-      description: "tool_call, approval_decision, approval_expired or page_expired",
-    },
+    kind: { type: "string", value: "KIND", choices: AUDIT_KINDS, description: "only events of this kind" },
     limit: { type: "string", value: "N", description: "at most N events (default 1000)" },
   },
   async run(ctx) {
@@ -190,17 +189,14 @@ export const serverAuditCommand: CommandSpec = {
         : new Date(sinceText).toISOString();
     if (!since) throw new IvoaiError("USAGE", `invalid --since '${sinceText}'`);
     const kind = stringOption(ctx.options, "kind");
-    const kinds = ["tool_call", "approval_decision", "approval_expired", "page_expired"];
-    if (kind && !kinds.includes(kind))
-      throw new IvoaiError("USAGE", `--kind must be one of ${kinds.join(", ")}`);
     const limit = Number(stringOption(ctx.options, "limit") ?? "1000");
     if (!Number.isInteger(limit) || limit < 1)
       throw new IvoaiError("USAGE", "--limit must be a positive integer");
-    const paths = serverPaths(rootOf(ctx));
+    const paths = await requireServerTree(ctx, ["auditDir"]);
     const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
     try {
       const events = audit.list({ since, limit, ...(kind ? { kind: kind as AuditEvent["kind"] } : {}) });
-      ctx.out.data(events, (rows) =>
+      ctx.out.data({ events }, ({ events: rows }) =>
         formatTable(
           ["AT", "KIND", "WHAT", "WHO", "STATUS", "MS"],
           rows.map((row) =>

@@ -2,7 +2,6 @@
 // grants. Only metadata is shown: never a credential, a token or a hash.
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { serverPaths } from "../../config/server-paths.js";
 import type { ClientView } from "../../server/enrollment/service.js";
 import {
   type GrantView,
@@ -13,7 +12,7 @@ import {
 import { IvoaiError } from "../../shared/errors.js";
 import type { CommandContext, CommandSpec, GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
-import { ROOT_OPTION, rootOf, withEnrollment } from "./server-common.js";
+import { ROOT_OPTION, requireServerTree, withEnrollment } from "./server-common.js";
 
 type GrantStatus = "active" | "expired" | "revoked";
 
@@ -40,7 +39,7 @@ type ListEntry = (ClientView & { kind: "credential"; status: "active" | "revoked
 
 /** Runs `use` on the OAuth store, or returns `absent` when the server never created one. */
 async function withOAuthStore<T>(ctx: CommandContext, absent: T, use: (store: OAuthStore) => T): Promise<T> {
-  const file = path.join(serverPaths(rootOf(ctx)).oauthDir, "oauth.sqlite");
+  const file = path.join((await requireServerTree(ctx, ["oauthDir"])).oauthDir, "oauth.sqlite");
   if (!existsSync(file)) return absent;
   const store = openOAuthStore(file);
   try {
@@ -134,7 +133,7 @@ const listCommand: CommandSpec = {
       })),
       ...oauth.map((client) => oauthEntry(client, at)),
     ];
-    ctx.out.data(entries, renderList);
+    ctx.out.data({ clients: entries }, ({ clients }) => renderList(clients));
     return 0;
   },
 };

@@ -1,8 +1,8 @@
 // Pieces every `ivoai server …` command shares: the --root option and access to the enrollment state.
 
-import { promises as fs } from "node:fs";
+import { constants, promises as fs } from "node:fs";
 import { loadServerConfig } from "../../config/server-config.js";
-import { resolveServerRoot, serverPaths } from "../../config/server-paths.js";
+import { resolveServerRoot, type ServerPaths, serverPaths } from "../../config/server-paths.js";
 import { type ContextService, ensureContextDir, openContextService } from "../../server/context/service.js";
 import { createEnrollmentService, type EnrollmentService } from "../../server/enrollment/service.js";
 import { createEnrollmentStore } from "../../server/enrollment/store.js";
@@ -23,20 +23,59 @@ export function rootOf(ctx: CommandContext): string {
   return resolveServerRoot(stringOption(ctx.options, "root"), ctx.env);
 }
 
+/** The part of the server tree a command reads. */
+export type ServerPart = "enrollmentDir" | "contextDir" | "memoryDir" | "auditDir" | "oauthDir";
+
+/**
+ * The paths of an initialised server tree, once its configuration and the `parts` a command needs are
+ * readable: a missing tree names --root/IVOAI_SERVER_ROOT, an unreadable one says whose it is.
+ */
+export async function requireServerTree(
+  ctx: CommandContext,
+  parts: readonly ServerPart[] = [],
+): Promise<ServerPaths> {
+  const paths = serverPaths(rootOf(ctx));
+  const checks = [
+    { file: paths.configFile, mode: constants.R_OK },
+    ...parts.map((part) => ({ file: paths[part], mode: constants.R_OK | constants.X_OK })),
+  ];
+  for (const { file, mode } of checks) {
+    try {
+      await fs.access(file, mode);
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "EACCES" || code === "EPERM") throw permissionDenied(file);
+      if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+      if (file === paths.configFile) throw missingTree(paths.root);
+      throw new IvoaiError(
+        "CONFIG_MISSING",
+        `the server tree at ${paths.root} is incomplete (${file} missing): run "ivoai server init --root ${paths.root}" to repair it`,
+      );
+    }
+  }
+  return paths;
+}
+
+function missingTree(root: string): IvoaiError {
+  return new IvoaiError(
+    "CONFIG_MISSING",
+    `no ivoai server at ${root} (etc/ivoai/server.toml missing): run "ivoai server init --root ${root}" or pass --root/IVOAI_SERVER_ROOT`,
+  );
+}
+
+function permissionDenied(file: string): IvoaiError {
+  return new IvoaiError(
+    "PERMISSION_DENIED",
+    `permission denied reading ${file}: run as the server's user or fix the permissions`,
+  );
+}
+
 /** Opens the enrollment state of an initialised server, runs `use`, and releases the lock handle. */
 export async function withEnrollment<T>(
   ctx: CommandContext,
   use: (service: EnrollmentService) => Promise<T>,
 ): Promise<T> {
-  const paths = serverPaths(rootOf(ctx));
-  try {
-    await fs.access(paths.enrollmentDir);
-  } catch (error) {
-    if (errnoCode(error) === "ENOENT") {
-      throw new IvoaiError("CONFIG_MISSING", `no server under ${paths.root}: run 'ivoai server init' first`);
-    }
-    throw error;
-  }
+  const paths = await requireServerTree(ctx, ["enrollmentDir"]);
   const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
   try {
     return await use(createEnrollmentService({ store }));
@@ -50,7 +89,7 @@ export async function withContext<T>(
   ctx: CommandContext,
   use: (service: ContextService) => Promise<T>,
 ): Promise<T> {
-  const paths = serverPaths(rootOf(ctx));
+  const paths = await requireServerTree(ctx, ["contextDir"]);
   await ensureContextDir(paths);
   const config = await loadServerConfig(paths.configFile);
   const service = openContextService({

@@ -2,6 +2,7 @@
 
 import type { IngestSummary } from "../../server/context/ingest.js";
 import type { ConnectorSummary } from "../../server/context/service.js";
+import { contextSearchData } from "../../server/context/tools.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { oneLine } from "../../shared/terminal-text.js";
 import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
@@ -17,7 +18,7 @@ const addCommand: CommandSpec = {
   positionals: [{ name: "NAME", description: "connector name (lowercase, digits, - and _)", required: true }],
   options: {
     ...ROOT_OPTION,
-    type: { type: "string", value: "TYPE", description: "filesystem or git" },
+    type: { type: "string", value: "TYPE", choices: ["filesystem", "git"], description: "kind of source" },
     path: { type: "string", value: "DIR", description: "absolute path of the folder or checkout" },
     "allow-hardlinks": {
       type: "boolean",
@@ -29,7 +30,7 @@ const addCommand: CommandSpec = {
     const type = stringOption(ctx.options, "type");
     const dir = stringOption(ctx.options, "path");
     if (type !== "filesystem" && type !== "git")
-      throw new IvoaiError("USAGE", "--type must be filesystem or git");
+      throw new IvoaiError("USAGE", "--type is required: filesystem or git");
     if (!dir) throw new IvoaiError("USAGE", "--path is required");
     const record = await withContext(ctx, (context) =>
       context.addConnector({
@@ -55,7 +56,7 @@ const listCommand: CommandSpec = {
   options: ROOT_OPTION,
   async run(ctx) {
     const connectors = await withContext(ctx, (context) => context.listConnectors());
-    ctx.out.data(connectors, (rows) =>
+    ctx.out.data({ connectors }, ({ connectors: rows }) =>
       formatTable(
         ["NAME", "TYPE", "DOCUMENTS", "LAST INGEST", "PATH"],
         rows.map((row: ConnectorSummary) => [
@@ -65,6 +66,7 @@ const listCommand: CommandSpec = {
           row.last_ingest_at ?? "never",
           row.path,
         ]),
+        'no connectors: add one with "ivoai server connector add NAME --type filesystem --path DIR"',
       ),
     );
     return 0;
@@ -110,20 +112,48 @@ export const serverIngestCommand: CommandSpec = {
   options: ROOT_OPTION,
   async run(ctx) {
     const progress = createProgress(process.stderr, process.stderr.isTTY === true && !ctx.json);
-    const summaries = await withContext(ctx, (context) =>
-      context.ingest(ctx.positionals, (p) =>
+    const { summaries, connectors } = await withContext(ctx, async (context) => ({
+      summaries: await context.ingest(ctx.positionals, (p) =>
         progress.update(
           `ingest ${p.connector}: ${p.files} files, ${(p.bytes / 1e6).toFixed(1)} MB — ${p.relPath}`,
         ),
       ),
-    );
+      connectors: await context.listConnectors(),
+    }));
     progress.done();
-    ctx.out.data(summaries, (rows) => rows.map(renderSummary).join("\n"));
+    const withHints = summaries.map((summary) => {
+      const hint = emptySourceHint(
+        summary,
+        connectors.find((c) => c.name === summary.connector),
+      );
+      return hint ? { ...summary, hint } : summary;
+    });
+    const hint =
+      summaries.length === 0
+        ? 'there are no connectors to ingest: add one with "ivoai server connector add NAME --type filesystem --path DIR"'
+        : undefined;
+    ctx.out.data(
+      { summaries: withHints, ...(hint ? { hint } : {}) },
+      (value) => value.hint ?? value.summaries.map(renderSummary).join("\n"),
+    );
     return summaries.every((summary) => summary.complete) ? 0 : 1;
   },
 };
 
-function renderSummary(s: IngestSummary): string {
+/** Says so when a connector holds no documents after an ingest, with why its files were skipped. */
+function emptySourceHint(
+  summary: IngestSummary,
+  connector: ConnectorSummary | undefined,
+): string | undefined {
+  if (!summary.complete || summary.added + summary.updated + summary.unchanged > 0) return undefined;
+  const reasons = Object.entries(summary.skipped_by_reason)
+    .map(([reason, count]) => `${reason} ${count}`)
+    .join(", ");
+  const where = connector ? ` is ${connector.path} empty or filtered?` : "";
+  return `connector ${summary.connector} produced no documents:${where} (${summary.skipped} skipped${reasons ? `: ${reasons}` : ""})`;
+}
+
+function renderSummary(s: IngestSummary & { hint?: string }): string {
   const reasons = Object.entries(s.skipped_by_reason)
     .map(([reason, count]) => `${reason} ${count}`)
     .join(", ");
@@ -132,6 +162,7 @@ function renderSummary(s: IngestSummary): string {
       `${s.skipped} skipped${reasons ? ` (${reasons})` : ""}; ${(s.bytes / 1e6).toFixed(2)} MB, ${s.chunks} new chunks in ${s.duration_ms} ms`,
   ];
   if (!s.complete) lines.push(`  incomplete: ${s.error ?? "enumeration failed"}; nothing was removed`);
+  if (s.hint) lines.push(`  ${s.hint}`);
   return lines.join("\n");
 }
 
@@ -151,26 +182,26 @@ export const serverSearchCommand: CommandSpec = {
     if (!Number.isInteger(limit) || limit < 1 || limit > 100)
       throw new IvoaiError("USAGE", "--limit must be 1–100");
     const source = stringOption(ctx.options, "source");
-    const hits = await withContext(ctx, (context) =>
-      context.searcher.search(ctx.positionals[0] ?? "", { limit, ...(source ? { connector: source } : {}) }),
-    );
-    const rows = hits.map((hit) => ({
-      document_id: hit.document.id,
-      source: hit.document.connector,
-      path: hit.document.rel_path,
-      title: hit.document.title,
-      score: hit.score,
-      snippet: hit.snippet,
+    const query = ctx.positionals[0] ?? "";
+    const { hits, documents } = await withContext(ctx, async (context) => ({
+      hits: await context.searcher.search(query, { limit, ...(source ? { connector: source } : {}) }),
+      documents: (await context.catalogue.stats()).documents,
     }));
-    ctx.out.data(rows, (list) =>
-      list.length === 0
-        ? "no matching documents"
-        : list
-            .map(
-              (r, i) =>
-                `${i + 1}. ${oneLine(r.title)} — ${oneLine(`${r.source}:${r.path}`)} (${r.score})\n   ${oneLine(r.snippet)}`,
-            )
-            .join("\n"),
+    const hint =
+      documents === 0
+        ? 'the index is empty: add a connector ("ivoai server connector add NAME --type filesystem --path DIR") and run "ivoai server ingest"'
+        : undefined;
+    ctx.out.data({ ...contextSearchData(query, hits), ...(hint ? { hint } : {}) }, (data) =>
+      data.hint
+        ? data.hint
+        : data.results.length === 0
+          ? "no matching documents"
+          : data.results
+              .map(
+                (r, i) =>
+                  `${i + 1}. ${oneLine(r.title)} — ${oneLine(`${r.source}:${r.path}`)} (${r.score})\n   ${oneLine(r.snippet)}`,
+              )
+              .join("\n"),
     );
     return 0;
   },

@@ -1,13 +1,12 @@
 // `ivoai server enrollment create|list|revoke`
 import { loadServerConfig } from "../../config/server-config.js";
-import { serverPaths } from "../../config/server-paths.js";
 import { parseScopeList, type Scope } from "../../protocol/scopes.js";
 import type { EnrollmentView } from "../../server/enrollment/service.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
-import { ROOT_OPTION, rootOf, withEnrollment } from "./server-common.js";
+import { ROOT_OPTION, requireServerTree, withEnrollment } from "./server-common.js";
 
 const createCommand: CommandSpec = {
   kind: "command",
@@ -41,7 +40,7 @@ const createCommand: CommandSpec = {
       if (parsed.length === 0) throw new IvoaiError("USAGE", "--scopes needs at least one scope");
       scopes = parsed;
     }
-    const config = await loadServerConfig(serverPaths(rootOf(ctx)).configFile);
+    const config = await loadServerConfig((await requireServerTree(ctx)).configFile);
     const ttlMs = flagTtlMs ?? parseDuration(config.enrollment.default_ttl);
     const created = await withEnrollment(ctx, (service) =>
       service.createCode({ ttlMs, ...(scopes ? { scopes } : {}) }),
@@ -65,8 +64,8 @@ const listCommand: CommandSpec = {
   json: true,
   options: ROOT_OPTION,
   async run(ctx) {
-    const codes = await withEnrollment(ctx, (service) => service.listCodes());
-    ctx.out.data(codes, (rows) =>
+    const enrollments = await withEnrollment(ctx, (service) => service.listCodes());
+    ctx.out.data({ enrollments }, ({ enrollments: rows }) =>
       formatTable(
         ["ID", "STATUS", "CREATED", "EXPIRES", "CLIENT"],
         rows.map((row: EnrollmentView) => [

@@ -2,10 +2,11 @@
 
 import { startGateway } from "../../server/start.js";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
-import { IvoaiError } from "../../shared/errors.js";
+import { errnoCode, IvoaiError, isIvoaiError } from "../../shared/errors.js";
 import { createLogger, createRotatingFile, type LogLevel, type RotatingFile } from "../../shared/logger.js";
 import { type CommandSpec, stringOption } from "../command.js";
-import { ROOT_OPTION, rootOf } from "./server-common.js";
+import { describeError } from "../error-text.js";
+import { ROOT_OPTION, requireServerTree } from "./server-common.js";
 
 const SIZE_UNITS: Record<string, number> = {
   "": 1,
@@ -68,7 +69,12 @@ export const serverStartCommand: CommandSpec = {
     ...ROOT_OPTION,
     listen: { type: "string", value: "HOST:PORT", description: "override the configured listen address" },
     "ready-file": { type: "string", value: "PATH", description: "write the ready JSON here once listening" },
-    "log-level": { type: "string", value: "LEVEL", description: "debug, info (default), warn or error" },
+    "log-level": {
+      type: "string",
+      value: "LEVEL",
+      choices: ["debug", "info", "warn", "error"],
+      description: "least severe level logged (default info)",
+    },
     "log-file": {
       type: "string",
       value: "PATH",
@@ -87,18 +93,23 @@ export const serverStartCommand: CommandSpec = {
   },
   async run(ctx) {
     const level = stringOption(ctx.options, "log-level") ?? "info";
-    if (!["debug", "info", "warn", "error"].includes(level)) {
-      throw new IvoaiError("USAGE", `invalid --log-level '${level}': use debug, info, warn or error`);
-    }
     const logFile = openLogFile(ctx);
     try {
       const logger = createLogger({ level: level as LogLevel, ...(logFile ? { write: logFile.write } : {}) });
       const listen = stringOption(ctx.options, "listen");
+      const { root } = await requireServerTree(ctx, ["enrollmentDir", "contextDir"]);
       const gateway = await startGateway({
-        root: rootOf(ctx),
+        root,
         logger,
         pidFile: true,
         ...(listen ? { listen } : {}),
+      }).catch((error) => {
+        // The listener's errno (EADDRINUSE, EACCES…) as a sentence naming the port and what to change.
+        if (isIvoaiError(error) && error.code === "LISTENER_REFUSED" && errnoCode(error.cause))
+          throw new IvoaiError("LISTENER_REFUSED", describeError(error.cause, { server: true }).message, {
+            cause: error,
+          });
+        throw error;
       });
       const ready = {
         event: "ready",

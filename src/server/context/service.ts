@@ -123,7 +123,11 @@ export function openContextService(options: ContextServiceOptions): ContextServi
             ? "is a symbolic link"
             : code === "ENOTDIR"
               ? "is not a directory"
-              : (code ?? "cannot be opened");
+              : code === "ENOENT"
+                ? "does not exist: check --path"
+                : code === "EACCES" || code === "EPERM"
+                  ? "is not readable by this user: fix its permissions or run as the server's user"
+                  : `cannot be opened (${code ?? "unknown error"})`;
         throw new IvoaiError("CONFIG_INVALID", `connector root ${input.path} ${why}`);
       }
       if (input.type === "git") await gitListFiles(input.path, { maxFiles: 1 << 30 });
