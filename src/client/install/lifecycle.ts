@@ -67,6 +67,19 @@ function managedFrom(entry: CatalogueEntry): ManagedRecord {
   };
 }
 
+/** Installs every managed agent of `agents` as one new generation (not yet promoted); returns its name. */
+function installManaged(deps: LifecycleDeps, agents: Record<string, AgentRecord>): Promise<string> {
+  return installGeneration({
+    layout: layoutOf(deps),
+    packages: managedAgents({ agents }).map(([, record]) => record),
+    env: deps.env,
+    progress: deps.progress,
+    maxBytes: deps.catalogue.max_install_bytes,
+  });
+}
+
+const layoutOf = (deps: LifecycleDeps) => ({ dataDir: deps.paths.dataDir, cacheDir: deps.paths.cacheDir });
+
 const binsOf = (agents: Record<string, AgentRecord>) =>
   Object.values(agents).flatMap((record) => (record.status === "managed" ? record.bins : []));
 
@@ -79,7 +92,7 @@ export interface SetupResult {
 
 /** Installs the requested agents that are not already on PATH; records the others as pre_existing. */
 export function setup(deps: LifecycleDeps, requested: readonly AgentName[]): Promise<SetupResult> {
-  const layout = { dataDir: deps.paths.dataDir, cacheDir: deps.paths.cacheDir };
+  const layout = layoutOf(deps);
   return withInstallLock(deps.paths, async () => {
     const previous = await readManifest(deps.paths.stateDir);
     const agents: Record<string, AgentRecord> = { ...(previous?.agents ?? {}) };
@@ -100,14 +113,7 @@ export function setup(deps: LifecycleDeps, requested: readonly AgentName[]): Pro
     }
     let generation = previous?.generation ?? null;
     if (toInstall.length > 0) {
-      const packages = managedAgents({ agents }).map(([, record]) => record);
-      generation = await installGeneration({
-        layout,
-        packages,
-        env: deps.env,
-        progress: deps.progress,
-        maxBytes: deps.catalogue.max_install_bytes,
-      });
+      generation = await installManaged(deps, agents);
       await promoteGeneration(layout, generation, binsOf(agents));
       await pruneGenerations(layout, [generation]);
     }
@@ -240,7 +246,7 @@ export async function checkManagedAgents(
 
 /** `ivoai update`: explicit, all or nothing; on any failure the previous state comes back by itself. */
 export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
-  const layout = { dataDir: deps.paths.dataDir, cacheDir: deps.paths.cacheDir };
+  const layout = layoutOf(deps);
   if (!(await readManifest(deps.paths.stateDir))) throw new IvoaiError("NOT_FOUND", NOT_SET_UP);
   return withInstallLock(deps.paths, async () => {
     const { probe, manifest } = await probeUpdate(deps);
@@ -254,14 +260,7 @@ export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
         agents[row.agent] = managedFrom(catalogueEntry(deps.catalogue, row.agent as AgentName));
     let generation = manifest.generation;
     if (probe.agents.some((row) => row.change !== "none")) {
-      const packages = managedAgents({ agents }).map(([, record]) => record);
-      generation = await installGeneration({
-        layout,
-        packages,
-        env: deps.env,
-        progress: deps.progress,
-        maxBytes: deps.catalogue.max_install_bytes,
-      });
+      generation = await installManaged(deps, agents);
     }
     const applied: Migration[] = [];
     const next: InstallManifest = {
@@ -325,7 +324,7 @@ export interface RollbackResult {
 
 /** `ivoai rollback`: the previous managed versions and the persisted files exactly as the last update found them. */
 export async function rollback(deps: LifecycleDeps): Promise<RollbackResult> {
-  const layout = { dataDir: deps.paths.dataDir, cacheDir: deps.paths.cacheDir };
+  const layout = layoutOf(deps);
   if (!(await readManifest(deps.paths.stateDir))) throw new IvoaiError("NOT_FOUND", NOT_SET_UP);
   return withInstallLock(deps.paths, async () => {
     const manifest = await readManifest(deps.paths.stateDir);
