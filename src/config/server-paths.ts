@@ -17,6 +17,8 @@ export interface ServerPaths {
   memoryDir: string;
   auditDir: string;
   oauthDir: string;
+  /** The OAuth store (Web MCP clients, grants, token hashes). */
+  oauthDb: string;
   backupsDir: string;
   runDir: string;
   /** The running server's pid file (JSON), written atomically once it holds the root. */
@@ -53,6 +55,7 @@ export function serverPaths(root: string): ServerPaths {
     memoryDir: path.join(dataDir, "memory"),
     auditDir: path.join(dataDir, "audit"),
     oauthDir: path.join(dataDir, "oauth"),
+    oauthDb: path.join(dataDir, "oauth", "oauth.sqlite"),
     backupsDir: path.join(dataDir, "backups"),
     runDir,
     pidFile: path.join(runDir, "server.pid"),

@@ -75,7 +75,7 @@ async function serveGateway(
   const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
   const enrollment = createEnrollmentService({ store });
   const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
-  const oauth = openOAuthStore(path.join(paths.oauthDir, "oauth.sqlite"));
+  const oauth = openOAuthStore(paths.oauthDb);
   const context = openContextService({ paths, config, logger: options.logger });
   // Memory failing to open degrades the server (context keeps working); /ready names it.
   let memory: MemoryService | undefined;

@@ -1,5 +1,4 @@
 // `ivoai server activation create`: a short-lived single-use code a person types on the OAuth consent page.
-import path from "node:path";
 import { openOAuthStore } from "../../server/oauth/store.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
@@ -20,7 +19,7 @@ const createCommand: CommandSpec = {
     const ttlMs = parseDuration(stringOption(ctx.options, "ttl") ?? "10m");
     if (ttlMs > 3_600_000) throw new IvoaiError("USAGE", "--ttl may be at most 1h");
     const paths = await requireServerTree(ctx, ["oauthDir"]);
-    const store = openOAuthStore(path.join(paths.oauthDir, "oauth.sqlite"));
+    const store = openOAuthStore(paths.oauthDb);
     try {
       const code = newSecret("ivoai_act_");
       const at = new Date();

@@ -1,7 +1,6 @@
 // `ivoai server clients list|revoke`: enrolled clients (bearer credentials) and Web MCP OAuth clients with their
 // grants. Only metadata is shown: never a credential, a token or a hash.
 import { existsSync } from "node:fs";
-import path from "node:path";
 import type { ClientView } from "../../server/enrollment/service.js";
 import {
   type GrantView,
@@ -39,7 +38,7 @@ type ListEntry = (ClientView & { kind: "credential"; status: "active" | "revoked
 
 /** Runs `use` on the OAuth store, or returns `absent` when the server never created one. */
 async function withOAuthStore<T>(ctx: CommandContext, absent: T, use: (store: OAuthStore) => T): Promise<T> {
-  const file = path.join((await requireServerTree(ctx, ["oauthDir"])).oauthDir, "oauth.sqlite");
+  const file = (await requireServerTree(ctx, ["oauthDir"])).oauthDb;
   if (!existsSync(file)) return absent;
   const store = openOAuthStore(file);
   try {
