@@ -79,6 +79,16 @@ describe("help and version", () => {
       platform: process.platform,
       arch: process.arch,
     });
+    // A version flag with --json is the version command with --json.
+    for (const argv of [
+      ["--version", "--json"],
+      ["-v", "--json"],
+      ["--json", "-V"],
+    ]) {
+      const flagged = await runIvoai(argv);
+      expect(flagged.code, argv.join(" ")).toBe(0);
+      expect(JSON.parse(flagged.stdout)).toEqual(JSON.parse(json.stdout));
+    }
     const text = await runIvoai(["version"]);
     expect(text.stdout).toContain(`ivoai ${version}`);
     expect(text.stdout).toContain(`native module ABI ${process.versions.modules}`);

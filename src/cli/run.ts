@@ -78,11 +78,15 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
   const debug = argv.includes("--debug");
   const json = wantsJson(argv);
   try {
-    if (argv.length === 1 && VERSION_FLAGS.includes(argv[0] ?? "")) {
+    const modifiers = argv.filter((arg) => arg === "--json" || arg === "--debug");
+    const versionFlag =
+      argv.length === modifiers.length + 1 && argv.some((arg) => VERSION_FLAGS.includes(arg));
+    if (versionFlag && modifiers.length === 0) {
       process.stdout.write(`${IVOAI_VERSION}\n`);
       return 0;
     }
-    const invocation = resolveInvocation(COMMAND_TREE, argv);
+    // `--version --json` is `version --json`.
+    const invocation = resolveInvocation(COMMAND_TREE, versionFlag ? ["version", ...modifiers] : argv);
     if (invocation.kind === "help") {
       process.stdout.write(`${invocation.text}\n`);
       return 0;
