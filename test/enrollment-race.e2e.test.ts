@@ -49,7 +49,8 @@ describe("enrollment state under concurrency", () => {
     const { dir, cleanup } = await tempDir();
     cleanups.push(cleanup);
     await initRoot(dir);
-    servers.push(await startServer(dir), await startServer(dir));
+    // The second gateway serves the same tree as a replica: one pid file, two processes sharing the OS lock.
+    servers.push(await startServer(dir), await startServer(dir, ["--replica"]));
     return dir;
   }
 

@@ -64,7 +64,10 @@ export const serverStartCommand: CommandSpec = {
   description:
     'When listening, prints one JSON line {"event":"ready","url":…} on stdout (and writes it to\n' +
     "--ready-file atomically). Logs are JSON lines on stderr (journald under systemd), with secrets redacted,\n" +
-    "or in --log-file, rotated by size. One server per root: its pid is in run/ivoai/server.pid.",
+    "or in --log-file, rotated by size. One server per root: its pid is in run/ivoai/server.pid.\n" +
+    "--replica serves the same tree from one more process (another --listen port; enrollment, memory and\n" +
+    "the catalogue are shared through their locks and WAL); it writes no pid file, so 'server status' and\n" +
+    "'server stop' act on the primary only.",
   options: {
     ...ROOT_OPTION,
     listen: { type: "string", value: "HOST:PORT", description: "override the configured listen address" },
@@ -74,6 +77,10 @@ export const serverStartCommand: CommandSpec = {
       value: "LEVEL",
       choices: ["debug", "info", "warn", "error"],
       description: "least severe level logged (default info)",
+    },
+    replica: {
+      type: "boolean",
+      description: "serve this tree from one more process, without the pid file (see above)",
     },
     "log-file": {
       type: "string",
@@ -101,7 +108,7 @@ export const serverStartCommand: CommandSpec = {
       const gateway = await startGateway({
         root,
         logger,
-        pidFile: true,
+        pidFile: ctx.options.replica !== true,
         ...(listen ? { listen } : {}),
       }).catch((error) => {
         // The listener's errno (EADDRINUSE, EACCES…) as a sentence naming the port and what to change.
