@@ -1,11 +1,12 @@
 // `ivoai setup|update|rollback|uninstall` with real npm and real files: tiny packed fake agents installed from
-// local tarballs through the test/dev catalogue seam (IVOAI_INSTALL_CATALOGUE).
+// local tarballs through the catalogue test seam (IVOAI_INSTALL_CATALOGUE with IVOAI_UNSAFE_TEST_CATALOGUE=1).
 import { execFile, spawn } from "node:child_process";
 import { existsSync, promises as fs } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, runIvoai, tempDir } from "./helpers.js";
+import { BIN, type RunResult, runIvoai, tempDir } from "./helpers.js";
 
 const run = promisify(execFile);
 let root: string;
@@ -71,6 +72,7 @@ async function machine(name: string, extraPath: string[] = []): Promise<Machine>
     ANTHROPIC_API_KEY: "sk-ant-must-not-reach-npm",
     NPM_TOKEN: "npm-token-must-not-reach-npm",
     IVOAI_INSTALL_CATALOGUE: catalogue,
+    IVOAI_UNSAFE_TEST_CATALOGUE: "1",
   };
   return {
     home,
@@ -114,6 +116,34 @@ async function machine(name: string, extraPath: string[] = []): Promise<Machine>
 }
 
 const ivoai = (m: Machine, ...args: string[]) => runIvoai(args, { env: m.env, timeoutMs: 120_000 });
+
+/** The real binary in `cwd` with exactly `env` (nothing inherited), as a shell with odd variables would run it. */
+function ivoaiIn(cwd: string, env: NodeJS.ProcessEnv, ...args: string[]): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 60_000,
+      killSignal: "SIGKILL",
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** Every file under `dir`, relative, sorted. */
+async function tree(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort();
+}
 const managedVersion = async (m: Machine) =>
   (await run(path.join(m.data, "bin", "codex"), ["--version"])).stdout.trim();
 
@@ -148,6 +178,21 @@ describe("ivoai setup", () => {
     expect(existsSync(path.join(m.state, "install.json"))).toBe(false);
   });
 
+  it("refuses IVOAI_INSTALL_CATALOGUE without IVOAI_UNSAFE_TEST_CATALOGUE=1 and installs nothing", async () => {
+    const m = await machine("override-alone");
+    await m.useCatalogue("fake-codex@1.0.0");
+    const result = await runIvoai(["setup", "--agents", "codex"], {
+      env: { ...m.env, IVOAI_UNSAFE_TEST_CATALOGUE: "" },
+      timeoutMs: 60_000,
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(
+      /IVOAI_INSTALL_CATALOGUE is a test seam and is refused unless IVOAI_UNSAFE_TEST_CATALOGUE=1/,
+    );
+    expect(existsSync(m.data)).toBe(false);
+    expect(existsSync(m.state)).toBe(false);
+  });
+
   it("rejects a bad --agents value with a usage error", async () => {
     const m = await machine("usage");
     const result = await ivoai(m, "setup", "--agents", "codex,gemini");
@@ -179,6 +224,12 @@ describe("ivoai setup", () => {
     ) as Record<string, string>;
     expect(Object.keys(installEnv).filter((k) => /OPENAI|ANTHROPIC|TOKEN|XDG/.test(k))).toEqual([]);
     expect(installEnv.HOME).toBe(path.join(m.cache, "npm-home"));
+    // Not $PREFIX/etc/npmrc (it can hold an _authToken): an empty file in the private npm home.
+    expect(installEnv.npm_config_globalconfig).toBe(path.join(m.cache, "npm-home", "global-npmrc"));
+    expect(await fs.readFile(installEnv.npm_config_globalconfig ?? "", "utf8")).toBe("");
+    expect(result.stderr).toMatch(
+      /WARNING: IVOAI_INSTALL_CATALOGUE=\S+ replaces the reviewed install catalogue/,
+    );
     expect(existsSync(path.join(m.cache, "npm-home", "cache"))).toBe(false);
     expect(existsSync(path.join(generation, "node_modules/fake-claude/install-env.json"))).toBe(false);
     const manifest = path.join(m.state, "install.json");
@@ -286,6 +337,57 @@ describe("ivoai update, rollback and uninstall", () => {
     expect((await ivoai(m, "rollback")).stderr).toMatch(/nothing to roll back to/);
   });
 
+  it("rollback refuses when secrets.json changed after the update; --force restores the old files", async () => {
+    await m.useCatalogue("fake-codex@1.1.0");
+    const before = await contents();
+    const result = await ivoai(m, "update");
+    expect(result.code, result.stderr).toBe(0);
+    const secretsFile = files()[1] ?? "";
+    const secrets = JSON.parse(await fs.readFile(secretsFile, "utf8"));
+    secrets.servers.srv_legacy_default.credential = "ivo_rotated_after_update";
+    await fs.writeFile(secretsFile, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+    const changed = await contents();
+
+    const refused = await ivoai(m, "rollback");
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(`${secretsFile} changed after the update`);
+    expect(refused.stderr).toMatch(/nothing was changed; pass --force/);
+    expect(await contents()).toEqual(changed);
+    expect(await managedVersion(m)).toBe("codex-cli 1.1.0");
+
+    const forced = await ivoai(m, "rollback", "--force");
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(await contents()).toEqual(before);
+    expect(await managedVersion(m)).toBe("codex-cli 1.0.0");
+  });
+
+  it("uninstall waits for the install lock and removes nothing while another install holds it", async () => {
+    const sqlite = createRequire(import.meta.url).resolve("better-sqlite3");
+    const holder = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const db = new (require(${JSON.stringify(sqlite)}))(process.argv[1]); db.exec("BEGIN EXCLUSIVE");` +
+          'console.log("held"); process.stdin.resume(); process.stdin.on("end", () => process.exit(0));',
+        path.join(m.state, "install.lock"),
+      ],
+      { stdio: ["pipe", "pipe", "inherit"] },
+    );
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout.on("data", (chunk) => `${chunk}`.includes("held") && resolve());
+      holder.on("exit", (code) => reject(new Error(`lock holder exited ${code}`)));
+    });
+    try {
+      const result = await ivoai(m, "uninstall", "--yes", "--purge");
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(/another ivoai setup\/update\/rollback is running/);
+      for (const dir of [m.data, m.state, m.config]) expect(existsSync(dir)).toBe(true);
+      expect(await managedVersion(m)).toBe("codex-cli 1.0.0");
+    } finally {
+      holder.stdin.end();
+    }
+  });
+
   it("uninstall refuses without a terminal or --yes, then keeps config, secrets and vendor logins", async () => {
     const login = path.join(m.home, ".codex", "auth.json");
     await fs.mkdir(path.dirname(login), { recursive: true });
@@ -304,9 +406,12 @@ describe("ivoai update, rollback and uninstall", () => {
         killSignal: "SIGKILL",
       });
       let output = "";
+      let answered = false;
       child.stdout.on("data", (chunk) => {
         output += chunk;
-        if (output.includes("[y/N]")) child.stdin.write("n\r");
+        if (answered || !output.includes("[y/N]")) return;
+        answered = true;
+        child.stdin.write("n\r");
       });
       child.on("close", (code) => resolve({ code, output }));
     });
@@ -329,5 +434,57 @@ describe("ivoai update, rollback and uninstall", () => {
     expect(purged.code, purged.stderr).toBe(0);
     expect(existsSync(m.config)).toBe(false);
     expect(await fs.readFile(login, "utf8")).toBe("{}");
+  });
+});
+
+describe("ivoai uninstall with unusual HOME and XDG settings", () => {
+  it("refuses when HOME is empty or relative and removes nothing under the working directory", async () => {
+    const cwd = path.join(root, "cwd-home");
+    const planted = [".local/share/ivoai/keep", ".local/state/ivoai/keep", ".cache/ivoai/keep"];
+    planted.push(".config/ivoai/config.toml", ".config/ivoai/secrets.json");
+    for (const file of planted) {
+      await fs.mkdir(path.join(cwd, path.dirname(file)), { recursive: true });
+      await fs.writeFile(path.join(cwd, file), "precious");
+    }
+    const env = { PATH: process.env.PATH ?? "", XDG_CONFIG_HOME: "", XDG_DATA_HOME: "" };
+    for (const HOME of ["", "."])
+      for (const args of [
+        ["uninstall", "--yes"],
+        ["uninstall", "--yes", "--purge"],
+      ]) {
+        const result = await ivoaiIn(cwd, { ...env, HOME }, ...args);
+        expect(result.code, `HOME=${HOME} ${args.join(" ")}`).not.toBe(0);
+        expect(result.stderr).toMatch(/HOME is not an absolute path/);
+        expect(await tree(cwd)).toEqual([...planted].sort());
+      }
+  });
+
+  it("keeps config.toml and secrets.json when XDG_DATA_HOME is XDG_CONFIG_HOME (without --purge)", async () => {
+    const home = path.join(root, "same-xdg");
+    const xdg = path.join(home, "xdg");
+    const shared = path.join(xdg, "ivoai");
+    await fs.mkdir(shared, { recursive: true });
+    await fs.writeFile(path.join(shared, "config.toml"), '[servers.a]\nurl = "https://k.example"\n');
+    await fs.writeFile(path.join(shared, "secrets.json"), '{"schema":2,"servers":{}}\n');
+    await fs.mkdir(path.join(xdg, "other"));
+    await fs.writeFile(path.join(xdg, "other", "file"), "not ivoai's");
+    const state = path.join(home, ".local/state/ivoai");
+    await fs.mkdir(state, { recursive: true });
+    await fs.writeFile(path.join(state, "keep"), "");
+    const env = { PATH: process.env.PATH ?? "", HOME: home, XDG_CONFIG_HOME: xdg, XDG_DATA_HOME: xdg };
+
+    const result = await ivoaiIn(home, env, "uninstall", "--yes", "--json");
+    expect(result.code, result.stderr).toBe(0);
+    const out = JSON.parse(result.stdout) as { removed: string[]; kept: { path: string; why: string }[] };
+    expect(out.removed).toEqual([state]);
+    expect(out.kept).toContainEqual({
+      path: shared,
+      why: `it is, holds or sits in the config dir ${shared} (remove with --purge)`,
+    });
+    expect(await tree(xdg)).toEqual(["ivoai/config.toml", "ivoai/secrets.json", "other/file"]);
+
+    const purged = await ivoaiIn(home, env, "uninstall", "--yes", "--purge", "--json");
+    expect(purged.code, purged.stderr).toBe(0);
+    expect(await tree(xdg)).toEqual(["other/file"]);
   });
 });

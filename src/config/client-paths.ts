@@ -1,6 +1,7 @@
 // The client's XDG layout (seed 000): config 0700 with secrets.json 0600 inside, data, state and cache.
 import { homedir } from "node:os";
 import path from "node:path";
+import { IvoaiError } from "../shared/errors.js";
 
 export interface ClientPaths {
   configDir: string;
@@ -12,11 +13,23 @@ export interface ClientPaths {
   cacheDir: string;
 }
 
+/** $HOME when absolute, else the account's home; never a relative path (it would resolve against the cwd). */
+function homeDir(env: NodeJS.ProcessEnv): string {
+  if (env.HOME && path.isAbsolute(env.HOME)) return env.HOME;
+  const fallback = homedir();
+  if (fallback && path.isAbsolute(fallback)) return fallback;
+  throw new IvoaiError(
+    "UNSAFE_PATH",
+    `HOME is not an absolute path (${JSON.stringify(env.HOME ?? "")}) and no home directory was found: ` +
+      "set HOME (or the XDG_*_HOME variables) to absolute paths",
+  );
+}
+
+/** Every path is absolute; throws UNSAFE_PATH when a needed home directory is not. */
 export function clientPaths(env: NodeJS.ProcessEnv = process.env): ClientPaths {
-  const home = env.HOME ?? homedir();
   const base = (variable: string, fallback: string) => {
     const value = env[variable];
-    return value && path.isAbsolute(value) ? value : path.join(home, fallback);
+    return value && path.isAbsolute(value) ? value : path.join(homeDir(env), fallback);
   };
   const configDir = path.join(base("XDG_CONFIG_HOME", ".config"), "ivoai");
   return {

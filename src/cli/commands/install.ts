@@ -6,6 +6,7 @@ import {
   type AgentName,
   type LifecycleDeps,
   loadCatalogue,
+  planUninstall,
   probeUpdate,
   rollback,
   setup,
@@ -20,7 +21,7 @@ import { formatTable } from "../output.js";
 function deps(ctx: CommandContext): LifecycleDeps {
   return {
     paths: clientPaths(ctx.env),
-    catalogue: loadCatalogue(ctx.env),
+    catalogue: loadCatalogue(ctx.env, (text) => process.stderr.write(`ivoai: WARNING: ${text}\n`)),
     env: ctx.env,
     progress: (text) => ctx.out.note(`ivoai: ${text}`),
   };
@@ -105,9 +106,18 @@ export const rollbackCommand: CommandSpec = {
   kind: "command",
   name: "rollback",
   summary: "Undo the last update: previous agent versions and ivoai's files as they were",
+  description:
+    "Refuses when config.toml, secrets.json or a session record changed after the update (a server connected " +
+    "or a credential rotated since), naming the file; --force restores the old copies anyway.",
   json: true,
+  options: {
+    force: {
+      type: "boolean",
+      description: "roll back even if a file changed after the update (loses that change)",
+    },
+  },
   async run(ctx) {
-    const result = await rollback(deps(ctx));
+    const result = await rollback(deps(ctx), { force: ctx.options.force === true });
     ctx.out.data(result, (r) =>
       [
         `rolled back to the state before the last update (snapshot ${r.snapshot})`,
@@ -148,7 +158,7 @@ export const uninstallCommand: CommandSpec = {
           "USAGE",
           "uninstall needs confirmation and there is no terminal to ask on: pass --yes",
         );
-      const what = [paths.dataDir, paths.stateDir, paths.cacheDir, ...(purge ? [paths.configDir] : [])];
+      const what = (await planUninstall(paths, purge)).remove;
       if (!(await confirm(`Remove ${what.join(", ")}? [y/N] `))) {
         ctx.out.note("ivoai: nothing removed");
         return 1;

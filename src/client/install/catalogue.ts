@@ -8,8 +8,10 @@ import { IvoaiError } from "../../shared/errors.js";
 export type AgentName = "codex" | "claude" | "opencode";
 export const AGENTS: readonly AgentName[] = ["codex", "claude", "opencode"];
 
-/** Test/dev seam only: a JSON catalogue that replaces the compiled one (tests install tiny packed fakes). */
+/** Test seam only: a JSON catalogue that replaces the compiled one (tests install tiny packed fakes). */
 export const CATALOGUE_OVERRIDE_ENV = "IVOAI_INSTALL_CATALOGUE";
+/** Must be "1" beside CATALOGUE_OVERRIDE_ENV: one stray variable alone never swaps what setup installs. */
+export const CATALOGUE_UNSAFE_ENV = "IVOAI_UNSAFE_TEST_CATALOGUE";
 
 const exactVersion = z
   .string()
@@ -80,10 +82,26 @@ export const COMPILED_CATALOGUE: Catalogue = {
   ],
 };
 
-/** The compiled catalogue, or the JSON file named by IVOAI_INSTALL_CATALOGUE (test/dev seam). */
-export function loadCatalogue(env: NodeJS.ProcessEnv = process.env): Catalogue {
+/**
+ * The compiled catalogue, or (test seam) the JSON file named by IVOAI_INSTALL_CATALOGUE, honoured only with
+ * IVOAI_UNSAFE_TEST_CATALOGUE=1 and announced through `warn` every time.
+ */
+export function loadCatalogue(
+  env: NodeJS.ProcessEnv = process.env,
+  warn: (text: string) => void = () => undefined,
+): Catalogue {
   const file = env[CATALOGUE_OVERRIDE_ENV];
   if (!file) return COMPILED_CATALOGUE;
+  if (env[CATALOGUE_UNSAFE_ENV] !== "1")
+    throw new IvoaiError(
+      "CONFIG_INVALID",
+      `${CATALOGUE_OVERRIDE_ENV} is a test seam and is refused unless ${CATALOGUE_UNSAFE_ENV}=1 is set too: ` +
+        `unset ${CATALOGUE_OVERRIDE_ENV} to install the reviewed agent versions`,
+    );
+  warn(
+    `${CATALOGUE_OVERRIDE_ENV}=${file} replaces the reviewed install catalogue (test seam, ` +
+      `${CATALOGUE_UNSAFE_ENV}=1): the agents installed are whatever that file names`,
+  );
   if (!path.isAbsolute(file))
     throw new IvoaiError("CONFIG_INVALID", `${CATALOGUE_OVERRIDE_ENV} must be an absolute path`);
   let raw: unknown;

@@ -7,7 +7,7 @@ import path from "node:path";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import { npmSpec } from "./catalogue.js";
 import type { ManagedRecord } from "./manifest.js";
-import { runNpm } from "./npm.js";
+import { globalNpmrc, runNpm } from "./npm.js";
 
 export interface InstallLayout {
   dataDir: string;
@@ -37,6 +37,7 @@ export async function installGeneration(options: InstallGenerationOptions): Prom
   await fs.mkdir(agentsRoot(layout), { recursive: true, mode: 0o700 });
   await fs.mkdir(npmHome, { recursive: true, mode: 0o700 });
   await fs.writeFile(path.join(npmHome, ".npmrc"), "", { mode: 0o600 });
+  await fs.writeFile(globalNpmrc(npmHome), "", { mode: 0o600 });
   await fs.mkdir(dir, { mode: 0o700 });
   try {
     const manifest = {

@@ -24,7 +24,13 @@ import {
   readManifest,
   writeManifest,
 } from "./manifest.js";
-import { createSnapshot, pruneSnapshots, restoreSnapshot } from "./snapshot.js";
+import {
+  changedSinceUpdate,
+  createSnapshot,
+  pruneSnapshots,
+  recordAfterUpdate,
+  restoreSnapshot,
+} from "./snapshot.js";
 
 export interface LifecycleDeps {
   paths: ClientPaths;
@@ -115,7 +121,6 @@ export function setup(deps: LifecycleDeps, requested: readonly AgentName[]): Pro
     if (toInstall.length > 0) {
       generation = await installManaged(deps, agents);
       await promoteGeneration(layout, generation, binsOf(agents));
-      await pruneGenerations(layout, [generation]);
     }
     const manifest: InstallManifest = {
       schema: 1,
@@ -128,6 +133,8 @@ export function setup(deps: LifecycleDeps, requested: readonly AgentName[]): Pro
       updated_at: now(),
     };
     await writeManifest(deps.paths.stateDir, manifest);
+    // Only once the manifest names the promoted generation: a crash here leaves a stray directory, not a lie.
+    if (toInstall.length > 0) await pruneGenerations(layout, [generation]);
     return {
       generation,
       bin_dir: managedBinDir(layout),
@@ -288,6 +295,7 @@ export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
           "INTERNAL",
           `doctor after update: ${failed.map((row) => `${row.agent} ${row.expected}: ${row.detail}`).join("; ")}`,
         );
+      await recordAfterUpdate(deps.paths.stateDir, snapshot, [manifestFile(deps.paths.stateDir)]);
       await pruneGenerations(layout, [generation, manifest.generation]);
       await pruneSnapshots(deps.paths.stateDir, 3, [snapshot]);
       return { probe, updated: true, snapshot, generation, doctor };
@@ -322,8 +330,14 @@ export interface RollbackResult {
   agents: { agent: string; version: string }[];
 }
 
-/** `ivoai rollback`: the previous managed versions and the persisted files exactly as the last update found them. */
-export async function rollback(deps: LifecycleDeps): Promise<RollbackResult> {
+/**
+ * `ivoai rollback`: the previous managed versions and the persisted files exactly as the last update found them.
+ * Refuses when one of those files changed after the update (a new server, a rotated credential) unless `force`.
+ */
+export async function rollback(
+  deps: LifecycleDeps,
+  options: { force?: boolean } = {},
+): Promise<RollbackResult> {
   const layout = layoutOf(deps);
   if (!(await readManifest(deps.paths.stateDir))) throw new IvoaiError("NOT_FOUND", NOT_SET_UP);
   return withInstallLock(deps.paths, async () => {
@@ -339,6 +353,17 @@ export async function rollback(deps: LifecycleDeps): Promise<RollbackResult> {
         "STATE_CORRUPT",
         `the previous agent generation ${generation} is gone: cannot roll back`,
       );
+    if (!options.force) {
+      const changed = await changedSinceUpdate(deps.paths.stateDir, snapshot);
+      if (changed.length > 0)
+        throw new IvoaiError(
+          "CONFLICT",
+          `${changed.join(", ")} changed after the update; rolling back would restore the old ` +
+            `${changed.length === 1 ? "copy" : "copies"} and lose that change (a server connected or a ` +
+            "credential rotated since): nothing was changed; pass --force to roll back anyway",
+          { data: { changed } },
+        );
+    }
     const index = await restoreSnapshot(deps.paths.stateDir, snapshot);
     const restored = (await readManifest(deps.paths.stateDir)) ?? { ...manifest, agents: {} };
     await promoteGeneration(layout, generation, binsOf(restored.agents));
@@ -359,24 +384,67 @@ export interface UninstallResult {
   pre_existing: { agent: string; path: string }[];
 }
 
-/** Removes ivoai's data, state (with the install record) and cache; config and secrets only with `purge`. */
-export async function uninstall(paths: ClientPaths, purge: boolean): Promise<UninstallResult> {
-  const manifest = await readManifest(paths.stateDir).catch(() => undefined);
-  const preExisting = Object.entries(manifest?.agents ?? {}).flatMap(([agent, record]) =>
-    record.status === "pre_existing" ? [{ agent, path: record.path }] : [],
-  );
-  const targets = [paths.dataDir, paths.stateDir, paths.cacheDir, ...(purge ? [paths.configDir] : [])];
-  const removed: string[] = [];
-  for (const dir of targets) {
-    const stat = await fs.lstat(dir).catch(() => null);
-    if (!stat) continue;
-    await fs.rm(dir, { recursive: true, force: true });
-    removed.push(dir);
+export interface UninstallPlan {
+  /** Absolute directories whose last component is `ivoai`, removed whole. */
+  remove: string[];
+  /** Directories not removed, and why (one that is, holds or sits in the config dir, without --purge). */
+  skip: { path: string; why: string }[];
+}
+
+const within = (dir: string, parent: string) => {
+  const rel = path.relative(parent, dir);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+};
+
+/** Which directories `uninstall` removes; refuses any that is not an absolute `.../ivoai` directory. */
+export async function planUninstall(paths: ClientPaths, purge: boolean): Promise<UninstallPlan> {
+  const real = (dir: string) => fs.realpath(dir).catch(() => path.resolve(dir));
+  const config = [paths.configDir, await real(paths.configDir)];
+  const plan: UninstallPlan = { remove: [], skip: [] };
+  for (const dir of [paths.dataDir, paths.stateDir, paths.cacheDir, ...(purge ? [paths.configDir] : [])]) {
+    if (!path.isAbsolute(dir) || path.basename(dir) !== "ivoai")
+      throw new IvoaiError("UNSAFE_PATH", `refusing to remove ${dir}: not an absolute path ending in /ivoai`);
+    if (plan.remove.includes(dir)) continue;
+    const resolved = await real(dir);
+    const overlaps = config.some(
+      (c) => within(dir, c) || within(c, dir) || within(resolved, c) || within(c, resolved),
+    );
+    if (!purge && overlaps)
+      plan.skip.push({
+        path: dir,
+        why: `it is, holds or sits in the config dir ${paths.configDir} (remove with --purge)`,
+      });
+    else plan.remove.push(dir);
   }
-  const candidates = [
-    { path: paths.configFile, why: "settings (remove with --purge)" },
-    { path: paths.secretsFile, why: "server credentials (remove with --purge)" },
-  ];
-  const kept = purge ? [] : candidates.filter((item) => existsSync(item.path));
-  return { removed, kept, pre_existing: preExisting };
+  return plan;
+}
+
+/**
+ * Removes ivoai's data, state (with the install record) and cache; config and secrets only with `purge`.
+ * Holds the install lock, so it never deletes a tree a running setup/update is writing into.
+ */
+export async function uninstall(paths: ClientPaths, purge: boolean): Promise<UninstallResult> {
+  const plan = await planUninstall(paths, purge);
+  return withInstallLock(paths, async () => {
+    const manifest = await readManifest(paths.stateDir).catch(() => undefined);
+    const preExisting = Object.entries(manifest?.agents ?? {}).flatMap(([agent, record]) =>
+      record.status === "pre_existing" ? [{ agent, path: record.path }] : [],
+    );
+    const removed: string[] = [];
+    for (const dir of plan.remove) {
+      const stat = await fs.lstat(dir).catch(() => null);
+      if (!stat) continue;
+      await fs.rm(dir, { recursive: true, force: true });
+      removed.push(dir);
+    }
+    const candidates = [
+      { path: paths.configFile, why: "settings (remove with --purge)" },
+      { path: paths.secretsFile, why: "server credentials (remove with --purge)" },
+    ];
+    const kept = [
+      ...plan.skip.filter((item) => existsSync(item.path)),
+      ...(purge ? [] : candidates.filter((item) => existsSync(item.path))),
+    ];
+    return { removed, kept, pre_existing: preExisting };
+  });
 }

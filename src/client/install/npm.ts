@@ -1,5 +1,5 @@
 // Runs npm for the installer: a minimal environment (no user or provider credentials, a private HOME and
-// npm config), a time bound and a cap on the output it keeps.
+// npm user and global config), a time bound and a cap on the output it keeps.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { IvoaiError } from "../../shared/errors.js";
@@ -28,6 +28,9 @@ const PASSED = [
   "NODE_EXTRA_CA_CERTS",
 ];
 
+/** The empty global npmrc npm is pointed at, under ivoai's private npm home. */
+export const globalNpmrc = (npmHome: string) => path.join(npmHome, "global-npmrc");
+
 /** The whole environment npm (and an allowed install script) sees. */
 export function minimalNpmEnv(env: NodeJS.ProcessEnv, npmHome: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -40,6 +43,8 @@ export function minimalNpmEnv(env: NodeJS.ProcessEnv, npmHome: string): Record<s
     ...out,
     HOME: npmHome,
     npm_config_userconfig: path.join(npmHome, ".npmrc"),
+    // Not $PREFIX/etc/npmrc: a global npmrc can hold an _authToken.
+    npm_config_globalconfig: globalNpmrc(npmHome),
     npm_config_cache: path.join(npmHome, "cache"),
     npm_config_update_notifier: "false",
     npm_config_fund: "false",

@@ -1,5 +1,6 @@
 // Private snapshots of the exact files an update may change (config.toml, secrets.json, session records, the
-// install manifest): 0700 directory under $XDG_STATE_HOME/ivoai/snapshots, restored byte for byte.
+// install manifest): 0700 directory under $XDG_STATE_HOME/ivoai/snapshots, restored byte for byte; after.json
+// holds their hashes as the update left them, so a rollback can tell whether it would lose a later change.
 import { createHash, randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
@@ -55,14 +56,7 @@ export async function createSnapshot(stateDir: string, files: readonly string[])
 /** Puts every snapshotted file back as it was (a file absent then is removed); checks each SHA-256 first. */
 export async function restoreSnapshot(stateDir: string, id: string): Promise<SnapshotIndex> {
   const dir = path.join(snapshotsDir(stateDir), id);
-  let index: SnapshotIndex;
-  try {
-    index = indexSchema.parse(JSON.parse(await fs.readFile(path.join(dir, "index.json"), "utf8")));
-  } catch (error) {
-    throw new IvoaiError("STATE_CORRUPT", `snapshot ${id} is missing or damaged: cannot restore from it`, {
-      cause: error,
-    });
-  }
+  const index = await readIndex(stateDir, id);
   const contents = new Map<string, Buffer>();
   for (const entry of index.files) {
     if (entry.stored === null) continue;
@@ -83,6 +77,58 @@ export async function restoreSnapshot(stateDir: string, id: string): Promise<Sna
     }
   }
   return index;
+}
+
+const afterSchema = z.record(z.string(), z.string().nullable());
+const afterFile = (stateDir: string, id: string) => path.join(snapshotsDir(stateDir), id, "after.json");
+
+async function sha256Of(file: string): Promise<string | null> {
+  try {
+    return createHash("sha256")
+      .update(await fs.readFile(file))
+      .digest("hex");
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return null;
+    throw error;
+  }
+}
+
+/** Records each snapshotted file's SHA-256 (null: absent) as the update left it, except `skip`. */
+export async function recordAfterUpdate(
+  stateDir: string,
+  id: string,
+  skip: readonly string[],
+): Promise<void> {
+  const index = await readIndex(stateDir, id);
+  const after: Record<string, string | null> = {};
+  for (const entry of index.files)
+    if (!skip.includes(entry.path)) after[entry.path] = await sha256Of(entry.path);
+  await writeFileAtomic(afterFile(stateDir, id), `${JSON.stringify(after, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** The files recorded by `recordAfterUpdate` that differ now (all of them when nothing was recorded). */
+export async function changedSinceUpdate(stateDir: string, id: string): Promise<string[]> {
+  let after: Record<string, string | null>;
+  try {
+    after = afterSchema.parse(JSON.parse(await fs.readFile(afterFile(stateDir, id), "utf8")));
+  } catch {
+    const index = await readIndex(stateDir, id);
+    return index.files.map((entry) => entry.path).filter((file) => path.basename(file) !== "install.json");
+  }
+  const changed: string[] = [];
+  for (const [file, hash] of Object.entries(after)) if ((await sha256Of(file)) !== hash) changed.push(file);
+  return changed;
+}
+
+async function readIndex(stateDir: string, id: string): Promise<SnapshotIndex> {
+  try {
+    const text = await fs.readFile(path.join(snapshotsDir(stateDir), id, "index.json"), "utf8");
+    return indexSchema.parse(JSON.parse(text));
+  } catch (error) {
+    throw new IvoaiError("STATE_CORRUPT", `snapshot ${id} is missing or damaged: cannot restore from it`, {
+      cause: error,
+    });
+  }
 }
 
 /** Keeps the newest `keep` snapshots (by id, which sorts by time) and those named in `pinned`. */
