@@ -175,7 +175,7 @@ const renderCommand: CommandSpec = {
           "refusing --apply: the unit could not see its files (see the warning above)",
         );
       }
-      const plan = planSystemdApply(render, serverPaths(root), logFile ? path.dirname(logFile) : undefined);
+      const plan = planSystemdApply(render, serverPaths(root), logFile);
       await applySystemdPlan(
         plan,
         realApplyDeps((text) => ctx.out.note(text)),
