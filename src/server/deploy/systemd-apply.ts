@@ -170,7 +170,10 @@ async function own(
     if (step.recursive && stat.isDirectory()) {
       const result = await deps.run(["chown", "-R", "-P", "--", `${uid}:${gid}`, step.path]);
       if (result.code !== 0) {
-        throw new IvoaiError("INTERNAL", `'chown -R ${step.path}' failed (exit ${result.code}): ${result.output}`);
+        throw new IvoaiError(
+          "INTERNAL",
+          `'chown -R ${step.path}' failed (exit ${result.code}): ${result.output}`,
+        );
       }
     }
     await handle.chown(uid, gid);
