@@ -384,6 +384,32 @@ describe("ivoai server systemd render", () => {
     expect(Number(exposure?.[1])).toBeLessThan(2);
   });
 
+  it.runIf(process.getuid?.() === 0)(
+    "warns when another account could change the code ExecStart runs, and refuses to --apply it",
+    async () => {
+      const { dir, cleanup } = await tempDir();
+      cleanups.push(cleanup);
+      const pkg = path.join(await realpath(dir), "pkg");
+      await mkdir(path.join(pkg, "dist"), { recursive: true, mode: 0o755 });
+      await writeFile(path.join(pkg, "package.json"), "{}");
+      const entry = path.join(pkg, "dist/ivoai.mjs");
+      await writeFile(entry, "");
+      await chmod(pkg, 0o757);
+      const root = path.join(await realpath(dir), "srv");
+      await initRoot(root);
+      const args = ["server", "systemd", "render", "--root", root, "--exec", entry];
+      const why = `${pkg} is writable by its group or others (mode 757), so that account could change the code the unit runs`;
+      const rendered = await runIvoai(args);
+      expect(rendered.code).toBe(0);
+      expect(rendered.stderr).toContain(`warning: ${why}`);
+      expect(rendered.stdout).toContain(`ExecStart=`);
+      const applied = await runIvoai([...args, "--apply"]);
+      expect(applied.code).not.toBe(0);
+      expect(applied.stderr).toContain(`ivoai: refusing --apply: ${why}`);
+      expect(applied.stderr).toContain("install ivoai globally as root");
+    },
+  );
+
   it("refuses --apply without root, before touching anything", async () => {
     const { dir, cleanup } = await tempDir();
     cleanups.push(cleanup);
