@@ -2,6 +2,7 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, chown, mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
+import http from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -144,13 +145,15 @@ describe("ivoai server status / stop", () => {
   it("gives up after --timeout on a server that ignores SIGTERM, naming its pid, and does not kill it", async () => {
     const root = await fresh();
     await initRoot(root);
-    const stubborn = spawn(
-      process.execPath,
-      ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000); console.log('up')"],
-      {
-        stdio: ["ignore", "pipe", "ignore"],
-      },
+    // What stop checks before it signals: an ivoai entry running 'server start' for this root, as the pid file's owner.
+    const stub = path.join(await fresh(), "ivoai.mjs");
+    await writeFile(
+      stub,
+      "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000); console.log('up')\n",
     );
+    const stubborn = spawn(process.execPath, [stub, "server", "start", "--root", root], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     cleanups.push(async () => void stubborn.kill("SIGKILL"));
     await new Promise((resolve) => stubborn.stdout.once("data", resolve));
     const stat = await readFile(`/proc/${stubborn.pid}/stat`, "utf8");
@@ -168,6 +171,64 @@ describe("ivoai server status / stop", () => {
       pid: stubborn.pid,
       ready: "unreachable",
     });
+  });
+
+  it("signals only this root's ivoai server: a pid file naming another program leaves it running", async () => {
+    const root = await fresh();
+    await initRoot(root);
+    const other = await fresh();
+    await initRoot(other);
+    const sleeper = spawn("sleep", ["300"], { stdio: "ignore" });
+    cleanups.push(async () => void sleeper.kill("SIGKILL"));
+    await new Promise((resolve) => sleeper.once("spawn", resolve));
+    const state = async (pid: number) => {
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return { state: fields[0], ticks: fields[19] };
+    };
+    const pidOf = sleeper.pid ?? 0;
+    await writeFile(
+      pidFile(root),
+      JSON.stringify({ ...JSON.parse(stalePidRecord(pidOf)), start_ticks: (await state(pidOf)).ticks }),
+    );
+    const stop = await runIvoai(["server", "stop", "--root", root, "--timeout", "1s"]);
+    expect(stop.code).toBe(1);
+    expect(stop.stderr).toContain(
+      `${pidFile(root)} does not name an ivoai server for ${root} (pid ${pidOf} is not 'ivoai server start')`,
+    );
+    expect((await state(pidOf)).state).not.toBe("Z");
+    expect(existsSync(pidFile(root))).toBe(true);
+
+    // A real server, but for another root: not this root's to stop.
+    const server = await startServer(other);
+    servers.push(server);
+    const record = JSON.parse(await readFile(pidFile(other), "utf8")) as { pid: number };
+    await writeFile(pidFile(root), JSON.stringify(record));
+    const wrongRoot = await runIvoai(["server", "stop", "--root", root]);
+    expect(wrongRoot.code).toBe(1);
+    expect(wrongRoot.stderr).toContain(`(pid ${record.pid} serves another root (${other}))`);
+    expect((await status(other)).status).toMatchObject({ running: true, ready: "ready" });
+  });
+
+  it("asks /ready at the configured listen address, never at another host the pid file names", async () => {
+    const root = await fresh();
+    await initRoot(root);
+    const server = await startServer(root);
+    servers.push(server);
+    let asked = 0;
+    const decoy = http.createServer((_request, response) => {
+      asked += 1;
+      response.end(JSON.stringify({ status: "ready", degraded: ["decoy"] }));
+    });
+    await new Promise<void>((resolve) => decoy.listen(0, "127.0.0.2", resolve));
+    cleanups.push(() => new Promise((resolve) => decoy.close(() => resolve())));
+    const port = (decoy.address() as { port: number }).port;
+    const record = JSON.parse(await readFile(pidFile(root), "utf8")) as Record<string, unknown>;
+    await writeFile(pidFile(root), JSON.stringify({ ...record, url: `http://127.0.0.2:${port}` }));
+    const probed = (await status(root)).status;
+    expect(probed.running).toBe(true);
+    expect(probed.degraded).not.toContain("decoy");
+    expect(asked).toBe(0);
   });
 
   it.runIf(process.getuid?.() === 0)(
@@ -322,6 +383,32 @@ describe("ivoai server systemd render", () => {
     expect(exposure?.[2]).toBe("OK");
     expect(Number(exposure?.[1])).toBeLessThan(2);
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    "warns when another account could change the code ExecStart runs, and refuses to --apply it",
+    async () => {
+      const { dir, cleanup } = await tempDir();
+      cleanups.push(cleanup);
+      const pkg = path.join(await realpath(dir), "pkg");
+      await mkdir(path.join(pkg, "dist"), { recursive: true, mode: 0o755 });
+      await writeFile(path.join(pkg, "package.json"), "{}");
+      const entry = path.join(pkg, "dist/ivoai.mjs");
+      await writeFile(entry, "");
+      await chmod(pkg, 0o757);
+      const root = path.join(await realpath(dir), "srv");
+      await initRoot(root);
+      const args = ["server", "systemd", "render", "--root", root, "--exec", entry];
+      const why = `${pkg} is writable by its group or others (mode 757), so that account could change the code the unit runs`;
+      const rendered = await runIvoai(args);
+      expect(rendered.code).toBe(0);
+      expect(rendered.stderr).toContain(`warning: ${why}`);
+      expect(rendered.stdout).toContain(`ExecStart=`);
+      const applied = await runIvoai([...args, "--apply"]);
+      expect(applied.code).not.toBe(0);
+      expect(applied.stderr).toContain(`ivoai: refusing --apply: ${why}`);
+      expect(applied.stderr).toContain("install ivoai globally as root");
+    },
+  );
 
   it("refuses --apply without root, before touching anything", async () => {
     const { dir, cleanup } = await tempDir();

@@ -9,6 +9,7 @@ import {
   realApplyDeps,
 } from "../../server/deploy/systemd-apply.js";
 import { renderSystemdUnits } from "../../server/deploy/systemd-units.js";
+import { untrustedExecPath } from "../../server/deploy/trusted-exec.js";
 import { type ServerStatus, serverStatus } from "../../server/ops/status.js";
 import { stopServer } from "../../server/ops/stop.js";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
@@ -112,7 +113,8 @@ const renderCommand: CommandSpec = {
   description:
     "One unit, ivoai-gateway.service, running as the no-login user ivoai-gateway in group ivoai: the server is\n" +
     "one process (see the unit's comments). Without --out the unit is printed. ExecStart names the node binary\n" +
-    "and the ivoai entry this command runs from (override with --node and --exec).\n" +
+    "and the ivoai entry this command runs from (override with --node and --exec); they, their package and\n" +
+    "every directory above them must be root's and not group/other-writable (a warning, and --apply refuses).\n" +
     "--apply (root only) creates the group and user, sets ownership and modes of the tree, installs the unit\n" +
     "in /etc/systemd/system, then runs 'systemctl daemon-reload' and 'systemctl enable --now'.",
   json: true,
@@ -136,7 +138,8 @@ const renderCommand: CommandSpec = {
     "log-file": {
       type: "string",
       value: "PATH",
-      description: "log to this rotated file instead of journald",
+      description:
+        "log to this rotated file instead of journald; it must be in a directory named ivoai (/var/log/ivoai/server.log)",
     },
     apply: {
       type: "boolean",
@@ -150,14 +153,25 @@ const renderCommand: CommandSpec = {
     const exec = stringOption(ctx.options, "exec");
     const node = stringOption(ctx.options, "node");
     const logFile = stringOption(ctx.options, "log-file");
+    const nodePath = node ? absolute(node, "--node") : realpathSync(process.execPath);
+    const entryPath = exec ? absolute(exec, "--exec") : runningEntry();
     const render = renderSystemdUnits({
       root,
-      nodePath: node ? absolute(node, "--node") : realpathSync(process.execPath),
-      entryPath: exec ? absolute(exec, "--exec") : runningEntry(),
+      nodePath,
+      entryPath,
       ...(logFile ? { logFile: absolute(logFile, "--log-file") } : {}),
       version: IVOAI_VERSION,
     });
     for (const warning of render.warnings) ctx.out.note(`warning: ${warning}`);
+    // systemd starts ExecStart for the service at every boot: code another account can change runs there next.
+    const untrusted = await untrustedExecPath(nodePath, entryPath);
+    if (untrusted) {
+      const why =
+        `${untrusted.path} is ${untrusted.reason}, so that account could change the code the unit runs: ` +
+        "install ivoai globally as root (sudo npm install -g ivoai) or pass --node and --exec paths that only root can change";
+      if (apply) throw new IvoaiError("PERMISSION_DENIED", `refusing --apply: ${why}`);
+      ctx.out.note(`warning: ${why}`);
+    }
     const out = stringOption(ctx.options, "out");
     const written: string[] = [];
     if (out) {
@@ -175,7 +189,7 @@ const renderCommand: CommandSpec = {
           "refusing --apply: the unit could not see its files (see the warning above)",
         );
       }
-      const plan = planSystemdApply(render, serverPaths(root), logFile ? path.dirname(logFile) : undefined);
+      const plan = planSystemdApply(render, serverPaths(root), logFile);
       await applySystemdPlan(
         plan,
         realApplyDeps((text) => ctx.out.note(text)),

@@ -1,23 +1,25 @@
 // `server systemd render --apply`: the system user, ownership of the tree, the installed and enabled unit.
 import { execFile } from "node:child_process";
-import { promises as fs } from "node:fs";
+import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
-import type { SystemdRender } from "./systemd-units.js";
+import { logDirOf, type SystemdRender } from "./systemd-units.js";
 
 /** One thing `--apply` does, in order; the plan is pure so that it can be shown and tested. */
 export type ApplyStep =
   | { kind: "run"; argv: string[]; unless?: string[] }
   | { kind: "own"; path: string; user: string; group: string; mode?: number; recursive: boolean }
-  | { kind: "mkdir"; path: string }
+  /** Creates ivoai's own log directory for the service; one that already exists must already be the service's. */
+  | { kind: "logdir"; path: string; user: string; group: string; mode: number }
   | { kind: "install"; path: string; content: string };
 
 export const SYSTEMD_UNIT_DIR = "/etc/systemd/system";
 
 /** The steps that make `render` run on this host: users first, then ownership, then the units. */
-export function planSystemdApply(render: SystemdRender, paths: ServerPaths, logDir?: string): ApplyStep[] {
+export function planSystemdApply(render: SystemdRender, paths: ServerPaths, logFile?: string): ApplyStep[] {
+  const logDir = logFile === undefined ? undefined : logDirOf(logFile, paths.root);
   const service = { user: render.user, group: render.group };
   const root = { user: "root", group: render.group };
   const steps: ApplyStep[] = [
@@ -47,10 +49,7 @@ export function planSystemdApply(render: SystemdRender, paths: ServerPaths, logD
     { kind: "own", path: paths.runDir, ...service, recursive: true },
   ];
   if (logDir) {
-    steps.push(
-      { kind: "mkdir", path: logDir },
-      { kind: "own", path: logDir, ...service, mode: 0o700, recursive: true },
-    );
+    steps.push({ kind: "logdir", path: logDir, ...service, mode: 0o700 });
   }
   for (const unit of render.units) {
     steps.push({ kind: "install", path: path.join(SYSTEMD_UNIT_DIR, unit.name), content: unit.content });
@@ -122,14 +121,16 @@ export async function applySystemdPlan(steps: readonly ApplyStep[], deps: ApplyD
         }
         break;
       }
-      case "mkdir":
-        await fs.mkdir(step.path, { recursive: true, mode: 0o700 });
+      case "logdir": {
+        const uid = await ids(step.user, "passwd");
+        deps.progress(`creating ${step.path} for ${step.user}:${step.group}`);
+        await makeLogDir(step.path, uid, await ids(step.group, "group"), step.mode);
         break;
+      }
       case "own": {
         const uid = step.user === "root" ? 0 : await ids(step.user, "passwd");
         deps.progress(`owning ${step.path} by ${step.user}:${step.group}`);
-        await own(step.path, uid, await ids(step.group, "group"), step.recursive);
-        if (step.mode !== undefined) await fs.chmod(step.path, step.mode);
+        await own(step, uid, await ids(step.group, "group"), deps);
         break;
       }
       case "install":
@@ -140,17 +141,68 @@ export async function applySystemdPlan(steps: readonly ApplyStep[], deps: ApplyD
   }
 }
 
-/** lchown, depth first, never following a symbolic link out of the tree. */
-async function own(target: string, uid: number, gid: number, recursive: boolean): Promise<void> {
-  let stat: Awaited<ReturnType<typeof fs.lstat>>;
+/**
+ * Owns one path without following a symbolic link anywhere: the path is opened O_NOFOLLOW and changed through
+ * that descriptor; a tree below it is handed to `chown -R -P`, which walks it descriptor-relative and changes
+ * links themselves, never what they point to (the service user owns these trees and could plant links).
+ */
+async function own(
+  step: Extract<ApplyStep, { kind: "own" }>,
+  uid: number,
+  gid: number,
+  deps: ApplyDeps,
+): Promise<void> {
+  let handle: fs.FileHandle;
   try {
-    stat = await fs.lstat(target);
+    handle = await fs.open(step.path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     if (errnoCode(error) === "ENOENT") return;
+    if (errnoCode(error) === "ELOOP") {
+      throw new IvoaiError("CONFLICT", `refusing to own ${step.path}: it is a symbolic link`);
+    }
     throw error;
   }
-  if (recursive && stat.isDirectory()) {
-    for (const entry of await fs.readdir(target)) await own(path.join(target, entry), uid, gid, true);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isDirectory() && !stat.isFile()) {
+      throw new IvoaiError("CONFLICT", `refusing to own ${step.path}: not a regular file or directory`);
+    }
+    if (step.recursive && stat.isDirectory()) {
+      const result = await deps.run(["chown", "-R", "-P", "--", `${uid}:${gid}`, step.path]);
+      if (result.code !== 0) {
+        throw new IvoaiError(
+          "INTERNAL",
+          `'chown -R ${step.path}' failed (exit ${result.code}): ${result.output}`,
+        );
+      }
+    }
+    await handle.chown(uid, gid);
+    if (step.mode !== undefined) await handle.chmod(step.mode);
+  } finally {
+    await handle.close();
   }
-  await fs.lchown(target, uid, gid);
+}
+
+/** Creates the log directory for the service; one that exists must be a directory the service owns already. */
+async function makeLogDir(dir: string, uid: number, gid: number, mode: number): Promise<void> {
+  await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o755 });
+  try {
+    await fs.mkdir(dir, { mode: 0o700 });
+  } catch (error) {
+    if (errnoCode(error) !== "EEXIST") throw error;
+    const stat = await fs.lstat(dir);
+    if (stat.isDirectory() && stat.uid === uid) return;
+    throw new IvoaiError(
+      "CONFLICT",
+      `${dir} exists and is not a directory of the service user: ivoai gives the service only a log ` +
+        "directory it creates; remove it, or choose another --log-file",
+    );
+  }
+  const handle = await fs.open(dir, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_DIRECTORY);
+  try {
+    await handle.chown(uid, gid);
+    await handle.chmod(mode);
+  } finally {
+    await handle.close();
+  }
 }

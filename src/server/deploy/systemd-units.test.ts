@@ -84,13 +84,15 @@ describe("renderSystemdUnits", () => {
 describe("planSystemdApply", () => {
   it("creates the no-login system user before owning the tree, then installs and enables the unit", () => {
     const render = renderSystemdUnits(base);
-    const steps = planSystemdApply(render, serverPaths("/"), "/var/log/ivoai");
+    const steps = planSystemdApply(render, serverPaths("/"), "/var/log/ivoai/server.log");
     const summary = steps.map((step) =>
       step.kind === "run"
         ? `run ${step.argv.join(" ")}${step.unless ? ` unless ${step.unless.join(" ")}` : ""}`
         : step.kind === "own"
           ? `own ${step.path} ${step.user}:${step.group}${step.mode === undefined ? "" : ` ${step.mode.toString(8)}`}${step.recursive ? " -R" : ""}`
-          : `${step.kind} ${step.path}`,
+          : step.kind === "logdir"
+            ? `logdir ${step.path} ${step.user}:${step.group} ${step.mode.toString(8)}`
+            : `${step.kind} ${step.path}`,
     );
     expect(summary).toEqual([
       "run groupadd --system ivoai unless getent group ivoai",
@@ -100,11 +102,25 @@ describe("planSystemdApply", () => {
       "own /etc/ivoai/secrets ivoai-gateway:ivoai 700 -R",
       "own /var/lib/ivoai ivoai-gateway:ivoai -R",
       "own /run/ivoai ivoai-gateway:ivoai -R",
-      "mkdir /var/log/ivoai",
-      "own /var/log/ivoai ivoai-gateway:ivoai 700 -R",
+      "logdir /var/log/ivoai ivoai-gateway:ivoai 700",
       "install /etc/systemd/system/ivoai-gateway.service",
       "run systemctl daemon-reload",
       "run systemctl enable --now ivoai-gateway.service",
+    ]);
+  });
+
+  it("refuses a log file outside a directory of ivoai's own, and creates only that directory", () => {
+    const render = renderSystemdUnits(base);
+    for (const logFile of ["/var/log/ivoai.log", "/etc/x.log", "/etc/ivoai/server.log", "/ivoai.log"]) {
+      expect(() => planSystemdApply(render, serverPaths("/"), logFile), logFile).toThrow(
+        `--log-file '${logFile}' must be in a directory of its own named ivoai (e.g. /var/log/ivoai/server.log)`,
+      );
+      expect(() => renderSystemdUnits({ ...base, logFile }), logFile).toThrow(/directory of its own/);
+    }
+    const steps = planSystemdApply(render, serverPaths("/"), "/var/log/ivoai/server.log");
+    const touched = steps.flatMap((step) => (step.kind === "run" || step.kind === "install" ? [] : [step]));
+    expect(touched.filter((step) => step.path.startsWith("/var/log"))).toEqual([
+      { kind: "logdir", path: "/var/log/ivoai", user: "ivoai-gateway", group: "ivoai", mode: 0o700 },
     ]);
   });
 });

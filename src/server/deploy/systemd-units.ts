@@ -51,6 +51,25 @@ function checkPath(value: string, what: string): string {
 
 const UNDER = (dir: string, parent: string) => dir === parent || dir.startsWith(`${parent}/`);
 
+/**
+ * The directory a --log-file lives in, which the service may write and `--apply` creates for it: it must be a
+ * directory of ivoai's own (named ivoai, like /var/log/ivoai), never a shared one such as /var/log or /etc,
+ * and never the configuration tree.
+ */
+export function logDirOf(logFile: string, root: string): string {
+  const file = checkPath(logFile, "--log-file");
+  const dir = path.dirname(file);
+  const paths = serverPaths(checkPath(root, "--root"));
+  if (path.basename(dir) !== "ivoai" || UNDER(dir, paths.etcDir) || UNDER(paths.etcDir, dir)) {
+    throw new IvoaiError(
+      "USAGE",
+      `--log-file '${logFile}' must be in a directory of its own named ivoai (e.g. /var/log/ivoai/server.log): ` +
+        `the service may write that whole directory, and --apply gives it to ${SERVICE_USER}`,
+    );
+  }
+  return dir;
+}
+
 const UNIT_HEADER = (
   version: string,
 ) => `# Rendered by 'ivoai server systemd render' (ivoai ${version}); render again rather than edit.
@@ -70,13 +89,14 @@ export function renderSystemdUnits(options: SystemdRenderOptions): SystemdRender
   const nodePath = checkPath(options.nodePath, "the node binary");
   const entryPath = checkPath(options.entryPath, "the ivoai entry (--exec)");
   const logFile = options.logFile === undefined ? undefined : checkPath(options.logFile, "--log-file");
+  const logDir = logFile === undefined ? undefined : logDirOf(logFile, options.root);
   const paths = serverPaths(root);
   const production = root === "/";
   const warnings: string[] = [];
 
   // In production /run is a tmpfs emptied at boot: systemd creates /run/ivoai for each start.
   const readWrite = [paths.dataDir, ...(production ? [] : [paths.runDir])];
-  if (logFile) readWrite.push(path.dirname(logFile));
+  if (logDir) readWrite.push(logDir);
   const seen = [root, nodePath, entryPath, ...readWrite];
   const underHome = seen.some((p) => ["/home", "/root", "/run/user"].some((home) => UNDER(p, home)));
   const hidden = seen.filter((p) => ["/tmp", "/var/tmp"].some((tmp) => UNDER(p, tmp)));

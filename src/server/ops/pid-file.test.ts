@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { serverPaths } from "../../config/server-paths.js";
-import { claimPidFile, processStartTicks, readPidFile } from "./pid-file.js";
+import { claimPidFile, processStartTicks, readPidFile, whyNotOurServer } from "./pid-file.js";
 
 describe("pid file", () => {
   const dirs: string[] = [];
@@ -61,4 +61,22 @@ describe("pid file", () => {
     await writeFile(tree.pidFile, "12ab\n");
     expect(await readPidFile(tree.pidFile)).toEqual({ state: "stale", reason: "unreadable pid file" });
   });
+
+  it.runIf(process.platform === "linux")(
+    "takes neither a record without a start time nor a live process that is not this root's server",
+    async () => {
+      const tree = await paths();
+      const handle = await claimPidFile(tree, info);
+      await writeFile(tree.pidFile, JSON.stringify({ ...handle.record, start_ticks: null }));
+      expect(await readPidFile(tree.pidFile)).toMatchObject({ state: "stale" });
+      expect(await whyNotOurServer({ ...handle.record, start_ticks: null }, tree)).toBe(
+        "the pid file records no process start time",
+      );
+      // This test's process: the right pid and start time, but not 'ivoai server start'.
+      await writeFile(tree.pidFile, JSON.stringify(handle.record));
+      expect(await whyNotOurServer(handle.record, tree)).toBe(
+        `pid ${process.pid} is not 'ivoai server start'`,
+      );
+    },
+  );
 });

@@ -55,11 +55,72 @@ function isAlive(pid: number): boolean {
 export async function isRecordedProcess(record: PidRecord): Promise<boolean> {
   if (!isAlive(record.pid)) return false;
   if (record.start_ticks !== null) return (await processStartTicks(record.pid)) === record.start_ticks;
-  // Without /proc start times, fall back to the command line naming ivoai.
+  // Linux always has start times: a record without one was not written by a server.
+  if (process.platform === "linux") return false;
+  // Without /proc start times, fall back to the command line naming ivoai; unreadable is not ours.
   try {
     return (await fs.readFile(`/proc/${record.pid}/cmdline`, "utf8")).includes("ivoai");
   } catch {
-    return true;
+    return false;
+  }
+}
+
+/** The ivoai entry as a process runs it: the npm bin link or the bundle. */
+const IVOAI_ENTRY = /^ivoai(\.m?js)?$/;
+
+/**
+ * Why the process the record names is not the server of `paths`, or null when it is. The run directory belongs
+ * to the service user, so the pid file is only a claim: before anyone signals the pid, the process must have
+ * the recorded start time, run as the pid file's owner, and be `ivoai … server start` for this very root (its
+ * --root, else its IVOAI_SERVER_ROOT, else /). Whatever cannot be read counts against it.
+ */
+export async function whyNotOurServer(record: PidRecord, paths: ServerPaths): Promise<string | null> {
+  const proc = `/proc/${record.pid}`;
+  if (record.start_ticks === null) return "the pid file records no process start time";
+  if ((await processStartTicks(record.pid)) !== record.start_ticks) {
+    return `pid ${record.pid} now belongs to another program`;
+  }
+  try {
+    const owner = (await fs.lstat(paths.pidFile)).uid;
+    const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(await fs.readFile(`${proc}/status`, "utf8"));
+    if (!uids || Number(uids[1]) !== owner || Number(uids[2]) !== owner) {
+      return `pid ${record.pid} does not run as the pid file's owner (uid ${owner})`;
+    }
+    const argv = (await fs.readFile(`${proc}/cmdline`, "utf8")).split("\0");
+    const entry = argv.findIndex((arg, index) => index > 0 && IVOAI_ENTRY.test(path.basename(arg)));
+    const args = entry < 0 ? [] : argv.slice(entry + 1);
+    const command = args.findIndex((arg, index) => arg === "server" && args[index + 1] === "start");
+    if (command < 0) return `pid ${record.pid} is not 'ivoai server start'`;
+    const options = args.slice(command + 2);
+    const flag = options.findIndex((arg) => arg === "--root" || arg.startsWith("--root="));
+    let root: string | undefined;
+    if (flag >= 0) {
+      const option = options[flag] ?? "";
+      root = option === "--root" ? options[flag + 1] : option.slice("--root=".length);
+    } else {
+      const environ = (await fs.readFile(`${proc}/environ`, "utf8")).split("\0");
+      root = environ
+        .find((entry) => entry.startsWith("IVOAI_SERVER_ROOT="))
+        ?.slice("IVOAI_SERVER_ROOT=".length);
+    }
+    root ||= "/";
+    const resolved = path.isAbsolute(root)
+      ? path.resolve(root)
+      : path.resolve(await fs.readlink(`${proc}/cwd`), root);
+    if (resolved !== paths.root && (await realOrSelf(resolved)) !== (await realOrSelf(paths.root))) {
+      return `pid ${record.pid} serves another root (${resolved})`;
+    }
+    return null;
+  } catch (error) {
+    return `cannot inspect pid ${record.pid} (${errnoCode(error) ?? "unreadable"})`;
+  }
+}
+
+async function realOrSelf(file: string): Promise<string> {
+  try {
+    return await fs.realpath(file);
+  } catch {
+    return file;
   }
 }
 

@@ -2,14 +2,18 @@
 import { promises as fs, readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
+import { isIP } from "node:net";
 import path from "node:path";
+import { loadServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { PROTOCOL_VERSION } from "../../protocol/discovery.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
+import { isLoopbackHost } from "../../shared/loopback.js";
 import { openSqlite } from "../../shared/native-sqlite.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { createEnrollmentService } from "../enrollment/service.js";
 import { createEnrollmentStore } from "../enrollment/store.js";
+import { parseListen } from "../http/listener-policy.js";
 import { type PidRecord, readPidFile, removeStalePidFile } from "./pid-file.js";
 
 export type ReadyState = "ready" | "ready_degraded" | "not_ready" | "starting" | "unreachable" | "stopped";
@@ -76,7 +80,12 @@ async function askReady(
 ): Promise<ReadyState> {
   if (!record.url) return "starting";
   try {
-    const body = (await getJson(new URL("/ready", record.url), paths.tlsCert, timeoutMs)) as {
+    const url = await probeUrl(record.url, paths);
+    if (!url) {
+      degraded.push("http");
+      return "unreachable";
+    }
+    const body = (await getJson(url, paths.tlsCert, timeoutMs)) as {
       status?: string;
       degraded?: string[];
       failed?: string[];
@@ -90,6 +99,31 @@ async function askReady(
     degraded.push("http");
     return "unreachable";
   }
+}
+
+/**
+ * Where to ask /ready. The pid file is written by the service user, so its URL only lends the scheme and the
+ * port (a configured port 0 is picked at bind time): the host is the configured listen host (a wildcard asked
+ * on loopback). Without a readable configuration only a loopback URL is asked. Null: nothing safe to ask.
+ */
+async function probeUrl(recorded: string, paths: ServerPaths): Promise<URL | null> {
+  let url: URL;
+  try {
+    url = new URL("/ready", recorded);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  let host: string;
+  try {
+    host = parseListen((await loadServerConfig(paths.configFile)).server.listen).host;
+  } catch {
+    return isLoopbackHost(url.hostname) ? url : null;
+  }
+  if (host === "0.0.0.0") host = "127.0.0.1";
+  if (host === "::" || host === "[::]") host = "::1";
+  url.hostname = isIP(host) === 6 ? `[${host}]` : host;
+  return url;
 }
 
 /**

@@ -2,7 +2,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
-import { isRecordedProcess, readPidFile, removeStalePidFile } from "./pid-file.js";
+import { isRecordedProcess, readPidFile, removeStalePidFile, whyNotOurServer } from "./pid-file.js";
 import { assertServerTree } from "./status.js";
 
 export type StopOutcome =
@@ -29,6 +29,16 @@ export async function stopServer(
     };
   }
   const { record } = state;
+  // The run directory is the service user's: make sure the pid names this root's server before signalling it.
+  const notOurs = await whyNotOurServer(record, paths);
+  if (notOurs !== null) {
+    throw new IvoaiError(
+      "CONFLICT",
+      `${paths.pidFile} does not name an ivoai server for ${paths.root} (${notOurs}): nothing was signalled; ` +
+        "if no server runs, remove the pid file",
+      { data: { pid: record.pid } },
+    );
+  }
   const started = now();
   try {
     process.kill(record.pid, "SIGTERM");
