@@ -2,7 +2,7 @@
 // writes, and hostile backups refused with nothing written to the target.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { promises as fs, readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -216,10 +216,11 @@ describe("server backup and restore", () => {
     await fs.rm(path.join(root, "var/lib/ivoai"), { recursive: true });
     const restored = await runIvoai(["server", "restore", created.path, "--root", root, "--json"]);
     expect(restored.code, restored.stderr).toBe(0);
+    // Stores first, server.toml last: a failing store merge never leaves a new config behind.
     expect(JSON.parse(restored.stdout).restored.map((row: { action: string }) => row.action)).toEqual([
+      "created",
+      "created",
       "written",
-      "created",
-      "created",
     ]);
     await ok(["server", "init", "--root", root]);
     server = await startServer(root);
@@ -232,7 +233,7 @@ describe("server backup and restore", () => {
 
     // Restoring again into the populated tree merges: nothing is duplicated, nothing deleted.
     const again = JSON.parse(await ok(["server", "restore", created.path, "--root", root, "--json"]));
-    expect(again.restored[2]).toMatchObject({
+    expect(again.restored[1]).toMatchObject({
       action: "merged",
       added: { pages: 0, versions: 0, episodes: 0 },
     });
@@ -323,6 +324,8 @@ describe("hostile backups", () => {
     await initRoot(source);
     await addDocsConnector(source, docs);
     await ok(["server", "ingest", "--root", source]);
+    // A first start creates the memory store, so the backup holds both stores.
+    await (await startServer(source)).stop();
     good = (
       JSON.parse(await ok(["server", "backup", "create", "--json", "--root", source])) as { path: string }
     ).path;
@@ -359,6 +362,10 @@ describe("hostile backups", () => {
   const entry = (m: { entries: Record<string, unknown>[] }, name: string) =>
     m.entries.find((e) => e.path === name) as Record<string, unknown>;
   const noop = async () => {};
+  /** Makes room for one more entry: a manifest lists at most as many entries as the format has names. */
+  const dropOne = (m: { entries: Record<string, unknown>[] }) => {
+    m.entries = m.entries.filter((e) => e.path !== "index-rebuild.json");
+  };
 
   const cases: [string, () => Promise<string>, RegExp][] = [
     [
@@ -460,6 +467,7 @@ describe("hostile backups", () => {
               .mkdir(path.join(dir, "secrets"))
               .then(() => fs.writeFile(path.join(dir, "secrets/key.pem"), "k")),
           (m) => {
+            dropOne(m);
             m.entries.push({ path: "secrets/key.pem", kind: "config", size: 1, sha256: sha("k") });
           },
         ),
@@ -469,11 +477,58 @@ describe("hostile backups", () => {
       "an OAuth store entry",
       () =>
         hostile(noop, (m) => {
+          dropOne(m);
           m.entries.push({ path: "oauth.sqlite", kind: "memory", size: 0, sha256: sha("") });
         }),
       /never restores secrets/,
     ],
   ];
+
+  /** Adds `sql` to a store of the backup and recomputes its size and SHA-256, as a reviewer with a hex editor would. */
+  const tampered = (store: string, sql: string) =>
+    hostile(
+      async (dir) => {
+        const db = new Database(path.join(dir, store));
+        db.exec(sql);
+        db.close();
+      },
+      (m) => {
+        const data = readFileSync(path.join(work, `hostile-${serial}`, store));
+        Object.assign(entry(m, store), { size: data.length, sha256: sha(data) });
+      },
+    );
+  cases.push(
+    [
+      "a catalogue with a trigger and an extra table (hashes recomputed)",
+      () =>
+        tampered(
+          "catalogue.sqlite",
+          `CREATE TABLE loot (x TEXT);
+           CREATE TRIGGER evil AFTER INSERT ON documents BEGIN INSERT INTO loot VALUES (new.id); END;`,
+        ),
+      /catalogue.sqlite holds schema ivoai does not create: unknown table "loot"; unknown trigger "evil"/,
+    ],
+    [
+      "a memory store whose trigger would self-approve (hashes recomputed)",
+      () =>
+        tampered(
+          "memory.sqlite",
+          `CREATE TRIGGER approve AFTER INSERT ON approvals
+           BEGIN UPDATE approvals SET status = 'approved' WHERE id = new.id; END;`,
+        ),
+      /memory.sqlite holds schema ivoai does not create: unknown trigger "approve"/,
+    ],
+    [
+      "a store with a view",
+      () => tampered("memory.sqlite", "CREATE VIEW pages_view AS SELECT * FROM pages;"),
+      /unknown view "pages_view"/,
+    ],
+    [
+      "a store whose table has a column of its own",
+      () => tampered("catalogue.sqlite", "ALTER TABLE documents ADD COLUMN extra TEXT;"),
+      /table "documents" has an unknown column extra/,
+    ],
+  );
 
   it.each(cases)("refuses %s and writes nothing", async (_name, make, message) => {
     const dir = await make();
@@ -499,7 +554,7 @@ describe("hostile backups", () => {
     expect(await fs.readdir(path.join(linked, "var/lib/ivoai/backups"))).toEqual([]);
   });
 
-  it("refuses a relative path, and a root whose pid file names a live process", async () => {
+  it("refuses a relative path, and a root whose pid file names a live server", async () => {
     const relative = await runIvoai([
       "server",
       "restore",
@@ -509,16 +564,68 @@ describe("hostile backups", () => {
     ]);
     expect(relative.code).toBe(2);
     expect(relative.stderr).toMatch(/must be absolute/);
-    const pidFile = path.join(target, "run/ivoai/server.pid");
-    await fs.writeFile(pidFile, `${process.pid}\n`);
+    // A real `ivoai server start` on the target: its pid file (JSON) names it, and restore refuses by that pid.
+    const live = await startServer(target);
     try {
-      const before = await treeState(target);
+      const record = JSON.parse(await fs.readFile(path.join(target, "run/ivoai/server.pid"), "utf8")) as {
+        pid: number;
+      };
+      expect(record.pid).toBe(live.child.pid);
       const running = await runIvoai(["server", "restore", good, "--root", target]);
       expect(running.code).toBe(1);
-      expect(running.stderr).toMatch(new RegExp(`running \\(pid ${process.pid}`));
-      expect(await treeState(target)).toEqual(before);
+      expect(running.stderr).toMatch(new RegExp(`running \\(pid ${record.pid}, from .*server\\.pid\\)`));
     } finally {
-      await fs.rm(pidFile);
+      await live.stop();
     }
   });
+
+  it("refuses while the server's start lock is held, writing nothing", async () => {
+    // The lock `server start` takes to claim the pid file, held here the way it holds it.
+    const lock = new Database(path.join(target, "run/ivoai/server.pid.lock"), { timeout: 0 });
+    // Read the tree before locking: closing any descriptor of the lock file would drop this process's lock.
+    const before = await treeState(target);
+    lock.exec("BEGIN EXCLUSIVE");
+    let result: Awaited<ReturnType<typeof runIvoai>>;
+    try {
+      result = await runIvoai(["server", "restore", good, "--root", target]);
+    } finally {
+      lock.close();
+    }
+    expect(result.code, result.stdout).toBe(1);
+    expect(result.stderr).toMatch(/a server for .* is starting or stopping \(.*server\.pid\.lock is held\)/);
+    expect(await treeState(target)).toEqual(before);
+  });
+
+  it.runIf(process.getuid?.() === 0)(
+    "as root, keeps the owner of every file it replaces and gives new ones their directory's owner",
+    async () => {
+      const owned = path.join(work, "owned");
+      await initRoot(owned);
+      await fs.rm(path.join(owned, "var/lib/ivoai/context"), { recursive: true, force: true });
+      await fs.rm(path.join(owned, "var/lib/ivoai/memory"), { recursive: true, force: true });
+      // A tree set up for a service user, as `server init --apply` leaves it (65534: nobody).
+      const chownTree = async (dir: string) => {
+        await fs.lchown(dir, 65534, 65534);
+        for (const item of await fs.readdir(dir, { withFileTypes: true })) {
+          const full = path.join(dir, item.name);
+          if (item.isDirectory()) await chownTree(full);
+          else await fs.lchown(full, 65534, 65534);
+        }
+      };
+      await chownTree(owned);
+      const result = await runIvoai(["server", "restore", good, "--root", owned]);
+      expect(result.code, result.stderr).toBe(0);
+      for (const rel of [
+        "etc/ivoai/server.toml",
+        "var/lib/ivoai/context",
+        "var/lib/ivoai/context/catalogue.sqlite",
+        "var/lib/ivoai/memory",
+        "var/lib/ivoai/memory/memory.sqlite",
+        "run/ivoai/server.pid.lock",
+      ]) {
+        const stat = await fs.lstat(path.join(owned, rel));
+        expect({ rel, uid: stat.uid, gid: stat.gid }).toEqual({ rel, uid: 65534, gid: 65534 });
+      }
+    },
+  );
 });

@@ -105,7 +105,7 @@ const listCommand: CommandSpec = {
 const verifyCommand: CommandSpec = {
   kind: "command",
   name: "verify",
-  summary: "Check a backup: manifest, every entry's size and SHA-256, SQLite integrity",
+  summary: "Check a backup: manifest, every entry's size and SHA-256, SQLite integrity and schema",
   json: true,
   positionals: [{ name: "PATH", description: "the backup directory", required: true }],
   options: {},
@@ -152,10 +152,13 @@ export const serverRestoreCommand: CommandSpec = {
   name: "restore",
   summary: "Restore a backup into this server tree (server stopped; merges, never deletes)",
   description:
-    "Verifies the whole backup first (format version, entry names and bounds, links, SHA-256, integrity) and\n" +
-    "writes nothing if anything is wrong. Then writes server.toml atomically and merges the stores: a store\n" +
-    "that does not exist is created from the backup; one that does keeps all its rows and gains the backup's\n" +
-    "missing ones. Never restores secrets. Refused while the server for this root runs.",
+    "Verifies the whole backup first (format version, entry names and bounds, links, SHA-256, integrity, and\n" +
+    "that each store's schema holds only the tables and indexes ivoai creates) and writes nothing if anything\n" +
+    "is wrong. Then merges the stores, each in one transaction: a store that does not exist is created fresh\n" +
+    "and filled with the backup's rows; one that does keeps all its rows and gains the backup's missing ones.\n" +
+    "server.toml is written last. As root, written files keep the owner of the file they replace (new ones\n" +
+    "get their directory's). Never restores secrets. Refused while the server for this root runs; holds the\n" +
+    "server's start lock while it writes, so a server cannot start mid-restore.",
   json: true,
   positionals: [{ name: "PATH", description: "absolute path of the backup directory", required: true }],
   options: ROOT_OPTION,

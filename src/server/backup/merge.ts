@@ -1,5 +1,6 @@
 // Restore into a store that already holds data: rows from the backup are added, nothing is deleted or replaced.
-// Each merge is one transaction, so a failure leaves the target as it was.
+// Each merge is one transaction, so a failure leaves the target as it was. The backup copy is only read, with
+// trusted_schema off, and only the known columns are copied: its schema never reaches the target.
 import { openSqlite, type SqliteDatabase } from "../../shared/native-sqlite.js";
 import { openSqliteCatalogue } from "../context/catalogue.js";
 import { openMemoryStore } from "../memory/store.js";
@@ -13,6 +14,7 @@ export function prepareStore(kind: "catalogue" | "memory", file: string): void {
 function mergeWith(target: string, staged: string, steps: (db: SqliteDatabase) => Record<string, number>) {
   const db = openSqlite(target, { fileMustExist: true, timeout: 10_000 });
   try {
+    db.pragma("trusted_schema = OFF");
     db.prepare("ATTACH DATABASE ? AS b").run(staged);
     try {
       return db.transaction(() => steps(db)).immediate();
@@ -22,6 +24,12 @@ function mergeWith(target: string, staged: string, steps: (db: SqliteDatabase) =
   } finally {
     db.close();
   }
+}
+
+/** `column` when the backup's table has it, else `fallback` (an older store, before a migration added it). */
+function columnOr(db: SqliteDatabase, table: string, column: string, fallback: string): string {
+  const columns = db.prepare("SELECT name FROM pragma_table_info(?, 'b')").all(table) as { name: string }[];
+  return columns.some((row) => row.name === column) ? column : fallback;
 }
 
 const BUMP = "UPDATE main.meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation'";
@@ -35,7 +43,8 @@ export function mergeCatalogue(target: string, staged: string): Record<string, n
   return mergeWith(target, staged, (db) => {
     const connectors = db
       .prepare(`INSERT OR IGNORE INTO main.connectors (name, type, path, created_at, last_ingest_at, allow_hardlinks)
-        SELECT name, type, path, created_at, last_ingest_at, allow_hardlinks FROM b.connectors`)
+        SELECT name, type, path, created_at, last_ingest_at, ${columnOr(db, "connectors", "allow_hardlinks", "0")}
+        FROM b.connectors`)
       .run().changes;
     db.exec(`CREATE TEMP TABLE restore_docs AS SELECT bd.key FROM b.documents bd WHERE NOT EXISTS
       (SELECT 1 FROM main.documents d WHERE d.id = bd.id OR (d.connector = bd.connector AND d.rel_path = bd.rel_path))`);
@@ -94,11 +103,13 @@ export function mergeMemory(target: string, staged: string): Record<string, numb
         SELECT id, created_at, expires_at, status, tool, action, scope, path, requester, session_id, summary, diff,
           payload, base_version, decided_by, decided_at, reason FROM b.approvals`)
       .run().changes;
+    const eventId = columnOr(db, "episodes", "event_id", "NULL") === "NULL" ? "NULL" : "be.event_id";
     const episodes = db
       .prepare(`INSERT INTO main.episodes
           (session_id, project, kind, recorded_at, valid_from, valid_to, data, credential_id, event_id)
-        SELECT session_id, project, kind, recorded_at, valid_from, valid_to, data, credential_id, event_id
-        FROM b.episodes be WHERE NOT EXISTS (SELECT 1 FROM main.episodes e WHERE e.event_id = be.event_id)
+        SELECT session_id, project, kind, recorded_at, valid_from, valid_to, data, credential_id,
+          ${eventId}
+        FROM b.episodes be WHERE NOT EXISTS (SELECT 1 FROM main.episodes e WHERE e.event_id = ${eventId})
         ORDER BY be.id`)
       .run().changes;
     if (pages > 0) db.exec(BUMP);

@@ -1,6 +1,6 @@
 // File access for backup and restore: regular files only (lstat, then O_NOFOLLOW and a same-inode check),
 // bounded reads, SHA-256 while reading, private modes.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { constants, promises as fs, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
@@ -43,8 +43,10 @@ export async function ensureDirectory(root: string, dir: string, mode: number): 
     if (await directoryOrAbsent(current)) continue;
     // Parents that ivoai does not own (etc, var/lib, …) get the usual 0755; the leaf gets `mode`.
     const wanted = current === dir ? mode : 0o755;
+    const owner = await ownerFor(current);
     await fs.mkdir(current, { mode: wanted });
     await fs.chmod(current, wanted);
+    if (owner) await fs.lchown(current, owner.uid, owner.gid);
   }
 }
 
@@ -121,4 +123,42 @@ export async function syncDirectory(dir: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Who a file written as root should belong to: the owner of the file it replaces, or for a new file the owner of
+ * its directory (a service set up with `--apply` runs as its own user and must still open what root wrote).
+ * Undefined when not root: the file is the caller's.
+ */
+export async function ownerFor(file: string): Promise<{ uid: number; gid: number } | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  try {
+    const stat = await fs.lstat(file);
+    return { uid: stat.uid, gid: stat.gid };
+  } catch (error) {
+    if (errnoCode(error) !== "ENOENT") throw error;
+  }
+  const parent = await fs.stat(path.dirname(file));
+  return { uid: parent.uid, gid: parent.gid };
+}
+
+/**
+ * Replaces `target` whole: a private temporary sibling, given `mode` and (as root) the owner `ownerFor` says,
+ * flushed, renamed over the target. Refuses a target that is a link or not a regular file.
+ */
+export async function replaceFile(target: string, data: Uint8Array, mode: number): Promise<void> {
+  await regularFileOrAbsent(target);
+  const owner = await ownerFor(target);
+  const dir = path.dirname(target);
+  const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    await writeNewFile(temp, data);
+    await fs.chmod(temp, mode);
+    if (owner) await fs.lchown(temp, owner.uid, owner.gid);
+    await fs.rename(temp, target);
+  } catch (error) {
+    await fs.rm(temp, { force: true });
+    throw error;
+  }
+  await syncDirectory(dir);
 }

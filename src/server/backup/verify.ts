@@ -14,6 +14,7 @@ import {
 } from "./manifest.js";
 import { directoryOrAbsent, hashFile, regularFileOrAbsent } from "./safe-files.js";
 import { integrityProblems } from "./sqlite-files.js";
+import { schemaProblems } from "./store-schema.js";
 
 export interface VerifiedEntry extends ManifestEntry {
   file: string;
@@ -39,7 +40,8 @@ export async function readManifest(dir: string): Promise<BackupManifest> {
 
 /**
  * Checks a whole backup without writing anywhere: the manifest, then every entry's name, type, size bound,
- * size and SHA-256, then (with `integrity`) `PRAGMA integrity_check` of each store. Throws at the first problem.
+ * size and SHA-256, then (with `integrity`) `PRAGMA integrity_check` of each store and its schema against the
+ * tables and indexes this build creates. Throws at the first problem.
  */
 export async function verifyBackup(
   dir: string,
@@ -66,6 +68,10 @@ export async function verifyBackup(
       const problems = integrityProblems(entry.file);
       if (problems.length > 0)
         throw corrupt(`entry ${entry.path} fails integrity_check: ${problems.join("; ")}`);
+      // A store that carries triggers, views or tables of its own is never restored, not even partly.
+      const foreign = schemaProblems(entry.kind, entry.file);
+      if (foreign.length > 0)
+        throw corrupt(`entry ${entry.path} holds schema ivoai does not create: ${foreign.join("; ")}`);
     }
   }
   return { path: dir, manifest, entries };
