@@ -87,4 +87,51 @@ describe("OAuth store grants", () => {
       store.close();
     }
   });
+
+  it("forgets clients that never completed an authorization within a day, and keeps the others", () => {
+    const store = openOAuthStore(path.join(dir, "oauth.sqlite"));
+    try {
+      const at = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString();
+      const registered = at(-25);
+      const client = (id: string) =>
+        store.addClient({
+          client_id: id,
+          client_name: id,
+          redirect_uris: ["http://127.0.0.1/cb"],
+          created_at: registered,
+        });
+      for (const id of ["oc_idle", "oc_granted", "oc_consenting", "oc_fresh"]) client(id);
+      store.addGrant({
+        id: "fam_1",
+        client_id: "oc_granted",
+        scopes: ["context:read"],
+        resource: "http://127.0.0.1:1/mcp",
+        created_at: registered,
+        expires_at: "2027-01-01T00:00:00.000Z",
+        revoked_at: null,
+      });
+      store.addPending({
+        id: "par_1",
+        client_id: "oc_consenting",
+        redirect_uri: "http://127.0.0.1/cb",
+        code_challenge: "x",
+        resource: "http://127.0.0.1:1/mcp",
+        scopes: ["context:read"],
+        state: null,
+        csrf_sha256: "y",
+        expires_at: at(0.2),
+      });
+      store.prune(at(-2));
+      expect(store.listClients().map((entry) => entry.client_id)).toHaveLength(4);
+      store.prune(at(0));
+      expect(
+        store
+          .listClients()
+          .map((entry) => entry.client_id)
+          .sort(),
+      ).toEqual(["oc_consenting", "oc_granted"].sort());
+    } finally {
+      store.close();
+    }
+  });
 });

@@ -298,6 +298,15 @@ export function openOAuthStore(file: string): OAuthStore {
       db.prepare("DELETE FROM tokens WHERE expires_at < ?").run(dayAgo);
       db.prepare("DELETE FROM grants WHERE expires_at < ?").run(dayAgo);
       db.prepare("DELETE FROM activation_codes WHERE expires_at < ?").run(dayAgo);
+      // Registration is open: a client that never completed an authorization within a day is forgotten
+      // (it registers again if it comes back), so registrations cannot grow `server clients list` forever.
+      db.prepare(
+        `DELETE FROM clients WHERE created_at < ?
+           AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.client_id = clients.client_id)
+           AND NOT EXISTS (SELECT 1 FROM tokens t WHERE t.client_id = clients.client_id)
+           AND NOT EXISTS (SELECT 1 FROM pending p WHERE json_extract(p.body, '$.client_id') = clients.client_id)
+           AND NOT EXISTS (SELECT 1 FROM codes k WHERE json_extract(k.body, '$.client_id') = clients.client_id)`,
+      ).run(dayAgo);
     },
     addToken(token) {
       db.prepare(
