@@ -18,7 +18,9 @@ async function fresh(): Promise<string> {
   return dir;
 }
 
+/** Whether a shell is here to test against; under CI (.ci/run installs zsh and fish) a missing one fails. */
 function installed(program: string): boolean {
+  if (process.env.CI === "true") return true;
   try {
     execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
     return true;

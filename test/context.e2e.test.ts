@@ -2,16 +2,15 @@
 import { spawn, spawnSync } from "node:child_process";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogueSnapshot, writeTree } from "./context-helpers.js";
 import {
   addDocsConnector,
   BIN,
-  createCode,
-  enroll,
+  connectMcp,
+  enrolledCredential,
   initRoot,
   type RunningServer,
   runIvoai,
@@ -19,20 +18,11 @@ import {
   tempDir,
 } from "./helpers.js";
 
-async function credentialFor(server: RunningServer, root: string, scopes?: string): Promise<string> {
-  const { code } = await createCode(root, scopes ? ["--scopes", scopes] : []);
-  return ((await (await enroll(server.url, code)).json()) as { credential: string }).credential;
-}
+const credentialFor = (server: RunningServer, root: string, scopes?: string): Promise<string> =>
+  enrolledCredential(server.url, root, scopes);
 
-async function mcpClient(url: string, credential: string): Promise<Client> {
-  const client = new Client({ name: "ivoai-test", version: "1" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${url}/v1/mcp/context`), {
-      requestInit: { headers: { authorization: `Bearer ${credential}` } },
-    }),
-  );
-  return client;
-}
+const mcpClient = (url: string, credential: string): Promise<Client> =>
+  connectMcp(`${url}/v1/mcp/context`, credential);
 
 type Envelope = { status: string; data: Record<string, unknown>; telemetry: Record<string, unknown> };
 

@@ -4,6 +4,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 export const BIN = path.resolve("dist/ivoai.mjs");
 
@@ -120,6 +122,27 @@ export async function enroll(url: string, code: string): Promise<Response> {
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ code, client_name: "test" }),
   });
+}
+
+/** A fresh bearer credential for the server of `root` (default scopes, or a comma list). */
+export async function enrolledCredential(serverUrl: string, root: string, scopes?: string): Promise<string> {
+  const { code } = await createCode(root, scopes ? ["--scopes", scopes] : []);
+  return ((await (await enroll(serverUrl, code)).json()) as { credential: string }).credential;
+}
+
+/** The official MCP client connected to `url` with a bearer and any ivoai headers (session, project). */
+export async function connectMcp(
+  url: string,
+  token: string,
+  headers: Record<string, string> = {},
+): Promise<Client> {
+  const client = new Client({ name: "ivoai-test", version: "1" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
+    }),
+  );
+  return client;
 }
 
 /** Registers `docs` as the filesystem connector "docs" of an initialised server tree (no ingest). */

@@ -1,13 +1,12 @@
 // Hostile text through the built server: pages and documents crafted to make a backtracking regex or a
 // recursive parser spin, sent while /health is polled; the gateway must keep answering, and refuse clearly.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeTree } from "./context-helpers.js";
 import {
   addDocsConnector,
-  createCode,
-  enroll,
+  connectMcp,
+  enrolledCredential,
   initRoot,
   type RunningServer,
   runIvoai,
@@ -53,26 +52,11 @@ async function call(
   return { isError: result.isError === true, envelope: result.structuredContent as Envelope };
 }
 
-async function credential(server: RunningServer, root: string): Promise<string> {
-  const { code } = await createCode(root);
-  return ((await (await enroll(server.url, code)).json()) as { credential: string }).credential;
-}
+const credential = (server: RunningServer, root: string): Promise<string> =>
+  enrolledCredential(server.url, root);
 
-async function mcpClient(url: string, token: string): Promise<Client> {
-  const client = new Client({ name: "ivoai-test", version: "1" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: {
-        headers: {
-          authorization: `Bearer ${token}`,
-          "x-ivoai-session-id": "sess-hostile",
-          "x-ivoai-project": "git:acme/api",
-        },
-      },
-    }),
-  );
-  return client;
-}
+const mcpClient = (url: string, token: string): Promise<Client> =>
+  connectMcp(url, token, { "x-ivoai-session-id": "sess-hostile", "x-ivoai-project": "git:acme/api" });
 
 describe("hostile input", () => {
   let root: string;

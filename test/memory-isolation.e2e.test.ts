@@ -3,13 +3,12 @@
 // are paginated summaries whose size does not grow with the bodies behind them.
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  createCode,
-  enroll,
+  connectMcp,
+  enrolledCredential,
   initRoot,
   type RunningServer,
   runIvoai,
@@ -30,23 +29,12 @@ describe("memory isolation, self-approval, caps and pagination", () => {
   let approver: string;
   const clients: Client[] = [];
 
-  const credential = async (scopes?: string) => {
-    const { code } = await createCode(root, scopes ? ["--scopes", scopes] : []);
-    return ((await (await enroll(server.url, code)).json()) as { credential: string }).credential;
-  };
+  const credential = (scopes?: string) => enrolledCredential(server.url, root, scopes);
   const mcp = async (token: string, session: string) => {
-    const client = new Client({ name: "ivoai-test", version: "1" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/v1/memory/mcp`), {
-        requestInit: {
-          headers: {
-            authorization: `Bearer ${token}`,
-            "x-ivoai-session-id": session,
-            "x-ivoai-project": PROJECT,
-          },
-        },
-      }),
-    );
+    const client = await connectMcp(`${server.url}/v1/memory/mcp`, token, {
+      "x-ivoai-session-id": session,
+      "x-ivoai-project": PROJECT,
+    });
     clients.push(client);
     return client;
   };

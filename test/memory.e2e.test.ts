@@ -3,13 +3,12 @@
 import { spawn } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   BIN,
-  createCode,
-  enroll,
+  connectMcp,
+  enrolledCredential,
   initRoot,
   type RunningServer,
   runIvoai,
@@ -23,26 +22,14 @@ type Envelope = {
   telemetry: Record<string, number | boolean>;
 };
 
-async function credential(server: RunningServer, root: string, scopes?: string): Promise<string> {
-  const { code } = await createCode(root, scopes ? ["--scopes", scopes] : []);
-  return ((await (await enroll(server.url, code)).json()) as { credential: string }).credential;
-}
+const credential = (server: RunningServer, root: string, scopes?: string): Promise<string> =>
+  enrolledCredential(server.url, root, scopes);
 
-async function memoryClient(url: string, token: string, session: string): Promise<Client> {
-  const client = new Client({ name: "ivoai-test", version: "1" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${url}/v1/memory/mcp`), {
-      requestInit: {
-        headers: {
-          authorization: `Bearer ${token}`,
-          "x-ivoai-session-id": session,
-          "x-ivoai-project": "git:acme/api",
-        },
-      },
-    }),
-  );
-  return client;
-}
+const memoryClient = (url: string, token: string, session: string): Promise<Client> =>
+  connectMcp(`${url}/v1/memory/mcp`, token, {
+    "x-ivoai-session-id": session,
+    "x-ivoai-project": "git:acme/api",
+  });
 
 const call = async (client: Client, name: string, args: Record<string, unknown>) =>
   (await client.callTool({ name, arguments: args })).structuredContent as Envelope;

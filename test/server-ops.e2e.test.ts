@@ -6,6 +6,7 @@ import http from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ServerStatus } from "../src/server/ops/status.js";
 import {
   BIN,
   initRoot,
@@ -18,22 +19,8 @@ import {
 
 const run = promisify(execFile);
 
-interface Status {
-  running: boolean;
-  pid: number | null;
-  url: string | null;
-  ready: string;
-  versions: { cli: string; server: string | null; protocol: number };
-  counts: {
-    clients: { active: number; total: number } | null;
-    connectors: number | null;
-    documents: number | null;
-    chunks: number | null;
-    pending_approvals: number | null;
-  };
-  degraded: string[];
-  stale_pid_file: string | null;
-}
+/** The JSON `server status --json` prints: the same type the command serialises. */
+type Status = ServerStatus;
 
 const status = async (root: string) => {
   const result = await runIvoai(["server", "status", "--root", root, "--json"]);
