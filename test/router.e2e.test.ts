@@ -24,6 +24,7 @@ import { rawPost } from "./raw-http.js";
 interface Router {
   endpoints: { context: string; memory: string; hooks: string };
   capability: string;
+  read_only_capability: string;
   child: ChildProcess;
   stop(): Promise<void>;
 }
@@ -275,6 +276,50 @@ describe("multi-server knowledge (seed 001)", () => {
       expect(failover.federation.partial).toBe(false);
     } finally {
       await mcp.close();
+      await router.stop();
+    }
+  });
+
+  it("gives AUTO's workers a read-only capability: read tools only, writes and hooks refused", async () => {
+    const router = await startRouter(["--knowledge-source", "mindsite"]);
+    const worker = await client(router.endpoints.memory, router.read_only_capability);
+    try {
+      const names = (await worker.listTools()).tools.map((tool) => tool.name);
+      expect(names).toContain("memory_query");
+      expect(names).not.toContain("memory_write_page");
+      expect(names).not.toContain("memory_delete_page");
+      const write = await worker.callTool({
+        name: "memory_write_page",
+        arguments: { path: "notes/worker", body: "from a worker" },
+      });
+      expect(write.isError).toBe(true);
+      expect(textOf(write)).toMatch(/READ_ONLY_WORKER/);
+      const read = await worker.callTool({ name: "memory_query", arguments: { query: "wombat" } });
+      expect(read.isError).toBeFalsy();
+      const hook = await fetch(router.endpoints.hooks, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${router.read_only_capability}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ event: "session_start" }),
+      });
+      expect(hook.status).toBe(403);
+      const pending = JSON.parse(
+        (
+          await runIvoai([
+            "server",
+            "approvals",
+            "list",
+            "--root",
+            servers.mindsite?.root as string,
+            "--json",
+          ])
+        ).stdout,
+      );
+      expect(pending.approvals).toEqual([]);
+    } finally {
+      await worker.close();
       await router.stop();
     }
   });

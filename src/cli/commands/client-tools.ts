@@ -166,6 +166,7 @@ export const routerGroup: GroupSpec = {
             url: router.url,
             endpoints: router.endpoints,
             capability: router.capability,
+            read_only_capability: router.readOnlyCapability,
             expires_at: router.expiresAt,
             project,
             sources: router.sources,
