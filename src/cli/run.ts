@@ -5,11 +5,14 @@ import { terminalJson, terminalText } from "../shared/terminal-text.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { type GroupSpec, resolveInvocation } from "./command.js";
 import { agentCommands, hookCommand, sessionGroup } from "./commands/agents.js";
+import { autoCommand } from "./commands/auto.js";
 import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tools.js";
 import { completionCommand } from "./commands/completion.js";
 import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";
+import { executorsCommand } from "./commands/executors.js";
 import { installCommands } from "./commands/install.js";
+import { orchestratorMcpCommand } from "./commands/orchestrator.js";
 import { serverActivationGroup } from "./commands/server-activation.js";
 import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
 import { serverBackupGroup, serverRestoreCommand } from "./commands/server-backup.js";
@@ -30,13 +33,16 @@ export const COMMAND_TREE: GroupSpec = {
   children: [
     demoCommand,
     ...agentCommands,
+    autoCommand,
     sessionGroup,
     connectGroup,
     disconnectGroup,
     doctorCommand,
+    executorsCommand,
     projectGroup,
     routerGroup,
     hookCommand,
+    orchestratorMcpCommand,
     ...installCommands,
     {
       kind: "group",

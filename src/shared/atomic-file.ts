@@ -7,6 +7,11 @@ import { errnoCode, IvoaiError } from "./errors.js";
 export interface AtomicWriteOptions {
   /** File mode of the new file (default 0o600). */
   mode?: number;
+  /**
+   * false skips the flushes, for transient files a crash may lose (AUTO's artifacts): readers still never see a
+   * half-written file while the machine runs, and after a power loss the file may be missing or empty instead.
+   */
+  durable?: boolean;
 }
 
 /**
@@ -26,7 +31,7 @@ export async function writeFileAtomic(
   try {
     await handle.writeFile(data);
     await handle.chmod(mode);
-    await handle.sync();
+    if (options.durable !== false) await handle.sync();
   } catch (error) {
     await handle.close();
     await fs.rm(temp, { force: true });
@@ -39,7 +44,7 @@ export async function writeFileAtomic(
     await fs.rm(temp, { force: true });
     throw error;
   }
-  await syncDirectory(dir);
+  if (options.durable !== false) await syncDirectory(dir);
 }
 
 async function assertReplaceable(target: string): Promise<void> {

@@ -5,6 +5,7 @@ import { type AgentName, locateAgent, loginStatus } from "../../client/agents/ca
 import type { CompressionProvider } from "../../client/agents/compression.js";
 import { codexNotifyEvent, type HookEvent, sendHook, summarizePayload } from "../../client/agents/hook.js";
 import { launchAgent } from "../../client/agents/launch.js";
+import { recordStatusline } from "../../client/auto/quota/statusline-hook.js";
 import { openRegistry } from "../../client/connections/registry.js";
 import { parseSourceFlags } from "../../client/router/selection.js";
 import { openSessionStore, type SessionView } from "../../client/session/store.js";
@@ -19,6 +20,8 @@ import {
 } from "../command.js";
 import { formatTable } from "../output.js";
 import { readStdin } from "../secret-input.js";
+import { AUTO_OPTIONS, runAutoCommand } from "./auto.js";
+import { renderAutoState } from "./auto-render.js";
 
 const LAUNCH_OPTIONS = {
   "knowledge-source": {
@@ -88,6 +91,8 @@ function renderSession(s: SessionView): string {
     `  project:     ${oneLine(s.project)}`,
     `  knowledge:   ${s.knowledge_sources.join(", ") || "none"}`,
     `  compression: requested ${s.compression.requested}, effective ${s.compression.effective} (${s.compression.reason})`,
+    ...(s.error ? [`  error:       ${oneLine(s.error)}`] : []),
+    ...(s.auto ? [renderAutoState(s.auto)] : []),
   ].join("\n");
 }
 
@@ -137,10 +142,19 @@ export const sessionGroup: GroupSpec = {
     {
       kind: "command",
       name: "start",
-      summary: "Start a session: --executor codex|claude --mode direct (same as 'ivoai codex|claude')",
-      positionals: [{ name: "ARGS", description: "arguments for the executor", variadic: true }],
+      summary:
+        "Start a session: --executor codex|claude; --mode direct (as 'ivoai codex|claude') or orchestrated (as 'ivoai auto')",
+      description:
+        "--mode direct runs the executor's own interface with this session's knowledge (ARGS go to the executor).\n" +
+        "--mode orchestrated runs an AUTO session with the executor as planner and primary (ARGS are the task).",
+      positionals: [
+        { name: "ARGS", description: "arguments for the executor, or the orchestrated task", variadic: true },
+      ],
+      json: true,
       options: {
         ...LAUNCH_OPTIONS,
+        workers: AUTO_OPTIONS.workers,
+        print: AUTO_OPTIONS.print,
         executor: {
           type: "string",
           value: "AGENT",
@@ -150,14 +164,28 @@ export const sessionGroup: GroupSpec = {
         mode: {
           type: "string",
           value: "MODE",
-          choices: ["direct"],
-          description: "how the agent runs (orchestrated sessions come with AUTO)",
+          choices: ["direct", "orchestrated"],
+          description: "how the agent runs (default direct)",
         },
       },
       async run(ctx) {
         const executor = stringOption(ctx.options, "executor");
         if (executor !== "codex" && executor !== "claude")
           throw new IvoaiError("USAGE", "--executor is required: codex or claude");
+        const mode = stringOption(ctx.options, "mode") ?? "direct";
+        if (mode === "orchestrated") {
+          if (stringOption(ctx.options, "compression") !== undefined)
+            throw new IvoaiError(
+              "USAGE",
+              "--compression applies to --mode direct only (AUTO keeps knowledge exact)",
+            );
+          return runAutoCommand(ctx, executor);
+        }
+        for (const flag of ["workers", "print"]) {
+          if (stringOption(ctx.options, flag) !== undefined)
+            throw new IvoaiError("USAGE", `--${flag} applies to --mode orchestrated only`);
+        }
+        if (ctx.json) throw new IvoaiError("USAGE", "--json applies to --mode orchestrated only");
         return launch(ctx, executor, ctx.positionals);
       },
     },
@@ -218,7 +246,11 @@ export const hookCommand: CommandSpec = {
   name: "hook",
   summary: "Internal: lifecycle hook called by agents in ivoai sessions (always exits 0)",
   positionals: [
-    { name: "AGENT", description: "claude or codex", required: true },
+    {
+      name: "AGENT",
+      description: "claude, codex, or statusline (Claude's status line: quota for AUTO)",
+      required: true,
+    },
     {
       name: "EVENT",
       description:
@@ -229,7 +261,13 @@ export const hookCommand: CommandSpec = {
   async run(ctx) {
     try {
       const [agent, first] = ctx.positionals;
-      if (agent === "claude") {
+      if (agent === "statusline") {
+        const payload = await Promise.race([
+          readStdin(256 * 1024),
+          new Promise<string>((resolve) => setTimeout(() => resolve(""), 1_000).unref()),
+        ]).catch(() => "");
+        ctx.out.line(await recordStatusline(payload, openRegistry(ctx.env).paths.stateDir));
+      } else if (agent === "claude") {
         const event = first as HookEvent;
         if (!["session_start", "prompt_submitted", "tool_used", "session_end"].includes(event)) return 0;
         const payload = await Promise.race([

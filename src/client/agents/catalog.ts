@@ -25,6 +25,24 @@ export async function locateAgent(
   managedBin: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<LocatedAgent | undefined> {
+  const found = await findExecutableIn(name, managedBin, env);
+  return found ? { name, ...found } : undefined;
+}
+
+/** Any executable `name` on PATH or in `managedBin` (e.g. an optional tool such as ruflo). */
+export async function findExecutable(
+  name: string,
+  managedBin: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  return (await findExecutableIn(name, managedBin, env))?.path;
+}
+
+async function findExecutableIn(
+  name: string,
+  managedBin: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ path: string; managed: boolean } | undefined> {
   const candidates = [
     ...(env.PATH ?? "")
       .split(path.delimiter)
@@ -38,7 +56,7 @@ export async function locateAgent(
       const stat = await fs.stat(candidate);
       if (!stat.isFile()) continue;
       await fs.access(candidate, fs.constants.X_OK);
-      return { name, path: candidate, managed };
+      return { path: candidate, managed };
     } catch {
       // keep looking
     }

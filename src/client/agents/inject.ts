@@ -88,6 +88,11 @@ export function buildInjection(agent: AgentName, input: InjectionInput): Injecti
           PostToolUse: hook("tool_used"),
           Stop: hook("session_end"),
         },
+        // The statusline payload is the only place Claude reports its quota percentages: AUTO's quota store.
+        statusLine: {
+          type: "command",
+          command: [...input.hookCommand, "hook", "statusline"].map(shellQuote).join(" "),
+        },
       };
       return {
         args: [

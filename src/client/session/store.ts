@@ -8,11 +8,12 @@ import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import { createFileLock } from "../../shared/file-lock.js";
 import { newId } from "../../shared/tokens.js";
+import { autoStateSchema } from "./auto-state.js";
 
 export const sessionRecordSchema = z.object({
   id: z.string(),
   agent: z.enum(["codex", "claude", "opencode"]),
-  mode: z.literal("direct"),
+  mode: z.enum(["direct", "orchestrated"]),
   status: z.enum(["starting", "running", "exited", "failed"]),
   pid: z.number().int().nullable(),
   /** /proc/<pid>/stat start time: a reused PID is never mistaken for this session. */
@@ -25,6 +26,8 @@ export const sessionRecordSchema = z.object({
   knowledge_sources: z.array(z.string()),
   compression: z.object({ requested: z.string(), effective: z.string(), reason: z.string().max(200) }),
   error: z.string().max(300).nullable(),
+  /** Orchestrated sessions only: the plan and its progress, metadata only (never prompts or answers). */
+  auto: autoStateSchema.optional(),
 });
 
 export type SessionRecord = z.infer<typeof sessionRecordSchema>;

@@ -1,0 +1,132 @@
+// `ivoai auto`: the quota-aware supervisor over the official Codex and Claude Code CLIs, headless.
+import path from "node:path";
+import { createInterface } from "node:readline/promises";
+import type { ExecutorName } from "../../client/auto/contracts.js";
+import { type AutoResult, runAuto } from "../../client/auto/supervisor.js";
+import { openRegistry } from "../../client/connections/registry.js";
+import { parseSourceFlags } from "../../client/router/selection.js";
+import { IvoaiError } from "../../shared/errors.js";
+import { type CommandContext, type CommandSpec, listOption, stringOption } from "../command.js";
+import { readStdin } from "../secret-input.js";
+
+const MAX_TASK_BYTES = 256 * 1024;
+
+export const AUTO_OPTIONS = {
+  "knowledge-source": {
+    type: "string" as const,
+    multiple: true,
+    value: "NAME",
+    description:
+      "only these servers, by alias, id, purpose or redundancy group (repeat or comma-separate); default: every enabled server",
+  },
+  workers: {
+    type: "string" as const,
+    value: "N",
+    choices: ["1", "2", "3"],
+    description: "read-only workers at once (default [auto] workers, 2; at most 3)",
+  },
+  print: {
+    type: "string" as const,
+    value: "TASK",
+    description: "run TASK headless and print the answer (otherwise give the task after -- or on stdin)",
+  },
+};
+
+/** node + this script, so the primary can start `ivoai orchestrator-mcp`. */
+function selfCommand(): string[] {
+  return [process.execPath, path.resolve(process.argv[1] ?? "ivoai")];
+}
+
+async function taskOf(ctx: CommandContext): Promise<string> {
+  const printed = stringOption(ctx.options, "print");
+  if (printed !== undefined && ctx.positionals.length > 0) {
+    throw new IvoaiError("USAGE", "give the task once: --print TASK or -- TASK, not both");
+  }
+  let task = printed ?? ctx.positionals.join(" ");
+  if (!task.trim() && !process.stdin.isTTY) task = await readStdin(MAX_TASK_BYTES);
+  else if (!task.trim()) {
+    const prompt = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    try {
+      task = await prompt.question("ivoai auto — task: ");
+    } finally {
+      prompt.close();
+    }
+  }
+  if (!task.trim()) throw new IvoaiError("USAGE", "no task: use --print TASK, -- TASK, or give it on stdin");
+  if (Buffer.byteLength(task) > MAX_TASK_BYTES) {
+    throw new IvoaiError("USAGE", `the task is larger than ${MAX_TASK_BYTES / 1024} KiB`);
+  }
+  return task.trim();
+}
+
+/** Runs one AUTO session from a command line and prints its answer; the exit status is the session's. */
+export async function runAutoCommand(
+  ctx: CommandContext,
+  planner: ExecutorName | undefined,
+): Promise<number> {
+  const task = await taskOf(ctx);
+  const workers = stringOption(ctx.options, "workers");
+  const result = await runAuto({
+    task,
+    ...(planner ? { planner } : {}),
+    ...(workers ? { workers: Number(workers) } : {}),
+    knowledgeSources: parseSourceFlags(listOption(ctx.options, "knowledge-source")),
+    registry: openRegistry(ctx.env),
+    env: ctx.env,
+    cwd: process.cwd(),
+    selfCommand: selfCommand(),
+    notice: (message) => ctx.out.note(message),
+  });
+  ctx.out.data(summary(result), (value) => value.answer || "(no answer)");
+  return result.exitCode;
+}
+
+function summary(result: AutoResult) {
+  const state = result.state;
+  return {
+    session_id: result.sessionId,
+    exit_code: result.exitCode,
+    route: state?.route ?? null,
+    primary: state?.primary ?? null,
+    tasks: (state?.tasks ?? []).map((task) => ({
+      id: task.id,
+      state: task.state,
+      executor: task.profile?.executor ?? null,
+      refs: task.refs.map((ref) => ref.ref),
+    })),
+    failovers: state?.failovers ?? [],
+    error: state?.error ?? null,
+    answer: result.answer,
+  };
+}
+
+export const autoCommand: CommandSpec = {
+  kind: "command",
+  name: "auto",
+  summary: "Plan and run a task with Codex and Claude Code: read-only workers, quota-aware failover",
+  description:
+    "ivoai routes the task: a simple knowledge question is answered from Memory and Context in one turn;\n" +
+    "anything else is planned by the primary (a DAG of at most 12 tasks), advisory read-only workers run the\n" +
+    "independent parts (2 at once by default, at most 3), and the primary consolidates and applies changes.\n" +
+    "On a confirmed quota limit the session moves to the other vendor (at most twice) with a bounded handoff.\n" +
+    "The answer goes to stdout, progress to stderr; 'ivoai session show ID' shows the plan afterwards.\n" +
+    "Exit status: 0 done, 1 failed, 75 stopped by quota on every vendor, 128+N stopped by signal N.",
+  positionals: [
+    {
+      name: "TASK",
+      description: "the task (after --), if not given with --print or on stdin",
+      variadic: true,
+    },
+  ],
+  json: true,
+  options: {
+    planner: {
+      type: "string",
+      value: "EXECUTOR",
+      choices: ["codex", "claude"],
+      description: "the executor that plans and owns the session first (default [auto] planner, codex)",
+    },
+    ...AUTO_OPTIONS,
+  },
+  run: (ctx) => runAutoCommand(ctx, stringOption(ctx.options, "planner") as ExecutorName | undefined),
+};

@@ -1,0 +1,78 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { AutoState } from "../session/auto-state.js";
+import { openSessionStore } from "../session/store.js";
+import { createRecorder } from "./checkpoint.js";
+
+const initial: AutoState = {
+  phase: "starting",
+  checkpoint: { seq: 0, at: new Date(0).toISOString() },
+  route: null,
+  planner: "codex",
+  primary: "codex",
+  workers: 2,
+  knowledge: null,
+  plan: null,
+  tasks: [],
+  failovers: [],
+  admissions: [],
+  context_pressure: {},
+  threads: { codex: null, claude: null },
+  scheduling_overhead_ms: null,
+  error: null,
+};
+
+describe("the AUTO recorder", () => {
+  let dir: string | undefined;
+  afterEach(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("writes every change's checkpoint in order, a burst as few writes, and the final state at once", async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "ivoai-recorder-"));
+    const store = openSessionStore(dir);
+    const session = await store.create({
+      agent: "codex",
+      mode: "orchestrated",
+      status: "running",
+      pid: null,
+      pid_start_ticks: null,
+      project: "p",
+      knowledge_sources: [],
+      compression: { requested: "direct", effective: "direct", reason: "test" },
+      auto: initial,
+    });
+    let updates = 0;
+    const counted = {
+      ...store,
+      update: (...args: Parameters<typeof store.update>) => {
+        updates++;
+        return store.update(...args);
+      },
+    };
+    const recorder = createRecorder(counted, session.id, initial);
+    for (let index = 0; index < 50; index++) {
+      recorder.change((state) => {
+        state.admissions.push({ at: "now", executor: "codex", admitted: true, reason: String(index) });
+        state.admissions.splice(0, Math.max(0, state.admissions.length - 40));
+      });
+    }
+    await recorder.flush();
+    const saved = await store.get(session.id);
+    expect(saved.auto?.checkpoint.seq).toBe(50);
+    expect(saved.auto?.admissions.at(-1)?.reason).toBe("49");
+    expect(updates).toBeLessThanOrEqual(3);
+    recorder.change((state) => {
+      state.phase = "done";
+    });
+    await recorder.finish({ status: "exited", exit_code: 0 });
+    const final = JSON.parse(await readFile(path.join(dir, "sessions", `${session.id}.json`), "utf8"));
+    expect(final).toMatchObject({
+      status: "exited",
+      exit_code: 0,
+      auto: { phase: "done", checkpoint: { seq: 52 } },
+    });
+  });
+});

@@ -1,0 +1,74 @@
+// The optional lifecycle coordinator, wired to a session: with `[auto] coordinator = "ruflo"` the session
+// starts only after Ruflo's admission passed, and tasks are mirrored to it by opaque id and state only.
+// Mirroring never waits on the scheduling path: a slow or failing coordinator cannot slow ivoai down.
+import path from "node:path";
+import { IvoaiError } from "../../shared/errors.js";
+import { findExecutable } from "../agents/catalog.js";
+import type { TaskState } from "./contracts.js";
+import { createCoordinator, type LifecycleCoordinator, noCoordinator, opaqueTaskId } from "./coordinator.js";
+
+export interface Coordination {
+  coordinator: LifecycleCoordinator;
+  /** Mirrors a task's state (registering it the first time); fire and forget. */
+  task(taskId: string, state: TaskState): void;
+  close(): Promise<void>;
+}
+
+export async function startCoordination(
+  kind: "none" | "ruflo",
+  session: { sessionId: string; runtimeDir: string; managedBin: string; env: NodeJS.ProcessEnv },
+  notice: (message: string) => void,
+): Promise<Coordination> {
+  if (kind === "none") return mirror(noCoordinator, session.sessionId, notice);
+  const command = await findExecutable("ruflo", session.managedBin, session.env);
+  if (!command) {
+    throw new IvoaiError(
+      "CONFIG_MISSING",
+      `[auto] coordinator = "ruflo" but ruflo is not installed (not on PATH nor in ${session.managedBin})`,
+    );
+  }
+  const coordinator = createCoordinator("ruflo", { ruflo: { command } });
+  const admission = await coordinator.admit({
+    sessionId: session.sessionId,
+    runtimeDir: path.join(session.runtimeDir),
+  });
+  if (!admission.admitted) {
+    await coordinator.close();
+    throw new IvoaiError("FORBIDDEN", `Ruflo refused the orchestrated session: ${admission.reason}`);
+  }
+  notice(`ivoai auto: Ruflo admitted the session (swarm ${admission.swarmId ?? "?"})`);
+  return mirror(coordinator, session.sessionId, notice);
+}
+
+function mirror(
+  coordinator: LifecycleCoordinator,
+  sessionId: string,
+  notice: (message: string) => void,
+): Coordination {
+  const known = new Set<string>();
+  let warned = false;
+  const warn = (error: unknown) => {
+    if (warned) return;
+    warned = true;
+    notice(
+      `ivoai auto: the lifecycle coordinator failed (${(error as Error).message}); ivoai goes on without it`,
+    );
+  };
+  let chain: Promise<void> = Promise.resolve();
+  return {
+    coordinator,
+    task(taskId, state) {
+      if (coordinator === noCoordinator) return;
+      const id = opaqueTaskId(sessionId, taskId);
+      const first = !known.has(id);
+      known.add(id);
+      chain = chain
+        .then(() => (first ? coordinator.registerTask(id, state) : coordinator.updateTask(id, state)))
+        .catch(warn);
+    },
+    async close() {
+      await chain;
+      await coordinator.close();
+    },
+  };
+}

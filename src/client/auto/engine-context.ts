@@ -1,0 +1,111 @@
+// What every part of one AUTO session shares while it runs: executors, quota, artifacts, the recorder, the
+// knowledge router and the bounded brief. Built once by the supervisor; never persisted.
+
+import { randomBytes } from "node:crypto";
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { TOKEN_ENV } from "../agents/inject.js";
+import type { RunningRouter } from "../router/router.js";
+import type { ArtifactStore } from "./artifacts.js";
+import type { Recorder } from "./checkpoint.js";
+import type {
+  Executor,
+  ExecutorEvent,
+  ExecutorName,
+  KnowledgeAccess,
+  ModelProfile,
+  StdioMcpServer,
+  TurnOutcome,
+  TurnRequest,
+  WorkerResult,
+} from "./contracts.js";
+import type { SharedContextBrief } from "./knowledge.js";
+import type { QuotaManager } from "./quota/admission.js";
+import type { AutoSettings } from "./settings.js";
+
+export interface EngineContext {
+  sessionId: string;
+  task: string;
+  cwd: string;
+  runtimeDir: string;
+  /** The caller's environment; per-turn variables are added by `turnEnv`. */
+  env: NodeJS.ProcessEnv;
+  executors: Partial<Record<ExecutorName, Executor>>;
+  profiles: ModelProfile[];
+  quota: QuotaManager;
+  artifacts: ArtifactStore;
+  recorder: Recorder;
+  router: RunningRouter | null;
+  /** The ivoai-orchestrator MCP for the primary, with the variables it needs. */
+  orchestrator: { server: StdioMcpServer; env: Record<string, string> } | null;
+  brief: SharedContextBrief;
+  results: Map<string, WorkerResult>;
+  settings: AutoSettings;
+  killAfterMs: number;
+  signal: AbortSignal;
+  notice(message: string): void;
+  /** Called with every executor event (progress output, benchmarks). */
+  onEvent?: (executor: ExecutorName, event: ExecutorEvent, at: number) => void;
+}
+
+/** A fresh private directory for one turn's files (MCP config, output schema). */
+export async function turnDir(ctx: EngineContext): Promise<string> {
+  const dir = path.join(ctx.runtimeDir, `turn-${randomBytes(6).toString("hex")}`);
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+/** The knowledge a turn may use: workers get the router's read-only capability, the primary the full one. */
+export function turnKnowledge(ctx: EngineContext): KnowledgeAccess | null {
+  return ctx.router
+    ? {
+        endpoints: { memory: ctx.router.endpoints.memory, context: ctx.router.endpoints.context },
+        tokenEnv: TOKEN_ENV,
+      }
+    : null;
+}
+
+export function turnEnv(ctx: EngineContext, role: TurnRequest["role"]): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...ctx.env, IVOAI_SESSION_ID: ctx.sessionId };
+  // Never inherited: a worker must not reach the orchestrator or hold the full capability by accident.
+  delete env.IVOAI_ORCHESTRATOR_SOCKET;
+  delete env.IVOAI_ORCHESTRATOR_TOKEN;
+  delete env[TOKEN_ENV];
+  if (ctx.router) env[TOKEN_ENV] = role === "worker" ? ctx.router.readOnlyCapability : ctx.router.capability;
+  if (role === "primary" && ctx.orchestrator) Object.assign(env, ctx.orchestrator.env);
+  return env;
+}
+
+/** Runs one turn with the session's signal, timeout and event plumbing; the turn's files are removed after. */
+export async function runTurn(
+  ctx: EngineContext,
+  executor: Executor,
+  request: Omit<
+    TurnRequest,
+    "cwd" | "runtimeDir" | "env" | "timeoutMs" | "killAfterMs" | "signal" | "onEvent"
+  >,
+): Promise<TurnOutcome & { startedAt: number; limitEventAt: number | null }> {
+  const dir = await turnDir(ctx);
+  const startedAt = performance.now();
+  let limitEventAt: number | null = null;
+  try {
+    const outcome = await executor.runTurn({
+      ...request,
+      cwd: ctx.cwd,
+      runtimeDir: dir,
+      env: turnEnv(ctx, request.role),
+      timeoutMs: ctx.settings.turn_timeout_sec * 1000,
+      killAfterMs: ctx.killAfterMs,
+      signal: ctx.signal,
+      onEvent: (event) => {
+        const at = performance.now();
+        if (event.type === "quota") void ctx.quota.observe(event.snapshots).catch(() => undefined);
+        if (event.type === "limit") limitEventAt ??= at;
+        ctx.onEvent?.(executor.name, event, at);
+      },
+    });
+    return { ...outcome, startedAt, limitEventAt };
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,156 @@
+// The planned path: the primary's planning turn (one repair at most), ivoai's own delegation decisions,
+// read-only workers on the DAG, then the primary's consolidation turn that applies changes.
+import { oneLine } from "../../shared/terminal-text.js";
+import type { AutoTask } from "../session/auto-state.js";
+import { MAX_PLAN_TASKS, type Plan, type PlanTask } from "./contracts.js";
+import type { EngineContext } from "./engine-context.js";
+import { consolidationPrompt, parsePlan, planJsonSchema, planningPrompt, repairPrompt } from "./plan.js";
+import { AutoStopped, admit, primaryTurn } from "./primary.js";
+import { runDag } from "./scheduler.js";
+import { capabilityScore, decideDelegation, requiredTier } from "./scoring.js";
+import { runWorkerTask } from "./workers.js";
+
+export async function runPlan(ctx: EngineContext): Promise<string> {
+  ctx.recorder.change((state) => {
+    state.phase = "planning";
+  });
+  const plan = await obtainPlan(ctx);
+  const decisions = new Map(plan.tasks.map((task) => [task.id, decide(ctx, task)]));
+  ctx.recorder.change((state) => {
+    state.tasks = plan.tasks.map((task) => taskRecord(task, "plan", decisions.get(task.id) as Decision));
+    state.phase = "running";
+  });
+  const delegated = plan.tasks.filter((task) => decisions.get(task.id)?.run === "worker").length;
+  ctx.notice(
+    `ivoai auto: plan of ${plan.tasks.length} task(s): ${delegated} on workers (at most ${ctx.recorder.state.workers} at once), ${plan.tasks.length - delegated} in the primary`,
+  );
+  const run = await runDag(plan.tasks, {
+    concurrency: ctx.recorder.state.workers,
+    isPrimaryTask: (task) => decisions.get(task.id)?.run !== "worker",
+    runTask: (task, signal) => {
+      const decision = decisions.get(task.id);
+      if (decision?.run !== "worker") return Promise.resolve("done" as const);
+      return runWorkerTask(ctx, task, decision.profile, signal);
+    },
+    onChange: (id, state) => {
+      // Worker tasks record their own richer transitions; the scheduler's own verdicts land here.
+      if (state === "skipped" || state === "cancelled") {
+        ctx.recorder.change((draft) => {
+          const entry = draft.tasks.find((task) => task.id === id);
+          if (entry && entry.state === "pending") {
+            entry.state = state;
+            entry.reason = state === "skipped" ? "a dependency failed" : "session stopped";
+          }
+        });
+      }
+    },
+    signal: ctx.signal,
+  });
+  ctx.recorder.change((state) => {
+    state.scheduling_overhead_ms = Math.round(run.overheadMs * 100) / 100;
+  });
+  if (ctx.signal.aborted) throw new AutoStopped("stopped", "cancelled");
+
+  ctx.recorder.change((state) => {
+    state.phase = "consolidating";
+  });
+  const primaryTasks = plan.tasks.filter((task) => {
+    const state = ctx.recorder.state.tasks.find((entry) => entry.id === task.id)?.state;
+    return state === "primary" || state === "failed" || state === "skipped";
+  });
+  const outcome = await primaryTurn(ctx, {
+    role: "primary",
+    prompt: consolidationPrompt({ task: ctx.task, results: [...ctx.results.values()], primaryTasks }),
+    outputSchema: null,
+    resume: true,
+  });
+  return outcome.text;
+}
+
+async function obtainPlan(ctx: EngineContext): Promise<Plan> {
+  const first = await primaryTurn(ctx, {
+    role: "primary",
+    prompt: planningPrompt({
+      task: ctx.task,
+      brief: ctx.brief.text,
+      knowledgeNote: `memory ${ctx.brief.memory}, context ${ctx.brief.context}`,
+      maxTasks: MAX_PLAN_TASKS,
+    }),
+    outputSchema: planJsonSchema,
+    resume: false,
+  });
+  let parsed = parsePlan(first.structured ?? first.text);
+  let attempts = 1;
+  if (!parsed.ok) {
+    ctx.notice(
+      `ivoai auto: the plan was invalid (${oneLine(parsed.errors[0] ?? "")}); asking once for a repair`,
+    );
+    attempts = 2;
+    const repaired = await primaryTurn(ctx, {
+      role: "primary",
+      prompt: repairPrompt(parsed.errors),
+      outputSchema: planJsonSchema,
+      resume: true,
+    });
+    parsed = parsePlan(repaired.structured ?? repaired.text);
+  }
+  const tries = attempts;
+  if (!parsed.ok) {
+    const errors = parsed.errors;
+    ctx.recorder.change((state) => {
+      state.plan = { attempts: tries, repaired: false, tasks: 0 };
+    });
+    throw new AutoStopped(
+      `the planner's plan was invalid after one repair: ${errors.slice(0, 3).join("; ")}`,
+      "failed",
+    );
+  }
+  const plan = parsed.plan;
+  ctx.recorder.change((state) => {
+    state.plan = { attempts: tries, repaired: tries > 1, tasks: plan.tasks.length };
+  });
+  return plan;
+}
+
+export type Decision = ReturnType<typeof decideDelegation>;
+
+export function decide(ctx: EngineContext, task: PlanTask): Decision {
+  return decideDelegation(task, {
+    primaryExecutor: ctx.recorder.state.primary,
+    profiles: ctx.profiles.filter((profile) => ctx.executors[profile.executor] !== undefined),
+    admitted: () => true,
+    minWorkerTokens: ctx.settings.min_worker_tokens,
+  });
+}
+
+export function taskRecord(task: PlanTask, origin: AutoTask["origin"], decision: Decision): AutoTask {
+  const worker = decision.run === "worker" ? decision : undefined;
+  return {
+    id: task.id,
+    kind: task.kind,
+    origin,
+    depends_on: task.depends_on,
+    signals: task.signals,
+    score: worker ? worker.score : capabilityScore(task.signals),
+    tier: worker ? worker.tier : requiredTier(capabilityScore(task.signals)),
+    profile: worker
+      ? {
+          id: worker.profile.id,
+          executor: worker.profile.executor,
+          model: worker.profile.model,
+          effort: worker.profile.effort,
+        }
+      : null,
+    profile_origin: worker ? "scores" : "primary",
+    state: worker ? "pending" : "primary",
+    reason: oneLine(decision.reason).slice(0, 300),
+    started_at: null,
+    ended_at: null,
+    duration_ms: null,
+    executor_ms: null,
+    escalations: [],
+    refs: [],
+  };
+}
+
+export { admit };

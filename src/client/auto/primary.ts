@@ -1,0 +1,230 @@
+// The primary conversation: one logical owner of the session that may move between vendors. A confirmed
+// quota limit ends the turn (the executor reaps its process group), the alternate is re-probed and, when
+// admitted, continues with a bounded handoff; at most MAX_FAILOVERS times per session.
+import { oneLine } from "../../shared/terminal-text.js";
+import {
+  type ExecutorName,
+  isQuotaLimit,
+  MAX_FAILOVERS,
+  otherExecutor,
+  ROLE_MARKERS,
+  type TurnOutcome,
+  type TurnRole,
+} from "./contracts.js";
+import { type EngineContext, runTurn, turnKnowledge } from "./engine-context.js";
+
+/** The session cannot go on: quota on both sides, too many failovers, or an executor that failed. */
+export class AutoStopped extends Error {
+  constructor(
+    message: string,
+    readonly reason: "quota" | "failed" | "cancelled",
+  ) {
+    super(message);
+  }
+}
+
+export interface PrimaryTurn {
+  prompt: string;
+  role: TurnRole;
+  outputSchema: Record<string, unknown> | null;
+  /** Continue the primary's conversation (false for a turn that must start clean). */
+  resume: boolean;
+}
+
+const admitLine = (ctx: EngineContext, executor: ExecutorName, admitted: boolean, reason: string) =>
+  ctx.recorder.change((state) => {
+    state.admissions.push({
+      at: new Date().toISOString(),
+      executor,
+      admitted,
+      reason: oneLine(reason).slice(0, 300),
+    });
+    if (state.admissions.length > 40) state.admissions.splice(0, state.admissions.length - 40);
+  });
+
+/** Admission of `executor` against the quota headroom, recorded either way. */
+export async function admit(ctx: EngineContext, executor: ExecutorName): Promise<boolean> {
+  if (!ctx.executors[executor]) return false;
+  const admission = await ctx.quota.admit(executor);
+  admitLine(ctx, executor, admission.admitted, admission.reason);
+  return admission.admitted;
+}
+
+/** Records a quota limit the turn hit, so admission refuses the executor until the window resets. */
+export async function observeLimit(
+  ctx: EngineContext,
+  executor: ExecutorName,
+  outcome: TurnOutcome,
+): Promise<void> {
+  const resetsAt = outcome.limit?.resetsAt ?? new Date(Date.now() + 5 * 60_000).toISOString();
+  await ctx.quota
+    .observe([
+      {
+        executor,
+        window: "turn",
+        used_percent: 100,
+        status: "rejected",
+        resets_at: resetsAt,
+        observed_at: new Date().toISOString(),
+        source: "turn-error",
+      },
+    ])
+    .catch(() => undefined);
+}
+
+/** Re-probes the alternate's quota (codex: app-server) and asks admission. */
+export async function probeAlternate(ctx: EngineContext, alternate: ExecutorName): Promise<boolean> {
+  const executor = ctx.executors[alternate];
+  if (!executor) return false;
+  await ctx.quota.refresh(alternate, executor.path, ctx.env).catch(() => undefined);
+  return admit(ctx, alternate);
+}
+
+/** Runs one primary turn, failing over to the other vendor on a confirmed quota limit. */
+export async function primaryTurn(ctx: EngineContext, turn: PrimaryTurn): Promise<TurnOutcome> {
+  let prompt = turn.prompt;
+  let resume = turn.resume;
+  let freshThreadTried = false;
+  let limitAt: number | null = null;
+  let pendingFailover: number | null = null;
+  if (!(await admit(ctx, ctx.recorder.state.primary))) {
+    await failover(ctx, "not admitted: quota headroom", null);
+    ({ prompt, resume } = handoff(ctx, turn.prompt, "the previous executor had no quota headroom"));
+  }
+  for (;;) {
+    const name = ctx.recorder.state.primary;
+    const executor = ctx.executors[name];
+    if (!executor) throw new AutoStopped(`${name} is not installed`, "failed");
+    const thread = resume ? ctx.recorder.state.threads[name] : null;
+    const outcome = await runTurn(ctx, executor, {
+      role: turn.role,
+      prompt,
+      model: null,
+      effort: null,
+      resumeThreadId: thread,
+      knowledge: turnKnowledge(ctx),
+      extraMcp: turn.role === "primary" && ctx.orchestrator ? [ctx.orchestrator.server] : [],
+      outputSchema: turn.outputSchema,
+    });
+    if (pendingFailover !== null && limitAt !== null && outcome.firstEventMs !== null) {
+      const handoffMs = Math.max(0, Math.round(outcome.startedAt + outcome.firstEventMs - limitAt));
+      const index = pendingFailover;
+      ctx.recorder.change((state) => {
+        const entry = state.failovers[index];
+        if (entry) entry.handoff_ms = handoffMs;
+      });
+      pendingFailover = null;
+    }
+    trackThreadAndPressure(ctx, name, outcome);
+    if (outcome.status === "completed") return outcome;
+    if (outcome.status === "cancelled") throw new AutoStopped("stopped", "cancelled");
+    if (outcome.status === "limit" && outcome.limit && isQuotaLimit(outcome.limit.kind)) {
+      limitAt = outcome.limitEventAt ?? performance.now();
+      await observeLimit(ctx, name, outcome);
+      pendingFailover = await failover(ctx, `${name}: ${outcome.limit.kind}: ${outcome.limit.message}`, null);
+      ({ prompt, resume } = handoff(
+        ctx,
+        turn.prompt,
+        `${name} hit its ${outcome.limit.kind.replace("_", " ")}`,
+      ));
+      continue;
+    }
+    if (outcome.status === "limit" && outcome.limit?.kind === "context_window" && !freshThreadTried) {
+      // Context pressure is not quota: same vendor, a fresh conversation with a bounded handoff.
+      freshThreadTried = true;
+      ctx.recorder.change((state) => {
+        state.context_pressure[name] = { ratio: 1, level: "full" };
+        state.threads[name] = null;
+      });
+      ctx.notice(`ivoai auto: ${name}'s context window is full; continuing in a fresh conversation`);
+      ({ prompt, resume } = handoff(
+        ctx,
+        turn.prompt,
+        `the previous conversation filled ${name}'s context window`,
+      ));
+      continue;
+    }
+    throw new AutoStopped(
+      `${name} ${outcome.status === "limit" ? `stopped (${outcome.limit?.kind})` : outcome.status}: ${outcome.error ?? "no answer"}`,
+      "failed",
+    );
+  }
+}
+
+/**
+ * Moves the primary (scope null) to the other vendor after re-probing it; returns the failover's index in the
+ * record. Throws AutoStopped when the cap is reached or the alternate is not admitted.
+ */
+export async function failover(ctx: EngineContext, reason: string, taskId: string | null): Promise<number> {
+  const state = ctx.recorder.state;
+  const from =
+    taskId === null
+      ? state.primary
+      : (state.tasks.find((t) => t.id === taskId)?.profile?.executor ?? state.primary);
+  const to = otherExecutor(from);
+  if (state.failovers.length >= MAX_FAILOVERS) {
+    throw new AutoStopped(
+      `stopped after ${MAX_FAILOVERS} failovers: ${oneLine(reason).slice(0, 200)}`,
+      "quota",
+    );
+  }
+  if (!(await probeAlternate(ctx, to))) {
+    throw new AutoStopped(
+      `no executor can continue: ${oneLine(reason).slice(0, 160)}; ${to} is not available or has no quota headroom`,
+      "quota",
+    );
+  }
+  const index = state.failovers.length;
+  ctx.recorder.change((draft) => {
+    draft.failovers.push({
+      at: new Date().toISOString(),
+      scope: taskId === null ? "primary" : "task",
+      task_id: taskId,
+      from,
+      to,
+      reason: oneLine(reason).slice(0, 300),
+      handoff_ms: null,
+    });
+    if (taskId === null) draft.primary = to;
+  });
+  ctx.notice(
+    `ivoai auto: failover ${index + 1}/${MAX_FAILOVERS}: ${from} → ${to}${taskId ? ` for task ${taskId}` : ""} (${oneLine(reason).slice(0, 160)})`,
+  );
+  return index;
+}
+
+/** The same turn for the new owner: marker, why it moved, worker results so far (refs only), then the turn. */
+function handoff(ctx: EngineContext, original: string, why: string): { prompt: string; resume: boolean } {
+  const body = original.split("\n").slice(1).join("\n");
+  const results = [...ctx.results.values()].map(
+    (result) =>
+      `- task ${result.task_id} (${result.status}): refs ${result.refs.map((ref) => ref.ref).join(", ") || "none"}`,
+  );
+  const marker = original.split("\n", 1)[0] ?? "";
+  const prompt = [
+    `${ROLE_MARKERS.handoff} ${marker}`,
+    `You are taking over this ivoai session because ${why}. Continue the turn below from the start; nothing`,
+    "from the previous executor was applied unless the worker results say so.",
+    ...(results.length
+      ? ["Worker results so far (exact evidence via the ivoai-orchestrator artifact_read tool):", ...results]
+      : []),
+    "",
+    body,
+  ].join("\n");
+  return { prompt, resume: false };
+}
+
+function trackThreadAndPressure(ctx: EngineContext, name: ExecutorName, outcome: TurnOutcome): void {
+  const profile = ctx.profiles.find((p) => p.executor === name);
+  ctx.recorder.change((state) => {
+    if (outcome.threadId) state.threads[name] = outcome.threadId;
+    const used = outcome.usage?.contextTokens;
+    if (used && profile?.contextWindow) {
+      const ratio = Math.min(1, used / profile.contextWindow);
+      state.context_pressure[name] = {
+        ratio: Math.round(ratio * 1000) / 1000,
+        level: ratio >= 1 ? "full" : ratio >= 0.8 ? "high" : "ok",
+      };
+    }
+  });
+}
