@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { TESTED_VERSIONS } from "../src/client/agents/catalog.js";
 import { buildInjection, TOKEN_ENV } from "../src/client/agents/inject.js";
 import { KNOWLEDGE_POLICY } from "../src/client/agents/policy.js";
-import { ensureNpmTools } from "./npm-tools.js";
+import { ensureAgentClis } from "./npm-tools.js";
 
 const run = promisify(execFile);
 const DIR = path.resolve(".tmp/agent-clis");
@@ -39,15 +39,7 @@ const cli = async (name: string, args: string[], extraEnv: Record<string, string
 /** The pinned CLIs, installed once into .tmp (their install scripts explicitly allowed, as npm 11 requires). */
 async function install(): Promise<void> {
   await mkdir(home, { recursive: true });
-  await ensureNpmTools(
-    "agent-clis",
-    {
-      "@openai/codex": TESTED_VERSIONS.codex,
-      "@anthropic-ai/claude-code": TESTED_VERSIONS.claude,
-      "opencode-ai": TESTED_VERSIONS.opencode,
-    },
-    ["@openai/codex", "@anthropic-ai/claude-code", "opencode-ai"],
-  );
+  await ensureAgentClis(TESTED_VERSIONS);
 }
 
 describe("contracts with the official agent CLIs", () => {

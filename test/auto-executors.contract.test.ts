@@ -16,7 +16,7 @@ import {
   KNOWLEDGE_SERVERS,
   readTools,
 } from "../src/client/auto/executors/index.js";
-import { ensureNpmTools } from "./npm-tools.js";
+import { ensureAgentClis } from "./npm-tools.js";
 
 const run = promisify(execFile);
 const DIR = path.resolve(".tmp/agent-clis");
@@ -76,15 +76,7 @@ const flagsOf = (args: string[]) => args.filter((arg) => arg.startsWith("-") && 
 describe("AUTO executors against the official CLIs", () => {
   beforeAll(async () => {
     await mkdir(home, { recursive: true });
-    await ensureNpmTools(
-      "agent-clis",
-      {
-        "@openai/codex": TESTED_VERSIONS.codex,
-        "@anthropic-ai/claude-code": TESTED_VERSIONS.claude,
-        "opencode-ai": TESTED_VERSIONS.opencode,
-      },
-      ["@openai/codex", "@anthropic-ai/claude-code", "opencode-ai"],
-    );
+    await ensureAgentClis(TESTED_VERSIONS);
   }, 900_000);
 
   it.each(VARIANTS)(

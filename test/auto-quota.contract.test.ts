@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TESTED_VERSIONS } from "../src/client/agents/catalog.js";
 import { NOT_LOGGED_IN, probeCodexAppServer } from "../src/client/auto/quota/codex-app-server.js";
 import { codexProfiles } from "../src/client/auto/registry.js";
-import { ensureNpmTools } from "./npm-tools.js";
+import { ensureAgentClis } from "./npm-tools.js";
 
 const run = promisify(execFile);
 const CODEX = path.resolve(".tmp/agent-clis/node_modules/.bin/codex");
@@ -21,15 +21,7 @@ const env = () => ({ PATH: process.env.PATH ?? "", HOME: home });
 const read = (file: string) => readFile(path.join(types, file), "utf8");
 
 beforeAll(async () => {
-  await ensureNpmTools(
-    "agent-clis",
-    {
-      "@openai/codex": TESTED_VERSIONS.codex,
-      "@anthropic-ai/claude-code": TESTED_VERSIONS.claude,
-      "opencode-ai": TESTED_VERSIONS.opencode,
-    },
-    ["@openai/codex", "@anthropic-ai/claude-code", "opencode-ai"],
-  );
+  await ensureAgentClis(TESTED_VERSIONS);
   home = await mkdtemp(path.join(os.tmpdir(), "ivoai-codex-home-"));
   types = path.join(home, "types");
   await run(CODEX, ["app-server", "generate-ts", "--out", types], { env: env(), timeout: 120_000 });

@@ -1,6 +1,7 @@
 // AUTO end to end: the built ivoai against a real ivoai server, with fake `codex` and `claude` executables
 // that honour the official CLIs' contracts (JSONL / stream-json events, app-server rate limits, resume ids).
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,6 +44,16 @@ interface SessionJson {
     failovers: { from: string; to: string; reason: string; scope: string; handoff_ms: number | null }[];
     error: string | null;
   };
+}
+
+/** Whether a process still runs (a zombie nobody reaped counts as ended). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+  } catch {
+    return false;
+  }
 }
 
 const task = (id: string, extra: Record<string, unknown> = {}) => ({
@@ -401,6 +412,45 @@ describe("ivoai auto", () => {
     const text = await runIvoai(["session", "show", session?.id as string], { env });
     expect(text.stdout).toMatch(/gone/);
     expect(text.stdout).toMatch(/checkpoint \d+/);
+  });
+
+  it("stops on SIGTERM: the worker's whole process group ends and the session says it was stopped", async () => {
+    await scenario({
+      codex: {
+        turns: {
+          plan: [{ reply: { tasks: [task("slow")] } }],
+          worker: [{ hang: true, grandchild: true, ignore_term: true }],
+        },
+      },
+      claude: {},
+    });
+    const child = spawn(
+      process.execPath,
+      [BIN, "auto", "--knowledge-source", "acme", "--print", "Implement it"],
+      {
+        env: { ...process.env, ...env },
+        stdio: "ignore",
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    let worker: Awaited<ReturnType<typeof turns>>[number] | undefined;
+    // Polls the fakes' log until the worker (and its grandchild) run.
+    for (const deadline = Date.now() + 30_000; !worker?.grandchild_pid && Date.now() < deadline; ) {
+      worker = (await turns()).find((turn) => turn.role === "worker");
+      if (!worker?.grandchild_pid) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(worker?.grandchild_pid).toBeGreaterThan(0);
+    child.kill("SIGTERM");
+    expect(await exited).toBe(143);
+    for (const pid of [worker?.pid, worker?.grandchild_pid] as number[]) expect(running(pid)).toBe(false);
+    const sessions = JSON.parse((await runIvoai(["session", "list", "--json"], { env })).stdout) as {
+      sessions: { id: string }[];
+    };
+    const session = await show(sessions.sessions[0]?.id as string);
+    expect(session.auto.phase).toBe("stopped");
+    expect(session.auto.error).toMatch(/SIGTERM/);
+    expect(session.auto.tasks[0]?.state).toBe("cancelled");
+    expect(session.live).toBe(false);
   });
 
   it("session start --mode orchestrated runs the same engine with the executor as planner", async () => {

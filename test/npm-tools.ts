@@ -45,3 +45,19 @@ export async function ensureNpmTools(
   });
   return dir;
 }
+
+/** The official agent CLIs at the versions ivoai pins (install catalogue), their install scripts allowed. */
+export async function ensureAgentClis(
+  versions: Record<"codex" | "claude" | "opencode", string>,
+): Promise<string> {
+  const dir = await ensureNpmTools(
+    "agent-clis",
+    {
+      "@openai/codex": versions.codex,
+      "@anthropic-ai/claude-code": versions.claude,
+      "opencode-ai": versions.opencode,
+    },
+    ["@openai/codex", "@anthropic-ai/claude-code", "opencode-ai"],
+  );
+  return path.join(dir, "node_modules", ".bin");
+}

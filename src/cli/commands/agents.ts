@@ -20,17 +20,11 @@ import {
 } from "../command.js";
 import { formatTable } from "../output.js";
 import { readStdin } from "../secret-input.js";
-import { AUTO_OPTIONS, runAutoCommand } from "./auto.js";
+import { AUTO_OPTIONS, KNOWLEDGE_SOURCE_OPTION, runAutoCommand } from "./auto.js";
 import { renderAutoState } from "./auto-render.js";
 
 const LAUNCH_OPTIONS = {
-  "knowledge-source": {
-    type: "string" as const,
-    multiple: true,
-    value: "NAME",
-    description:
-      "only these servers, by alias, id, purpose or redundancy group (repeat or comma-separate); default: every enabled server",
-  },
+  "knowledge-source": KNOWLEDGE_SOURCE_OPTION,
   compression: {
     type: "string" as const,
     value: "PROVIDER",
@@ -110,10 +104,11 @@ export const sessionGroup: GroupSpec = {
         const sessions = await openSessionStore(openRegistry(ctx.env).paths.stateDir).list();
         ctx.out.data({ sessions }, ({ sessions: rows }) =>
           formatTable(
-            ["ID", "AGENT", "STATE", "STARTED", "EXIT", "KNOWLEDGE"],
+            ["ID", "AGENT", "MODE", "STATE", "STARTED", "EXIT", "KNOWLEDGE"],
             rows.map((row) => [
               row.id,
               row.agent,
+              row.mode,
               row.live ? "running" : row.status,
               row.started_at,
               row.exit_code === null ? (row.exit_signal ?? "-") : String(row.exit_code),

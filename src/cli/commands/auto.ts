@@ -11,14 +11,17 @@ import { readStdin } from "../secret-input.js";
 
 const MAX_TASK_BYTES = 256 * 1024;
 
+/** The knowledge selection flag, the same for the launchers and AUTO. */
+export const KNOWLEDGE_SOURCE_OPTION = {
+  type: "string" as const,
+  multiple: true,
+  value: "NAME",
+  description:
+    "only these servers, by alias, id, purpose or redundancy group (repeat or comma-separate); default: every enabled server",
+};
+
 export const AUTO_OPTIONS = {
-  "knowledge-source": {
-    type: "string" as const,
-    multiple: true,
-    value: "NAME",
-    description:
-      "only these servers, by alias, id, purpose or redundancy group (repeat or comma-separate); default: every enabled server",
-  },
+  "knowledge-source": KNOWLEDGE_SOURCE_OPTION,
   workers: {
     type: "string" as const,
     value: "N",
@@ -76,6 +79,8 @@ export async function runAutoCommand(
     cwd: process.cwd(),
     selfCommand: selfCommand(),
     notice: (message) => ctx.out.note(message),
+    // TERM to KILL for executor process groups, as for the launchers.
+    killAfterMs: Number(ctx.env.IVOAI_KILL_AFTER_MS) || 5_000,
   });
   ctx.out.data(summary(result), (value) => value.answer || "(no answer)");
   return result.exitCode;

@@ -2,27 +2,11 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AutoState } from "../session/auto-state.js";
+import { initialAutoState } from "../session/auto-state.js";
 import { openSessionStore } from "../session/store.js";
 import { createRecorder } from "./checkpoint.js";
 
-const initial: AutoState = {
-  phase: "starting",
-  checkpoint: { seq: 0, at: new Date(0).toISOString() },
-  route: null,
-  planner: "codex",
-  primary: "codex",
-  workers: 2,
-  knowledge: null,
-  plan: null,
-  tasks: [],
-  failovers: [],
-  admissions: [],
-  context_pressure: {},
-  threads: { codex: null, claude: null },
-  scheduling_overhead_ms: null,
-  error: null,
-};
+const initial = initialAutoState("codex", 2);
 
 describe("the AUTO recorder", () => {
   let dir: string | undefined;

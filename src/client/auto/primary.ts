@@ -7,11 +7,12 @@ import {
   isQuotaLimit,
   MAX_FAILOVERS,
   otherExecutor,
-  ROLE_MARKERS,
   type TurnOutcome,
   type TurnRole,
 } from "./contracts.js";
 import { type EngineContext, runTurn, turnKnowledge } from "./engine-context.js";
+import { handoffPrompt } from "./plan.js";
+import { contextPressure } from "./quota/admission.js";
 
 /** The session cannot go on: quota on both sides, too many failovers, or an executor that failed. */
 export class AutoStopped extends Error {
@@ -193,37 +194,23 @@ export async function failover(ctx: EngineContext, reason: string, taskId: strin
   return index;
 }
 
-/** The same turn for the new owner: marker, why it moved, worker results so far (refs only), then the turn. */
+/** The same turn for the new owner, started clean (bounded: the original turn plus the results so far). */
 function handoff(ctx: EngineContext, original: string, why: string): { prompt: string; resume: boolean } {
-  const body = original.split("\n").slice(1).join("\n");
-  const results = [...ctx.results.values()].map(
-    (result) =>
-      `- task ${result.task_id} (${result.status}): refs ${result.refs.map((ref) => ref.ref).join(", ") || "none"}`,
-  );
-  const marker = original.split("\n", 1)[0] ?? "";
-  const prompt = [
-    `${ROLE_MARKERS.handoff} ${marker}`,
-    `You are taking over this ivoai session because ${why}. Continue the turn below from the start; nothing`,
-    "from the previous executor was applied unless the worker results say so.",
-    ...(results.length
-      ? ["Worker results so far (exact evidence via the ivoai-orchestrator artifact_read tool):", ...results]
-      : []),
-    "",
-    body,
-  ].join("\n");
-  return { prompt, resume: false };
+  return {
+    prompt: handoffPrompt({ turn: original, results: [...ctx.results.values()], reason: why }),
+    resume: false,
+  };
 }
 
 function trackThreadAndPressure(ctx: EngineContext, name: ExecutorName, outcome: TurnOutcome): void {
-  const profile = ctx.profiles.find((p) => p.executor === name);
+  const window = ctx.profiles.find((profile) => profile.executor === name)?.contextWindow ?? 0;
+  const pressure = contextPressure(outcome.usage, window);
   ctx.recorder.change((state) => {
     if (outcome.threadId) state.threads[name] = outcome.threadId;
-    const used = outcome.usage?.contextTokens;
-    if (used && profile?.contextWindow) {
-      const ratio = Math.min(1, used / profile.contextWindow);
+    if (pressure.known) {
       state.context_pressure[name] = {
-        ratio: Math.round(ratio * 1000) / 1000,
-        level: ratio >= 1 ? "full" : ratio >= 0.8 ? "high" : "ok",
+        ratio: Math.round(pressure.ratio * 1000) / 1000,
+        level: pressure.level,
       };
     }
   });

@@ -54,9 +54,9 @@ describe("prompts", () => {
     expect(firstLine(consolidationPrompt({ task: "t", results: [], primaryTasks: [] }))).toBe(
       ROLE_MARKERS.consolidate,
     );
-    expect(firstLine(handoffPrompt({ task: "t", brief: "b", results: [], reason: "limit" }))).toBe(
-      ROLE_MARKERS.handoff,
-    );
+    expect(
+      firstLine(handoffPrompt({ turn: `${ROLE_MARKERS.plan}\nplan it`, results: [], reason: "limit" })),
+    ).toBe(`${ROLE_MARKERS.handoff} ${ROLE_MARKERS.plan}`);
   });
 
   it("planning: JSON only, every signal explained, workers read-only, changes in the primary, brief untrusted", () => {
@@ -148,16 +148,16 @@ describe("prompts", () => {
     expect(prompt).toContain("[cut by ivoai; evidence: art_");
   });
 
-  it("handoff: the reason, check the working tree, results and brief", () => {
+  it("handoff: the reason, check the working tree, results, then the original turn unchanged", () => {
+    const turn = `${ROLE_MARKERS.consolidate}\nthe user task\nthe brief`;
     const prompt = handoffPrompt({
-      task: "the user task",
-      brief: "the brief",
+      turn,
       results: [result("a")],
       reason: "codex hit its usage limit\x1b[2J",
     });
     expect(prompt.split("\n")[2]).toBe("codex hit its usage limit\\x1b[2J");
-    expect(prompt).toContain("inspect the current state of the working directory");
+    expect(prompt).toMatch(/inspect the\s+current state of the working directory/);
     expect(prompt).toContain("summary of a");
-    expect(prompt).toContain("the brief");
+    expect(prompt.endsWith("\nthe user task\nthe brief")).toBe(true);
   });
 });

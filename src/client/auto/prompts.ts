@@ -173,29 +173,32 @@ export function consolidationPrompt(input: {
   ].join("\n");
 }
 
-/** The first turn of the other vendor's CLI after a failover. */
+/**
+ * The same turn for the other vendor after a failover (or a fresh conversation after a full context window):
+ * the original turn's marker after the handoff marker, why it moved, the worker results so far (bounded, with
+ * their refs), then the original turn as it was.
+ */
 export function handoffPrompt(input: {
-  task: string;
-  brief: string;
+  turn: string;
   results: readonly WorkerResult[];
   reason: string;
 }): string {
+  const [marker = "", ...body] = input.turn.split("\n");
   return [
-    ROLE_MARKERS.handoff,
+    `${ROLE_MARKERS.handoff} ${marker}`,
     "You are taking over an ivoai AUTO session from another agent, which stopped:",
     clip(terminalText(input.reason.trim()), PROMPT_LIMITS.line),
-    "Continue the user's task from where it stopped. The previous agent may have applied part of the changes:",
-    "inspect the current state of the working directory before changing anything, and do not redo finished work.",
-    "Worker results carry ResultRefs (art_…): read exact evidence with artifact_read of the ivoai-orchestrator",
-    "MCP server when it is available.",
-    "",
-    "The user's task:",
-    bounded(input.task, PROMPT_LIMITS.task, "task"),
-    "",
+    "Do the turn below from the start. The previous agent may have applied part of the changes: inspect the",
+    "current state of the working directory before changing anything, and do not redo finished work.",
     ...(input.results.length > 0
-      ? [untrusted("worker results", formatResults(input.results), PROMPT_LIMITS.results), ""]
+      ? [
+          "Worker results carry ResultRefs (art_…): read exact evidence with artifact_read of the ivoai-orchestrator",
+          "MCP server when it is available.",
+          untrusted("worker results", formatResults(input.results), PROMPT_LIMITS.results),
+        ]
       : []),
-    untrusted("brief", input.brief, PROMPT_LIMITS.brief),
+    "",
+    ...body,
   ].join("\n");
 }
 

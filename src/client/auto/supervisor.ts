@@ -12,7 +12,7 @@ import type { ConnectionRegistry } from "../connections/registry.js";
 import { resolveIdentity } from "../project.js";
 import { type RunningRouter, startRouter } from "../router/router.js";
 import { selectSources } from "../router/selection.js";
-import type { AutoState } from "../session/auto-state.js";
+import { type AutoState, initialAutoState } from "../session/auto-state.js";
 import { openSessionStore, processStartTicks } from "../session/store.js";
 import { openArtifactStore } from "./artifacts.js";
 import { createRecorder } from "./checkpoint.js";
@@ -115,23 +115,7 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
     }
 
     const store = openSessionStore(paths.stateDir);
-    const initial: AutoState = {
-      phase: "starting",
-      checkpoint: { seq: 0, at: new Date().toISOString() },
-      route: null,
-      planner,
-      primary: planner,
-      workers,
-      knowledge: null,
-      plan: null,
-      tasks: [],
-      failovers: [],
-      admissions: [],
-      context_pressure: {},
-      threads: { codex: null, claude: null },
-      scheduling_overhead_ms: null,
-      error: null,
-    };
+    const initial = initialAutoState(planner, workers);
     const session = await store.create({
       agent: planner,
       mode: "orchestrated",

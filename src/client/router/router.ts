@@ -13,6 +13,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { endpointUrl } from "../../config/client-config.js";
 import { toolEntry } from "../../protocol/tools.js";
+import { readBody, sendJson } from "../../shared/http-json.js";
 import { checkOrigin } from "../../shared/origin-policy.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { failureStatus, federate, provenanceOf, type SourceOutcome } from "./federation.js";
@@ -404,28 +405,6 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       await pool.close();
     },
   };
-}
-
-function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
-  res
-    .writeHead(status, { "content-type": "application/json", "cache-control": "no-store" })
-    .end(JSON.stringify(value));
-}
-
-/** The whole request body, or undefined when it exceeds `max` bytes. */
-async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | undefined> {
-  if (Number(req.headers["content-length"] ?? "0") > max) {
-    req.resume();
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of req) {
-    total += (chunk as Buffer).length;
-    if (total > max) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 function toolError(message: string): CallToolResult {

@@ -93,3 +93,24 @@ export const autoStateSchema = z.object({
   error: reason.nullable(),
 });
 export type AutoState = z.infer<typeof autoStateSchema>;
+
+/** The state an orchestrated session starts with. */
+export function initialAutoState(planner: AutoState["planner"], workers: number): AutoState {
+  return {
+    phase: "starting",
+    checkpoint: { seq: 0, at: new Date().toISOString() },
+    route: null,
+    planner,
+    primary: planner,
+    workers,
+    knowledge: null,
+    plan: null,
+    tasks: [],
+    failovers: [],
+    admissions: [],
+    context_pressure: {},
+    threads: { codex: null, claude: null },
+    scheduling_overhead_ms: null,
+    error: null,
+  };
+}

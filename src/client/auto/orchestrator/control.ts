@@ -8,6 +8,7 @@ import net from "node:net";
 import path from "node:path";
 import type { z } from "zod";
 import { errnoCode, IvoaiError, type IvoaiErrorCode, isIvoaiError } from "../../../shared/errors.js";
+import { readBody, sendJson } from "../../../shared/http-json.js";
 import { newSecret } from "../../../shared/tokens.js";
 import { ensurePrivateDir } from "../private-dir.js";
 import {
@@ -262,31 +263,6 @@ function firstLine(text: string): string {
 
 function sendError(res: http.ServerResponse, code: WireCode, message: string): void {
   sendJson(res, HTTP_STATUS[code] ?? 500, { error: { code, message } });
-}
-
-function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
-  res
-    .writeHead(status, { "content-type": "application/json", "cache-control": "no-store" })
-    .end(JSON.stringify(value));
-}
-
-/** The whole request body, or undefined when it exceeds `max` bytes. */
-async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | undefined> {
-  if (Number(req.headers["content-length"] ?? "0") > max) {
-    req.resume();
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of req) {
-    total += (chunk as Buffer).length;
-    if (total > max) {
-      req.resume();
-      return undefined;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 /**
