@@ -227,8 +227,15 @@ describe("ivoai auto", () => {
     expect(at("t10")?.started_at).toBeGreaterThanOrEqual(
       Math.max(at("t1")?.ended_at ?? 0, at("t2")?.ended_at ?? 0),
     );
-    // Workers were read-only.
-    for (const worker of workers) expect(worker.read_only).toBe(true);
+    // Workers were read-only and never reached the orchestrator; no capability or token is ever in argv.
+    for (const worker of workers) {
+      expect(worker.read_only).toBe(true);
+      expect(worker.env_ivoai).not.toContain("IVOAI_ORCHESTRATOR_TOKEN");
+      expect(worker.env_ivoai).not.toContain("IVOAI_ORCHESTRATOR_SOCKET");
+    }
+    expect(logged.find((turn) => turn.role === "plan")?.env_ivoai).toContain("IVOAI_ORCHESTRATOR_TOKEN");
+    expect(JSON.stringify(logged.map((turn) => turn.argv))).not.toMatch(/ivoai_cap_|ivoai_orc_/);
+    expect(result.stdout + result.stderr).not.toMatch(/ivoai_cap_|ivoai_orc_/);
     const session = await show(out.session_id);
     expect(session.auto.plan).toMatchObject({ attempts: 1, tasks: 12 });
     const byId = Object.fromEntries(session.auto.tasks.map((entry) => [entry.id, entry]));
@@ -246,6 +253,7 @@ describe("ivoai auto", () => {
       "utf8",
     );
     expect(record).not.toContain("SECRET-BODY");
+    expect(record).not.toMatch(/ivoai_cap_|ivoai_orc_/);
     expect(record).not.toContain("Survey part");
     expect(record).not.toContain("canary stage");
     const text = await runIvoai(["session", "show", out.session_id], { env });
@@ -265,6 +273,12 @@ describe("ivoai auto", () => {
                   tool: "memory_write_page",
                   args: { path: "notes/w", body: "worker" },
                 },
+                {
+                  server: "ivoai-memory",
+                  tool: "memory_write_page",
+                  args: { path: "notes/w", body: "worker" },
+                  bypass: true,
+                },
                 { server: "ivoai-context", tool: "context_search", args: { query: "wombat" } },
               ],
               reply: { summary: "read only", findings: [], state_delta: [] },
@@ -279,21 +293,28 @@ describe("ivoai auto", () => {
     expect(result.code).toBe(0);
     const worker = (await turns()).find((turn) => turn.role === "worker");
     expect(worker?.mcp_results[0]).toMatchObject({ tool: "memory_write_page", ok: false });
-    expect(worker?.mcp_results[1]).toMatchObject({ tool: "context_search", ok: true });
+    // A CLI that ignored its read-only configuration still meets the router's read-only capability.
+    expect(worker?.mcp_results[1]).toMatchObject({ tool: "memory_write_page", ok: false });
+    expect(worker?.mcp_results[1]?.error).toMatch(/READ_ONLY_WORKER/);
+    expect(worker?.mcp_results[2]).toMatchObject({ tool: "context_search", ok: true });
     expect(await approvals()).toEqual([]);
   });
 
-  it("fails over to the other vendor on a hard limit, keeping the knowledge selection", async () => {
+  it("fails over to the other vendor on a hard limit mid-plan, keeping the knowledge selection", async () => {
+    const small = task("note", {
+      signals: { complexity: 0.1, context_need: 0.1, risk: 0.1, ambiguity: 0.1, est_tokens: 100 },
+    });
     await scenario({
-      codex: { turns: { answer: [{ limit: "usage", events_before: 1 }] } },
+      codex: { turns: { plan: [{ limit: "usage", events_before: 1 }] } },
       claude: {
         turns: {
           handoff: [
             {
-              reply: "Answer from claude.",
+              reply: { tasks: [small] },
               mcp_calls: [{ server: "ivoai-context", tool: "context_search", args: { query: "wombat" } }],
             },
           ],
+          consolidate: [{ reply: "Answer from claude." }],
         },
       },
     });
@@ -301,7 +322,7 @@ describe("ivoai auto", () => {
       "--knowledge-source",
       "acme",
       "--print",
-      "What is the wombat pipeline?",
+      "Implement the canary stage of the wombat pipeline",
       "--json",
     ]);
     expect(result.code).toBe(0);
@@ -309,17 +330,61 @@ describe("ivoai auto", () => {
     expect(out.answer).toBe("Answer from claude.");
     const logged = await turns();
     expect(logged.map((turn) => [turn.executor, turn.role])).toEqual([
-      ["codex", "answer"],
+      ["codex", "plan"],
       ["claude", "handoff"],
+      ["claude", "consolidate"],
     ]);
+    // The alternate plans from the start, with the same brief, through the same knowledge selection.
+    expect(logged[1]?.prompt.split("\n")[0]).toBe("[ivoai:handoff] [ivoai:plan]");
+    expect(logged[1]?.prompt).toContain("wombat pipeline: build, canary");
     expect(logged[1]?.mcp_results[0]).toMatchObject({ ok: true });
     expect(logged[1]?.mcp_results[0]?.text).toContain("wombat");
+    // The consolidation resumed claude's own conversation, not codex's.
+    expect(logged[2]?.resume).toBe(logged[1]?.thread_id);
     const session = await show(out.session_id);
+    expect(session.knowledge_sources).toEqual(["acme"]);
     expect(session.auto.primary).toBe("claude");
     expect(session.auto.failovers).toHaveLength(1);
     expect(session.auto.failovers[0]).toMatchObject({ from: "codex", to: "claude", scope: "primary" });
     expect(session.auto.failovers[0]?.reason).toMatch(/usage/);
     expect(session.auto.failovers[0]?.handoff_ms).toBeLessThan(2_000);
+  });
+
+  it("moves workers that hit the same limit together to the other vendor as one failover", async () => {
+    await scenario({
+      claude: {
+        turns: {
+          plan: [{ reply: { tasks: [task("a"), task("b"), task("c")] } }],
+          worker: [{ delay_ms: 200, limit: "usage" }],
+        },
+      },
+      codex: {
+        turns: {
+          worker: [{ reply: { summary: "from codex", findings: [], state_delta: [] } }],
+          handoff: [{ reply: "Consolidated by codex." }],
+        },
+      },
+    });
+    const result = await auto([
+      "--planner",
+      "claude",
+      "--workers",
+      "3",
+      "--print",
+      "Implement the three parts",
+      "--json",
+    ]);
+    expect(result.code).toBe(0);
+    const out = JSON.parse(result.stdout) as { session_id: string; answer: string };
+    expect(out.answer).toBe("Consolidated by codex.");
+    const session = await show(out.session_id);
+    expect(session.auto.failovers).toHaveLength(1);
+    expect(session.auto.primary).toBe("codex");
+    expect(session.auto.tasks.map((entry) => [entry.state, entry.profile?.executor])).toEqual([
+      ["done", "codex"],
+      ["done", "codex"],
+      ["done", "codex"],
+    ]);
   });
 
   it("stops cleanly after two failovers when the third limit comes", async () => {
@@ -451,6 +516,66 @@ describe("ivoai auto", () => {
     expect(session.auto.error).toMatch(/SIGTERM/);
     expect(session.auto.tasks[0]?.state).toBe("cancelled");
     expect(session.live).toBe(false);
+  });
+
+  it("runs tasks the primary delegates beside the plan's, and ends them with the session", async () => {
+    const orchestrator = (tool: string, args: Record<string, unknown>) => ({
+      server: "ivoai-orchestrator",
+      tool,
+      args,
+    });
+    await scenario({
+      codex: {
+        turns: {
+          plan: [
+            {
+              reply: { tasks: [task("t1")] },
+              mcp_calls: [orchestrator("delegate", { instructions: "look at the tests", kind: "review" })],
+            },
+          ],
+          worker: [{ reply: { summary: "ok {task}", findings: [], state_delta: [] } }],
+          consolidate: [
+            {
+              reply: "Done, without waiting for the last one.",
+              await_task: "del:2",
+              mcp_calls: [
+                orchestrator("delegate", { instructions: "a long look", kind: "research" }),
+                orchestrator("task_status", {}),
+              ],
+            },
+          ],
+        },
+        worker_by_task: { "del:2": [{ hang: true, grandchild: true }] },
+      },
+      claude: {},
+    });
+    const result = await auto([
+      "--knowledge-source",
+      "acme",
+      "--workers",
+      "1",
+      "--print",
+      "Implement it",
+      "--json",
+    ]);
+    expect(result.code).toBe(0);
+    const out = JSON.parse(result.stdout) as { session_id: string };
+    const logged = await turns();
+    const hung = logged.find((turn) => turn.task === "del:2");
+    expect(hung?.grandchild_pid).toBeGreaterThan(0);
+    // ivoai ended the delegated worker's whole process group before it exited.
+    for (const pid of [hung?.pid, hung?.grandchild_pid] as number[]) expect(running(pid)).toBe(false);
+    const session = await show(out.session_id);
+    expect(session.auto.tasks.map((entry) => [entry.id, entry.state])).toEqual([
+      ["del:1", "done"],
+      ["t1", "done"],
+      ["del:2", "cancelled"],
+    ]);
+    // With one worker slot, the delegated task and the plan's task never ran at the same time.
+    const first = logged.find((turn) => turn.task === "del:1");
+    const planned = logged.find((turn) => turn.task === "t1");
+    const [early, late] = [first, planned].sort((a, b) => (a?.started_at ?? 0) - (b?.started_at ?? 0));
+    expect(late?.started_at).toBeGreaterThanOrEqual(early?.ended_at ?? Number.POSITIVE_INFINITY);
   });
 
   it("session start --mode orchestrated runs the same engine with the executor as planner", async () => {

@@ -59,4 +59,43 @@ describe("the AUTO recorder", () => {
       auto: { phase: "done", checkpoint: { seq: 52 } },
     });
   });
+
+  it("forgets a failed write once a later one succeeds, and retries the final write once", async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "ivoai-recorder-"));
+    const store = openSessionStore(dir);
+    const session = await store.create({
+      agent: "codex",
+      mode: "orchestrated",
+      status: "running",
+      pid: null,
+      pid_start_ticks: null,
+      project: "p",
+      knowledge_sources: [],
+      compression: { requested: "direct", effective: "direct", reason: "test" },
+      auto: initial,
+    });
+    let failNext = 1;
+    const flaky = {
+      ...store,
+      update: (...args: Parameters<typeof store.update>) => {
+        if (failNext > 0) {
+          failNext--;
+          return Promise.reject(new Error("lock timeout"));
+        }
+        return store.update(...args);
+      },
+    };
+    const recorder = createRecorder(flaky, session.id, initial);
+    recorder.change((state) => {
+      state.phase = "planning";
+    });
+    await expect(recorder.flush()).rejects.toThrow(/lock timeout/);
+    recorder.change((state) => {
+      state.phase = "running";
+    });
+    await recorder.flush();
+    failNext = 1;
+    await recorder.finish({ status: "exited", exit_code: 0 });
+    expect(await store.get(session.id)).toMatchObject({ status: "exited", auto: { phase: "running" } });
+  });
 });

@@ -41,10 +41,17 @@ export function createRecorder(
       if (!dirty && !final) return;
       dirty = false;
       lastWrite = performance.now();
-      try {
-        await store.update(sessionId, { ...extra, auto: structuredClone(state) });
-      } catch (error) {
-        failure ??= error;
+      // Only the latest write's outcome counts: a later write carries every earlier change. The final one is
+      // tried twice (a lock held a moment too long by another session must not leave the record "running").
+      for (let tries = final ? 2 : 1; tries > 0; tries--) {
+        try {
+          await store.update(sessionId, { ...extra, auto: structuredClone(state) });
+          failure = undefined;
+          return;
+        } catch (error) {
+          failure = error;
+          dirty = true;
+        }
       }
     });
     return writing;

@@ -55,6 +55,7 @@ function mirror(
     );
   };
   let chain: Promise<void> = Promise.resolve();
+  let closing = false;
   return {
     coordinator,
     task(taskId, state) {
@@ -63,10 +64,15 @@ function mirror(
       const first = !known.has(id);
       known.add(id);
       chain = chain
-        .then(() => (first ? coordinator.registerTask(id, state) : coordinator.updateTask(id, state)))
+        .then(() => {
+          // Once the session ends, queued updates are dropped: close() must not wait for each of them.
+          if (closing) return;
+          return first ? coordinator.registerTask(id, state) : coordinator.updateTask(id, state);
+        })
         .catch(warn);
     },
     async close() {
+      closing = true;
       await chain;
       await coordinator.close();
     },

@@ -3,7 +3,7 @@
 
 import { IvoaiError } from "../../shared/errors.js";
 import { oneLine } from "../../shared/terminal-text.js";
-import { MAX_WORKERS, type PlanTask, type TaskState, type WorkerResult } from "./contracts.js";
+import type { PlanTask, TaskState, WorkerResult } from "./contracts.js";
 import type { EngineContext } from "./engine-context.js";
 import type { ControlHandlers } from "./orchestrator/protocol.js";
 import { decide, taskRecord } from "./plan-run.js";
@@ -13,17 +13,6 @@ import { runWorkerTask } from "./workers.js";
 const MAX_DELEGATED = 12;
 
 export function delegationHandlers(ctx: EngineContext): ControlHandlers {
-  let running = 0;
-  const queue: (() => void)[] = [];
-  const slot = async () => {
-    if (running >= Math.min(ctx.recorder.state.workers, MAX_WORKERS))
-      await new Promise<void>((resolve) => queue.push(resolve));
-    running++;
-  };
-  const release = () => {
-    running--;
-    queue.shift()?.();
-  };
   let next = 1;
   return {
     async delegate(input) {
@@ -31,13 +20,21 @@ export function delegationHandlers(ctx: EngineContext): ControlHandlers {
       if (delegatedSoFar >= MAX_DELEGATED) {
         throw new IvoaiError("CONFLICT", `at most ${MAX_DELEGATED} delegated tasks per session`);
       }
-      const unknown = (input.depends_on ?? []).filter(
-        (id) => !ctx.recorder.state.tasks.some((task) => task.id === id),
+      if (ctx.finished.aborted || ctx.signal.aborted)
+        throw new IvoaiError("CONFLICT", "the session is ending");
+      // A delegated task starts now: what it builds on must already be there.
+      const notDone = (input.depends_on ?? []).filter(
+        (id) => !ctx.recorder.state.tasks.some((task) => task.id === id && task.state === "done"),
       );
-      if (unknown.length)
-        throw new IvoaiError("USAGE", `unknown task(s) in depends_on: ${unknown.join(", ")}`);
+      if (notDone.length) {
+        throw new IvoaiError(
+          "USAGE",
+          `depends_on may name only finished tasks (not ${notDone.join(", ")}); check task_status and delegate again`,
+        );
+      }
       const task: PlanTask = {
-        id: `d${next++}`,
+        // Plan ids cannot hold ":", so a delegated id never collides with one.
+        id: `del:${next++}`,
         kind: input.kind,
         instructions: input.instructions,
         depends_on: input.depends_on ?? [],
@@ -56,15 +53,14 @@ export function delegationHandlers(ctx: EngineContext): ControlHandlers {
       if (decision.run !== "worker") {
         return { task_id: task.id, state: "primary" as TaskState, reason: oneLine(decision.reason) };
       }
-      const profile = decision.profile;
-      void (async () => {
-        await slot();
-        try {
-          await runWorkerTask(ctx, task, profile, ctx.signal);
-        } finally {
-          release();
-        }
-      })();
+      // Shares the session's worker slots; stops when the session ends; the session waits for it.
+      const running = runWorkerTask(
+        ctx,
+        task,
+        decision.profile,
+        AbortSignal.any([ctx.signal, ctx.finished]),
+      ).finally(() => ctx.background.delete(running));
+      ctx.background.add(running);
       return { task_id: task.id, state: "running" as TaskState, reason: oneLine(decision.reason) };
     },
     async status(taskId) {

@@ -41,6 +41,12 @@ export interface EngineContext {
   brief: SharedContextBrief;
   results: Map<string, WorkerResult>;
   settings: AutoSettings;
+  /** Worker slots shared by the plan's scheduler and delegated tasks: the hard cap holds for both. */
+  slots: Slots;
+  /** Delegated tasks still running: the session waits for them before it records its end. */
+  background: Set<Promise<unknown>>;
+  /** Aborts when the session's last turn is over: delegated tasks stop with it. */
+  finished: AbortSignal;
   killAfterMs: number;
   signal: AbortSignal;
   notice(message: string): void;
@@ -84,6 +90,8 @@ export async function runTurn(
     TurnRequest,
     "cwd" | "runtimeDir" | "env" | "timeoutMs" | "killAfterMs" | "signal" | "onEvent"
   >,
+  /** Ends this turn early (a worker's task signal); the session's own stop always does. */
+  signal: AbortSignal = ctx.signal,
 ): Promise<TurnOutcome & { startedAt: number; limitEventAt: number | null }> {
   const dir = await turnDir(ctx);
   const startedAt = performance.now();
@@ -96,7 +104,7 @@ export async function runTurn(
       env: turnEnv(ctx, request.role),
       timeoutMs: ctx.settings.turn_timeout_sec * 1000,
       killAfterMs: ctx.killAfterMs,
-      signal: ctx.signal,
+      signal,
       onEvent: (event) => {
         const at = performance.now();
         if (event.type === "quota") void ctx.quota.observe(event.snapshots).catch(() => undefined);
@@ -108,4 +116,37 @@ export async function runTurn(
   } finally {
     await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+export interface Slots {
+  acquire(signal: AbortSignal): Promise<boolean>;
+  release(): void;
+}
+
+/** A counting semaphore; `acquire` resolves false when `signal` aborts first. */
+export function createSlots(capacity: number): Slots {
+  let used = 0;
+  const waiting: (() => void)[] = [];
+  return {
+    async acquire(signal) {
+      while (used >= capacity) {
+        if (signal.aborted) return false;
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            signal.removeEventListener("abort", wake);
+            resolve();
+          };
+          waiting.push(wake);
+          signal.addEventListener("abort", wake, { once: true });
+        });
+      }
+      if (signal.aborted) return false;
+      used++;
+      return true;
+    },
+    release() {
+      used = Math.max(0, used - 1);
+      waiting.shift()?.();
+    },
+  };
 }

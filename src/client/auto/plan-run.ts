@@ -15,9 +15,13 @@ export async function runPlan(ctx: EngineContext): Promise<string> {
     state.phase = "planning";
   });
   const plan = await obtainPlan(ctx);
-  const decisions = new Map(plan.tasks.map((task) => [task.id, decide(ctx, task)]));
+  const decisions = decideAll(ctx, plan.tasks);
   ctx.recorder.change((state) => {
-    state.tasks = plan.tasks.map((task) => taskRecord(task, "plan", decisions.get(task.id) as Decision));
+    // Tasks the primary delegated while planning stay on record beside the plan's.
+    state.tasks = [
+      ...state.tasks.filter((task) => task.origin === "delegated"),
+      ...plan.tasks.map((task) => taskRecord(task, "plan", decisions.get(task.id) as Decision)),
+    ];
     state.phase = "running";
   });
   const delegated = plan.tasks.filter((task) => decisions.get(task.id)?.run === "worker").length;
@@ -34,12 +38,17 @@ export async function runPlan(ctx: EngineContext): Promise<string> {
     },
     onChange: (id, state) => {
       // Worker tasks record their own richer transitions; the scheduler's own verdicts land here.
-      if (state === "skipped" || state === "cancelled") {
+      if (state === "skipped" || state === "cancelled" || state === "failed") {
         ctx.recorder.change((draft) => {
-          const entry = draft.tasks.find((task) => task.id === id);
-          if (entry && entry.state === "pending") {
+          const entry = draft.tasks.find((task) => task.id === id && task.origin === "plan");
+          if (entry && (entry.state === "pending" || entry.state === "running")) {
             entry.state = state;
-            entry.reason = state === "skipped" ? "a dependency failed" : "session stopped";
+            entry.reason =
+              state === "skipped"
+                ? "a dependency failed"
+                : state === "cancelled"
+                  ? "session stopped"
+                  : "failed";
           }
         });
       }
@@ -68,14 +77,15 @@ export async function runPlan(ctx: EngineContext): Promise<string> {
 }
 
 async function obtainPlan(ctx: EngineContext): Promise<Plan> {
+  const planning = planningPrompt({
+    task: ctx.task,
+    brief: ctx.brief.text,
+    knowledgeNote: `memory ${ctx.brief.memory}, context ${ctx.brief.context}`,
+    maxTasks: MAX_PLAN_TASKS,
+  });
   const first = await primaryTurn(ctx, {
     role: "primary",
-    prompt: planningPrompt({
-      task: ctx.task,
-      brief: ctx.brief.text,
-      knowledgeNote: `memory ${ctx.brief.memory}, context ${ctx.brief.context}`,
-      maxTasks: MAX_PLAN_TASKS,
-    }),
+    prompt: planning,
     outputSchema: planJsonSchema,
     resume: false,
   });
@@ -91,6 +101,8 @@ async function obtainPlan(ctx: EngineContext): Promise<Plan> {
       prompt: repairPrompt(parsed.errors),
       outputSchema: planJsonSchema,
       resume: true,
+      // A new vendor has no earlier plan to repair: it plans from the start.
+      handoffTurn: planning,
     });
     parsed = parsePlan(repaired.structured ?? repaired.text);
   }
@@ -113,6 +125,31 @@ async function obtainPlan(ctx: EngineContext): Promise<Plan> {
 }
 
 export type Decision = ReturnType<typeof decideDelegation>;
+
+/**
+ * Every task's decision, in plan order (dependencies first): a task that depends on work only the primary
+ * does (a change, or something handed back to it) is the primary's too, since workers run before the
+ * primary's turn and would see nothing of it.
+ */
+function decideAll(ctx: EngineContext, tasks: readonly PlanTask[]): Map<string, Decision> {
+  const decisions = new Map<string, Decision>();
+  const byId = new Map(tasks.map((task) => [task.id, task]));
+  const visit = (task: PlanTask): Decision => {
+    const known = decisions.get(task.id);
+    if (known) return known;
+    const after = task.depends_on.flatMap((id) => {
+      const dependency = byId.get(id);
+      return dependency && visit(dependency).run === "primary" ? [id] : [];
+    });
+    const decision: Decision = after.length
+      ? { run: "primary", reason: `depends on ${after.join(", ")}, which the primary does` }
+      : decide(ctx, task);
+    decisions.set(task.id, decision);
+    return decision;
+  };
+  for (const task of tasks) visit(task);
+  return decisions;
+}
 
 export function decide(ctx: EngineContext, task: PlanTask): Decision {
   return decideDelegation(task, {

@@ -30,6 +30,10 @@ export interface PrimaryTurn {
   outputSchema: Record<string, unknown> | null;
   /** Continue the primary's conversation (false for a turn that must start clean). */
   resume: boolean;
+  /** false: no knowledge servers for this turn (the RAG answer already has its brief). Default true. */
+  knowledge?: boolean;
+  /** What a new conversation gets after a failover when the turn itself leans on its conversation (repair). */
+  handoffTurn?: string;
 }
 
 const admitLine = (ctx: EngineContext, executor: ExecutorName, admitted: boolean, reason: string) =>
@@ -76,7 +80,7 @@ export async function observeLimit(
 /** Re-probes the alternate's quota (codex: app-server) and asks admission. */
 export async function probeAlternate(ctx: EngineContext, alternate: ExecutorName): Promise<boolean> {
   const executor = ctx.executors[alternate];
-  if (!executor) return false;
+  if (!executor || ctx.signal.aborted) return false;
   await ctx.quota.refresh(alternate, executor.path, ctx.env).catch(() => undefined);
   return admit(ctx, alternate);
 }
@@ -88,9 +92,10 @@ export async function primaryTurn(ctx: EngineContext, turn: PrimaryTurn): Promis
   let freshThreadTried = false;
   let limitAt: number | null = null;
   let pendingFailover: number | null = null;
+  const handoffTurn = turn.handoffTurn ?? turn.prompt;
   if (!(await admit(ctx, ctx.recorder.state.primary))) {
     await failover(ctx, "not admitted: quota headroom", null);
-    ({ prompt, resume } = handoff(ctx, turn.prompt, "the previous executor had no quota headroom"));
+    ({ prompt, resume } = handoff(ctx, handoffTurn, "the previous executor had no quota headroom"));
   }
   for (;;) {
     const name = ctx.recorder.state.primary;
@@ -103,7 +108,7 @@ export async function primaryTurn(ctx: EngineContext, turn: PrimaryTurn): Promis
       model: null,
       effort: null,
       resumeThreadId: thread,
-      knowledge: turnKnowledge(ctx),
+      knowledge: turn.knowledge === false ? null : turnKnowledge(ctx),
       extraMcp: turn.role === "primary" && ctx.orchestrator ? [ctx.orchestrator.server] : [],
       outputSchema: turn.outputSchema,
     });
@@ -125,7 +130,7 @@ export async function primaryTurn(ctx: EngineContext, turn: PrimaryTurn): Promis
       pendingFailover = await failover(ctx, `${name}: ${outcome.limit.kind}: ${outcome.limit.message}`, null);
       ({ prompt, resume } = handoff(
         ctx,
-        turn.prompt,
+        handoffTurn,
         `${name} hit its ${outcome.limit.kind.replace("_", " ")}`,
       ));
       continue;
@@ -140,7 +145,7 @@ export async function primaryTurn(ctx: EngineContext, turn: PrimaryTurn): Promis
       ctx.notice(`ivoai auto: ${name}'s context window is full; continuing in a fresh conversation`);
       ({ prompt, resume } = handoff(
         ctx,
-        turn.prompt,
+        handoffTurn,
         `the previous conversation filled ${name}'s context window`,
       ));
       continue;
@@ -152,28 +157,60 @@ export async function primaryTurn(ctx: EngineContext, turn: PrimaryTurn): Promis
   }
 }
 
+/** Failovers reserved so far and the vendor the last one left, per session (reserved before any await). */
+const gates = new WeakMap<EngineContext, { reserved: number; lastFrom: ExecutorName | null }>();
+
 /**
- * Moves the primary (scope null) to the other vendor after re-probing it; returns the failover's index in the
- * record. Throws AutoStopped when the cap is reached or the alternate is not admitted.
+ * Moves the primary (taskId null) or a worker task to the other vendor after re-probing it. Returns the new
+ * failover's index in the record, or null when it joined the previous one: several workers and the primary
+ * share one account, so the same vendor's limit seen again is one failover, not one each. The slot is
+ * reserved before the probe, so concurrent limits can never pass the cap. Throws AutoStopped at the cap or
+ * when the alternate is not admitted.
  */
-export async function failover(ctx: EngineContext, reason: string, taskId: string | null): Promise<number> {
+export async function failover(
+  ctx: EngineContext,
+  reason: string,
+  taskId: string | null,
+): Promise<number | null> {
   const state = ctx.recorder.state;
   const from =
     taskId === null
       ? state.primary
       : (state.tasks.find((t) => t.id === taskId)?.profile?.executor ?? state.primary);
   const to = otherExecutor(from);
-  if (state.failovers.length >= MAX_FAILOVERS) {
-    throw new AutoStopped(
-      `stopped after ${MAX_FAILOVERS} failovers: ${oneLine(reason).slice(0, 200)}`,
-      "quota",
-    );
+  const gate = gates.get(ctx) ?? {
+    reserved: state.failovers.length,
+    lastFrom: state.failovers.at(-1)?.from ?? null,
+  };
+  gates.set(ctx, gate);
+  const joins = gate.lastFrom === from;
+  if (!joins) {
+    if (gate.reserved >= MAX_FAILOVERS) {
+      throw new AutoStopped(
+        `stopped after ${MAX_FAILOVERS} failovers: ${oneLine(reason).slice(0, 200)}`,
+        "quota",
+      );
+    }
+    gate.reserved++;
+    gate.lastFrom = from;
   }
+  if (ctx.signal.aborted) throw new AutoStopped("stopped", "cancelled");
   if (!(await probeAlternate(ctx, to))) {
     throw new AutoStopped(
       `no executor can continue: ${oneLine(reason).slice(0, 160)}; ${to} is not available or has no quota headroom`,
       "quota",
     );
+  }
+  if (joins) {
+    if (taskId === null) {
+      ctx.recorder.change((draft) => {
+        draft.primary = to;
+      });
+    }
+    ctx.notice(
+      `ivoai auto: ${taskId ? `task ${taskId}` : "the primary"} also moves ${from} → ${to} (same limit)`,
+    );
+    return null;
   }
   const index = state.failovers.length;
   ctx.recorder.change((draft) => {
@@ -189,7 +226,7 @@ export async function failover(ctx: EngineContext, reason: string, taskId: strin
     if (taskId === null) draft.primary = to;
   });
   ctx.notice(
-    `ivoai auto: failover ${index + 1}/${MAX_FAILOVERS}: ${from} → ${to}${taskId ? ` for task ${taskId}` : ""} (${oneLine(reason).slice(0, 160)})`,
+    `ivoai auto: failover ${gate.reserved}/${MAX_FAILOVERS}: ${from} → ${to}${taskId ? ` for task ${taskId}` : ""} (${oneLine(reason).slice(0, 160)})`,
   );
   return index;
 }

@@ -17,9 +17,9 @@ import { openSessionStore, processStartTicks } from "../session/store.js";
 import { openArtifactStore } from "./artifacts.js";
 import { createRecorder } from "./checkpoint.js";
 import { EXECUTORS, type Executor, type ExecutorName, otherExecutor, ROLE_MARKERS } from "./contracts.js";
-import { type Coordination, startCoordination } from "./coordination.js";
+import { startCoordination } from "./coordination.js";
 import { delegationHandlers } from "./delegation.js";
-import type { EngineContext } from "./engine-context.js";
+import { createSlots, type EngineContext } from "./engine-context.js";
 import { createExecutor } from "./executors/index.js";
 import { gatherBrief } from "./knowledge.js";
 import { startControlServer } from "./orchestrator/control.js";
@@ -68,7 +68,8 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
   const onSignal = (signal: NodeJS.Signals) => stop.abort(signal);
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const name of signals) process.on(name, onSignal);
-  options.signal?.addEventListener("abort", () => stop.abort("SIGTERM"), { once: true });
+  const onAbort = () => stop.abort("SIGTERM");
+  options.signal?.addEventListener("abort", onAbort, { once: true });
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
     // Executors present on this machine; the registry says which models each may run.
@@ -128,105 +129,116 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
       auto: initial,
     });
     const runtimeDir = path.join(paths.stateDir, "run", session.id);
-    await fs.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
-    cleanups.push(() => fs.rm(runtimeDir, { recursive: true, force: true }));
-    // Admission by the optional coordinator comes before any official client starts.
-    let coordination: Coordination;
+    const finished = new AbortController();
+    let ctx: EngineContext;
     try {
-      coordination = await startCoordination(
+      await fs.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
+      cleanups.push(() => fs.rm(runtimeDir, { recursive: true, force: true }));
+      // Admission by the optional coordinator comes before any official client starts.
+      const coordination = await startCoordination(
         settings.coordinator,
         { sessionId: session.id, runtimeDir, managedBin, env: options.env },
         options.notice,
       );
-    } catch (error) {
-      await store.update(session.id, {
-        status: "failed",
-        error: oneLine((error as Error).message).slice(0, 300),
-        ended_at: new Date().toISOString(),
-        auto: { ...initial, phase: "failed", error: oneLine((error as Error).message).slice(0, 300) },
+      cleanups.push(() => withTimeout(coordination.close(), 5_000).catch(() => undefined));
+      const mirrored = new Map<string, string>();
+      const recorder = createRecorder(store, session.id, initial, (state) => {
+        for (const task of state.tasks) {
+          if (mirrored.get(task.id) === task.state) continue;
+          mirrored.set(task.id, task.state);
+          coordination.task(task.id, task.state);
+        }
       });
+      // One private store for every session (each artifact names its owner); what expired goes now, and
+      // this session's evidence goes with the session.
+      const artifacts = await openArtifactStore({
+        dir: path.join(paths.stateDir, "auto", "artifacts"),
+        sessionId: session.id,
+      });
+      cleanups.push(() => artifacts.destroy());
+      await artifacts.sweep().catch(() => undefined);
+      ctx = {
+        sessionId: session.id,
+        task: options.task,
+        cwd: options.cwd,
+        runtimeDir,
+        env: { ...options.env, IVOAI_PROJECT: identity.id },
+        executors,
+        profiles: registry.executors.flatMap((entry) => entry.profiles),
+        quota: createQuotaManager({
+          stateDir: paths.stateDir,
+          headroomPercent: settings.quota_headroom_percent,
+        }),
+        artifacts,
+        recorder,
+        router,
+        orchestrator: null,
+        brief: { text: "", memory: "skipped", context: "skipped", bytes: 0 },
+        results: new Map(),
+        settings,
+        slots: createSlots(workers),
+        background: new Set(),
+        finished: finished.signal,
+        killAfterMs: options.killAfterMs ?? 5_000,
+        signal: stop.signal,
+        notice: options.notice,
+        ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      };
+      // The ivoai-orchestrator MCP reaches this process over a private socket, for the primary's lifetime only.
+      const socketPath = path.join(runtimeDir, "orchestrator.sock");
+      const control = await startControlServer({ socketPath, handlers: delegationHandlers(ctx) });
+      cleanups.push(() => control.close());
+      ctx.orchestrator = {
+        server: orchestratorMcpServer(options.selfCommand),
+        env: { IVOAI_ORCHESTRATOR_SOCKET: socketPath, IVOAI_ORCHESTRATOR_TOKEN: control.token },
+      };
+    } catch (error) {
+      const message = oneLine((error as Error).message).slice(0, 300);
+      await store
+        .update(session.id, {
+          status: "failed",
+          error: message,
+          ended_at: new Date().toISOString(),
+          auto: { ...initial, phase: "failed", error: message },
+        })
+        .catch(() => undefined);
       throw error;
     }
-    cleanups.push(() => coordination.close());
-    const mirrored = new Map<string, string>();
-    const recorder = createRecorder(store, session.id, initial, (state) => {
-      for (const task of state.tasks) {
-        if (mirrored.get(task.id) === task.state) continue;
-        mirrored.set(task.id, task.state);
-        coordination.task(task.id, task.state);
-      }
-    });
-    // One private store for every session (each artifact names its owner); what expired goes now.
-    const artifacts = await openArtifactStore({
-      dir: path.join(paths.stateDir, "auto", "artifacts"),
-      sessionId: session.id,
-    });
-    await artifacts.sweep().catch(() => undefined);
-    const quota = createQuotaManager({
-      stateDir: paths.stateDir,
-      headroomPercent: settings.quota_headroom_percent,
-    });
 
-    const ctx: EngineContext = {
-      sessionId: session.id,
-      task: options.task,
-      cwd: options.cwd,
-      runtimeDir,
-      env: { ...options.env, IVOAI_PROJECT: identity.id },
-      executors,
-      profiles: registry.executors.flatMap((entry) => entry.profiles),
-      quota,
-      artifacts,
-      recorder,
-      router,
-      orchestrator: null,
-      brief: { text: "", memory: "skipped", context: "skipped", bytes: 0 },
-      results: new Map(),
-      settings,
-      killAfterMs: options.killAfterMs ?? 5_000,
-      signal: stop.signal,
-      notice: options.notice,
-      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-    };
-    // The ivoai-orchestrator MCP reaches this process over a private socket, for the primary's lifetime only.
-    const control = await startControlServer({
-      socketPath: path.join(runtimeDir, "orchestrator.sock"),
-      handlers: delegationHandlers(ctx),
-    });
-    cleanups.push(() => control.close());
-    ctx.orchestrator = {
-      server: orchestratorMcpServer(options.selfCommand),
-      env: {
-        IVOAI_ORCHESTRATOR_SOCKET: path.join(runtimeDir, "orchestrator.sock"),
-        IVOAI_ORCHESTRATOR_TOKEN: control.token,
-      },
-    };
-
+    const recorder = ctx.recorder;
     let answer = "";
+    let failure: unknown;
     try {
       answer = await drive(ctx);
-      recorder.change((state) => {
-        state.phase = "done";
-      });
-      await recorder.finish({ status: "exited", exit_code: 0, ended_at: new Date().toISOString() });
-      return { sessionId: session.id, exitCode: 0, answer, state: recorder.state };
     } catch (error) {
-      const stopped = stop.signal.aborted;
-      const message = stopped
-        ? `stopped by ${String(stop.signal.reason)}`
-        : oneLine((error as Error).message).slice(0, 300);
-      const exitCode = stopped
-        ? signalStatus(stop.signal.reason as NodeJS.Signals)
-        : error instanceof AutoStopped && error.reason === "quota"
-          ? EXIT_QUOTA
-          : 1;
-      recorder.change((state) => {
-        state.phase =
-          stopped || (error instanceof AutoStopped && error.reason === "quota") ? "stopped" : "failed";
-        state.error = message;
-        for (const task of state.tasks)
-          if (task.state === "pending" || task.state === "running") task.state = "cancelled";
-      });
+      failure = error;
+    }
+    // Delegated tasks never outlive their session: stopped, their process groups reaped, then recorded.
+    finished.abort();
+    await Promise.allSettled([...ctx.background]);
+    const stopped = stop.signal.aborted;
+    const quotaStop = failure instanceof AutoStopped && failure.reason === "quota";
+    const message =
+      failure === undefined
+        ? null
+        : stopped
+          ? `stopped by ${String(stop.signal.reason)}`
+          : oneLine((failure as Error).message).slice(0, 300);
+    const exitCode =
+      failure === undefined
+        ? 0
+        : stopped
+          ? signalStatus(stop.signal.reason as NodeJS.Signals)
+          : quotaStop
+            ? EXIT_QUOTA
+            : 1;
+    recorder.change((state) => {
+      state.phase = failure === undefined ? "done" : stopped || quotaStop ? "stopped" : "failed";
+      state.error = message;
+      for (const task of state.tasks)
+        if (task.state === "pending" || task.state === "running") task.state = "cancelled";
+    });
+    try {
       await recorder.finish({
         status: stopped ? "failed" : "exited",
         exit_code: exitCode,
@@ -234,12 +246,21 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
         error: message,
         ended_at: new Date().toISOString(),
       });
-      if (!stopped && !(error instanceof AutoStopped)) throw error;
-      options.notice(`ivoai auto: ${message}`);
-      return { sessionId: session.id, exitCode, answer: "", state: recorder.state };
+    } catch (error) {
+      // The work is done either way: a bookkeeping failure never replaces the session's own result.
+      options.notice(`ivoai auto: could not record the end of ${session.id}: ${(error as Error).message}`);
     }
+    if (failure !== undefined && !stopped && !(failure instanceof AutoStopped)) throw failure;
+    if (message) options.notice(`ivoai auto: ${message}`);
+    return {
+      sessionId: session.id,
+      exitCode,
+      answer: failure === undefined ? answer : "",
+      state: recorder.state,
+    };
   } finally {
     for (const name of signals) process.off(name, onSignal);
+    options.signal?.removeEventListener("abort", onAbort);
     for (const step of cleanups.reverse()) await step().catch(() => undefined);
   }
 }
@@ -262,11 +283,13 @@ async function drive(ctx: EngineContext): Promise<string> {
     ctx.recorder.change((state) => {
       state.phase = "answering";
     });
+    // Memory and Context were asked exactly once: the answering turn gets the brief, not the servers.
     const outcome = await primaryTurn(ctx, {
       role: "worker",
       prompt: answerPrompt(ctx.task, ctx.brief.text),
       outputSchema: null,
       resume: false,
+      knowledge: false,
     });
     return outcome.text;
   }

@@ -31,8 +31,33 @@ const profileView = (profile: ModelProfile) => ({
   effort: profile.effort,
 });
 
-/** Runs `task` on workers until it is done, failed, or handed to the primary; never throws for task failures. */
+/** Runs `task` on workers until it is done, failed, or handed to the primary; never throws. */
 export async function runWorkerTask(
+  ctx: EngineContext,
+  task: PlanTask,
+  first: ModelProfile,
+  signal: AbortSignal,
+): Promise<"done" | "failed"> {
+  if (!(await ctx.slots.acquire(signal))) {
+    setTask(ctx, task.id, { state: "cancelled", reason: "session stopped" });
+    return "failed";
+  }
+  try {
+    return await attempt(ctx, task, first, signal);
+  } catch (error) {
+    // A store that is full, a disk error: the task fails on record, the session goes on.
+    setTask(ctx, task.id, {
+      state: "failed",
+      reason: oneLine(`ivoai could not finish the task: ${(error as Error).message}`).slice(0, 300),
+      ended_at: new Date().toISOString(),
+    });
+    return "failed";
+  } finally {
+    ctx.slots.release();
+  }
+}
+
+async function attempt(
   ctx: EngineContext,
   task: PlanTask,
   first: ModelProfile,
@@ -83,16 +108,21 @@ export async function runWorkerTask(
     const dependencies = task.depends_on
       .map((id) => ctx.results.get(id))
       .filter((result): result is WorkerResult => result !== undefined);
-    const outcome = await runTurn(ctx, executor, {
-      role: "worker",
-      prompt: workerPrompt({ task, brief: ctx.brief.text, dependencyResults: dependencies }),
-      model: profile.model,
-      effort: profile.effort,
-      resumeThreadId: null,
-      knowledge: turnKnowledge(ctx),
-      extraMcp: [],
-      outputSchema: workerAnswerJsonSchema,
-    });
+    const outcome = await runTurn(
+      ctx,
+      executor,
+      {
+        role: "worker",
+        prompt: workerPrompt({ task, brief: ctx.brief.text, dependencyResults: dependencies }),
+        model: profile.model,
+        effort: profile.effort,
+        resumeThreadId: null,
+        knowledge: turnKnowledge(ctx),
+        extraMcp: [],
+        outputSchema: workerAnswerJsonSchema,
+      },
+      AbortSignal.any([ctx.signal, signal]),
+    );
     executorMs += outcome.durationMs;
     if (outcome.status === "completed") {
       const ref = await ctx.artifacts.put(task.id, outcome.text);
@@ -127,7 +157,12 @@ export async function runWorkerTask(
     }
     // A weak answer (failed, crashed, timed out, context full) is tried once more one tier up.
     const why = `${outcome.status}${outcome.limit ? ` (${outcome.limit.kind})` : ""}: ${outcome.error ?? "no answer"}`;
-    const next = escalated ? undefined : escalate(profile, ctx.profiles);
+    const next = escalated
+      ? undefined
+      : escalate(
+          profile,
+          ctx.profiles.filter((candidate) => ctx.executors[candidate.executor] !== undefined),
+        );
     if (!next) {
       finish("failed", why);
       return "failed";

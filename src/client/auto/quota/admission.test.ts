@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { QuotaSnapshot } from "../contracts.js";
-import { admitSnapshots, contextPressure, createQuotaManager } from "./admission.js";
+import { admitSnapshots, contextPressure, createQuotaManager, UNKNOWN_RESET_TRUST_MS } from "./admission.js";
 
 const NOW = new Date("2026-11-30T04:00:00.000Z");
 const rule = { headroomPercent: 10, now: NOW };
@@ -37,6 +37,26 @@ describe("admitSnapshots", () => {
     ).toBe(true);
   });
 
+  it("trusts a rejection without a reset time for a while, not forever", () => {
+    const rejected = (ageMs: number) =>
+      admitSnapshots(
+        "claude",
+        [
+          snap({
+            executor: "claude",
+            window: "five_hour",
+            used_percent: null,
+            status: "rejected",
+            resets_at: null,
+            observed_at: new Date(NOW.getTime() - ageMs).toISOString(),
+          }),
+        ],
+        rule,
+      ).admitted;
+    expect(rejected(UNKNOWN_RESET_TRUST_MS - 1_000)).toBe(false);
+    expect(rejected(UNKNOWN_RESET_TRUST_MS + 1_000)).toBe(true);
+  });
+
   it("refuses a window the vendor rejected even without a percentage", () => {
     const result = admitSnapshots(
       "claude",
@@ -47,6 +67,7 @@ describe("admitSnapshots", () => {
           used_percent: null,
           status: "rejected",
           resets_at: null,
+          observed_at: new Date(NOW.getTime() - 60_000).toISOString(),
         }),
       ],
       rule,

@@ -77,6 +77,9 @@ export function createQuotaManager(options: QuotaManagerOptions): QuotaManager {
  * Pure admission rule: refused when a window's usage is at or above 100 − headroom, or the vendor said
  * "rejected" — unless that window's reset time has passed. No snapshot at all admits ("no quota data").
  */
+/** How long a snapshot without a reset time still decides admission. */
+export const UNKNOWN_RESET_TRUST_MS = 15 * 60_000;
+
 export function admitSnapshots(
   executor: ExecutorName,
   snapshots: readonly QuotaSnapshot[],
@@ -88,6 +91,13 @@ export function admitSnapshots(
   for (const snapshot of own) {
     const reset = snapshot.resets_at === null ? Number.NaN : Date.parse(snapshot.resets_at);
     if (Number.isFinite(reset) && reset <= rule.now.getTime()) continue;
+    // A limit without a reset time (Claude's stream may omit it) is trusted for a while, not forever:
+    // nothing probes Claude between sessions, so a stale "rejected" would otherwise block it for good.
+    if (
+      !Number.isFinite(reset) &&
+      rule.now.getTime() - Date.parse(snapshot.observed_at) > UNKNOWN_RESET_TRUST_MS
+    )
+      continue;
     const until = snapshot.resets_at ? `until ${snapshot.resets_at}` : "reset time unknown";
     const used = snapshot.used_percent;
     if (used !== null && used >= limit)
