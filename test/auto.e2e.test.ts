@@ -43,6 +43,7 @@ interface SessionJson {
     }[];
     failovers: { from: string; to: string; reason: string; scope: string; handoff_ms: number | null }[];
     error: string | null;
+    processes: { pid: number; start_ticks: string | null }[];
   };
 }
 
@@ -433,12 +434,12 @@ describe("ivoai auto", () => {
     expect(logged[1]?.resume).toBe(logged[0]?.thread_id);
   });
 
-  it("keeps its last checkpoint when ivoai is killed mid-session", async () => {
+  it("keeps its last checkpoint when ivoai is killed, and the next start ends what it left running", async () => {
     await scenario({
       codex: {
         turns: {
           plan: [{ reply: { tasks: [task("slow")] } }],
-          worker: [{ hang: true }],
+          worker: [{ hang: true, grandchild: true }],
         },
       },
       claude: {},
@@ -463,7 +464,8 @@ describe("ivoai auto", () => {
         .map((entry) => entry.id);
       for (const id of ids) {
         const candidate = await show(id);
-        if (candidate.auto.tasks[0]?.state === "running") session = candidate;
+        if (candidate.auto.tasks[0]?.state === "running" && candidate.auto.processes.length > 0)
+          session = candidate;
       }
     }
     expect(session).toBeDefined();
@@ -477,6 +479,19 @@ describe("ivoai auto", () => {
     const text = await runIvoai(["session", "show", session?.id as string], { env });
     expect(text.stdout).toMatch(/gone/);
     expect(text.stdout).toMatch(/checkpoint \d+/);
+    const worker = (await turns()).find((turn) => turn.role === "worker");
+    expect(running(worker?.grandchild_pid as number)).toBe(true);
+
+    // The next AUTO start closes the session and ends the worker's process group it recorded.
+    await scenario({ codex: { turns: { answer: [{ reply: "fine" }] } }, claude: {} });
+    const next = await auto(["--knowledge-source", "acme", "--print", "What is the wombat pipeline?"]);
+    expect(next.code).toBe(0);
+    expect(next.stderr).toContain(`closed ${session?.id}`);
+    for (const pid of [worker?.pid, worker?.grandchild_pid] as number[]) expect(running(pid)).toBe(false);
+    const recovered = await show(session?.id as string);
+    expect(recovered.status).toBe("failed");
+    expect(recovered.auto.phase).toBe("running");
+    expect(recovered.auto.checkpoint.seq).toBe(after.auto.checkpoint.seq);
   });
 
   it("stops on SIGTERM: the worker's whole process group ends and the session says it was stopped", async () => {

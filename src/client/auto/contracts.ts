@@ -39,7 +39,9 @@ export type ExecutorEvent =
   | { type: "tool"; name: string; status: "started" | "completed" | "failed" }
   | { type: "usage"; usage: TokenUsage }
   | { type: "quota"; snapshots: QuotaSnapshot[] }
-  | { type: "limit"; limit: LimitInfo };
+  | { type: "limit"; limit: LimitInfo }
+  /** The CLI's process (and process-group) id, once it runs. */
+  | { type: "process"; pid: number };
 
 /** Who runs the turn decides what it may touch. */
 export type TurnRole = "primary" | "worker";

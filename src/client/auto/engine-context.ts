@@ -6,6 +6,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { TOKEN_ENV } from "../agents/inject.js";
 import type { RunningRouter } from "../router/router.js";
+import { processStartTicks } from "../session/store.js";
 import type { ArtifactStore } from "./artifacts.js";
 import type { Recorder } from "./checkpoint.js";
 import type {
@@ -96,6 +97,7 @@ export async function runTurn(
   const dir = await turnDir(ctx);
   const startedAt = performance.now();
   let limitEventAt: number | null = null;
+  let pid: number | null = null;
   try {
     const outcome = await executor.runTurn({
       ...request,
@@ -106,6 +108,14 @@ export async function runTurn(
       killAfterMs: ctx.killAfterMs,
       signal,
       onEvent: (event) => {
+        if (event.type === "process") {
+          pid = event.pid;
+          const started = { pid: event.pid, start_ticks: processStartTicks(event.pid) };
+          ctx.recorder.change((state) => {
+            state.processes = [...state.processes, started].slice(-16);
+          });
+          return;
+        }
         const at = performance.now();
         if (event.type === "quota") void ctx.quota.observe(event.snapshots).catch(() => undefined);
         if (event.type === "limit") limitEventAt ??= at;
@@ -114,6 +124,13 @@ export async function runTurn(
     });
     return { ...outcome, startedAt, limitEventAt };
   } finally {
+    // The executor reaped its group before returning: nothing of it is left to end after a crash.
+    if (pid !== null) {
+      const ended = pid;
+      ctx.recorder.change((state) => {
+        state.processes = state.processes.filter((entry) => entry.pid !== ended);
+      });
+    }
     await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }

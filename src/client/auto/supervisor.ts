@@ -27,6 +27,7 @@ import { orchestratorMcpServer } from "./orchestrator/mcp.js";
 import { runPlan } from "./plan-run.js";
 import { AutoStopped, primaryTurn } from "./primary.js";
 import { createQuotaManager } from "./quota/admission.js";
+import { recoverStaleSessions } from "./recovery.js";
 import { loadExecutorRegistry } from "./registry.js";
 import { routeRequest } from "./scoring.js";
 import { readAutoSettings } from "./settings.js";
@@ -116,6 +117,7 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
     }
 
     const store = openSessionStore(paths.stateDir);
+    await recoverStaleSessions(store, options.notice);
     const initial = initialAutoState(planner, workers);
     const session = await store.create({
       agent: planner,

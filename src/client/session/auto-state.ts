@@ -90,6 +90,11 @@ export const autoStateSchema = z.object({
   /** The official CLIs' own conversation ids (not secrets): follow-up turns and recovery resume them. */
   threads: z.object({ codex: z.string().max(200).nullable(), claude: z.string().max(200).nullable() }),
   scheduling_overhead_ms: z.number().nullable(),
+  /** Executor CLIs running now (pid = process group, with its /proc start time): reaped after a crash. */
+  processes: z
+    .array(z.object({ pid: z.number().int(), start_ticks: z.string().nullable() }))
+    .max(16)
+    .default([]),
   error: reason.nullable(),
 });
 export type AutoState = z.infer<typeof autoStateSchema>;
@@ -111,6 +116,7 @@ export function initialAutoState(planner: AutoState["planner"], workers: number)
     context_pressure: {},
     threads: { codex: null, claude: null },
     scheduling_overhead_ms: null,
+    processes: [],
     error: null,
   };
 }

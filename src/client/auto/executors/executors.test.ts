@@ -120,7 +120,9 @@ describe.each(["codex", "claude"] as const)("%s executor", (name) => {
     expect(outcome.usage?.inputTokens).toBeGreaterThan(0);
     expect(outcome.firstEventMs).not.toBeNull();
     expect(outcome.durationMs).toBeGreaterThanOrEqual(outcome.firstEventMs ?? 0);
-    expect(events[0]).toEqual({ type: "thread", threadId: outcome.threadId });
+    // The process event comes first (the supervisor records whom to reap), then the CLI's own events.
+    expect(events[0]).toMatchObject({ type: "process", pid: expect.any(Number) });
+    expect(events[1]).toEqual({ type: "thread", threadId: outcome.threadId });
     expect(events.some((event) => event.type === "tool" && event.status === "completed")).toBe(true);
   });
 

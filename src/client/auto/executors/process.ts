@@ -28,6 +28,8 @@ export interface ProcessSpec {
   signal?: AbortSignal | undefined;
   /** One complete stdout line (without the newline). */
   onLine(line: string): void;
+  /** The CLI started: its pid, which is also its process group's id. */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface ProcessResult {
@@ -98,6 +100,7 @@ export function runProcess(spec: ProcessSpec): RunningProcess {
     return { stop: () => undefined, done: Promise.resolve(result) };
   }
   pgid = child.pid;
+  if (pgid !== undefined) spec.onSpawn?.(pgid);
 
   const lines = createLineSplitter(spec.onLine);
   child.stdout?.on("data", (chunk: Buffer) => lines.push(chunk));

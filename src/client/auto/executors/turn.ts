@@ -113,6 +113,14 @@ export async function runCliTurn(
     timeoutMs: request.timeoutMs,
     killAfterMs: request.killAfterMs,
     signal: request.signal,
+    // Not an event of the turn (it sets no first-event time): the supervisor records whom to reap after a crash.
+    onSpawn: (pid) => {
+      try {
+        request.onEvent?.({ type: "process", pid });
+      } catch {
+        // the caller's problem
+      }
+    },
     onLine: (line) => {
       try {
         reader(line);
