@@ -32,10 +32,11 @@ const dag = Array.from({ length: 12 }, (_, index) => ({
   depends_on: index % 4 === 3 ? [`t${index}`] : [],
   signals,
 }));
-const run = (task: string, workers: number) =>
+const run = (task: string, workers: number, planner: "codex" | "claude" = "codex") =>
   runAuto({
     task,
     workers,
+    planner,
     knowledgeSources: [],
     registry: openRegistry(env),
     env,
@@ -73,26 +74,34 @@ try {
     dagWall.push((Math.max(...ends) - Math.min(...starts) - executor) / tasks.length);
   }
 
-  // 2. Failover: codex hits its usage limit mid-turn while planning; claude takes over.
-  await fakes.script({
-    codex: { turns: { plan: [{ limit: "usage", events_before: 1 }] } },
-    claude: {
-      turns: {
-        handoff: [{ reply: { tasks: [{ ...dag[0], signals: { ...signals, est_tokens: 10 } }] } }],
-        consolidate: [{ reply: "done" }],
+  // 2. Failover both ways: the planner hits its usage limit mid-turn while planning; the other takes over.
+  // Towards codex ivoai re-probes codex's quota through its app-server first; towards claude there is no probe.
+  const failover = { claude: [] as number[], codex: [] as number[] };
+  for (const [from, to] of [
+    ["codex", "claude"],
+    ["claude", "codex"],
+  ] as const) {
+    await fakes.script({
+      [from]: { turns: { plan: [{ limit: "usage", events_before: 1 }] } },
+      [to]: {
+        turns: {
+          handoff: [{ reply: { tasks: [{ ...dag[0], signals: { ...signals, est_tokens: 10 } }] } }],
+          consolidate: [{ reply: "done" }],
+        },
       },
-    },
-  });
-  const failover: number[] = [];
-  for (let round = 0; round < rounds * 2; round++) {
-    // Quota observed by the previous round would refuse codex up front: every round starts clean.
-    await rm(path.join(root, "state", "ivoai", "auto", "quota.json"), { force: true });
-    const result = await run("Implement the canary stage", 2);
-    const ms = result.state?.failovers[0]?.handoff_ms;
-    if (result.exitCode !== 0 || ms === null || ms === undefined) {
-      throw new Error(`failover round ${round}: exit ${result.exitCode}, ${result.state?.error}`);
+    });
+    for (let round = 0; round < rounds * 2; round++) {
+      // Quota observed by the previous round would refuse the planner up front: every round starts clean.
+      await rm(path.join(root, "state", "ivoai", "auto", "quota.json"), { force: true });
+      const result = await run("Implement the canary stage", 2, from);
+      const ms = result.state?.failovers[0]?.handoff_ms;
+      if (result.exitCode !== 0 || ms === null || ms === undefined) {
+        throw new Error(
+          `failover ${from}→${to} round ${round}: exit ${result.exitCode}, ${result.state?.error}`,
+        );
+      }
+      failover[to].push(ms);
     }
-    failover.push(ms);
   }
 
   const fmt = (value: number) => value.toFixed(2);
@@ -104,14 +113,15 @@ try {
   const lines = [
     "# auto",
     "",
-    `AUTO engine in process, fake codex/claude as real child processes; ${rounds} rounds of a 12-task DAG with one worker at a time, ${rounds * 2} failovers. ${machineLine()}, ${new Date().toISOString()}.`,
+    `AUTO engine in process, fake codex/claude as real child processes; ${rounds} rounds of a 12-task DAG with one worker at a time, ${rounds * 2} failovers each way. ${machineLine()}, ${new Date().toISOString()}.`,
     "",
     "| measure | p50 ms | p95 ms | max ms | goal |",
     "|---|---|---|---|---|",
     `| ivoai per task beyond executor time (task wall − executor turn) | ${fmt(p(perTask, 50))} | ${fmt(p(perTask, 95))} | ${fmt(Math.max(...perTask))} | ≤ 20 |`,
     `| DAG wall time beyond executor time, per task | ${fmt(p(dagWall, 50))} | ${fmt(p(dagWall, 95))} | ${fmt(Math.max(...dagWall))} | ≤ 20 |`,
     `| scheduler's own time per task | ${fmt(p(perTaskScheduler, 50))} | ${fmt(p(perTaskScheduler, 95))} | ${fmt(Math.max(...perTaskScheduler))} |  |`,
-    `| failover: hard-limit event → alternate's first event | ${fmt(p(failover, 50))} | ${fmt(p(failover, 95))} | ${fmt(Math.max(...failover))} | ≤ 2000 |`,
+    `| failover codex → claude: hard-limit event → alternate's first event | ${fmt(p(failover.claude, 50))} | ${fmt(p(failover.claude, 95))} | ${fmt(Math.max(...failover.claude))} | ≤ 2000 |`,
+    `| failover claude → codex (re-probes codex's app-server first) | ${fmt(p(failover.codex, 50))} | ${fmt(p(failover.codex, 95))} | ${fmt(Math.max(...failover.codex))} | ≤ 2000 |`,
     "",
     "Executor time is each fake's whole process lifetime (node start-up included), so the overhead rows are ivoai's",
     "own work per task: admission, the recorder's checkpoints, the artifact write, the WorkerResult and the scheduler.",
