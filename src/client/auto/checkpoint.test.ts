@@ -13,8 +13,7 @@ describe("the AUTO recorder", () => {
   afterEach(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
-
-  it("writes every change's checkpoint in order, a burst as few writes, and the final state at once", async () => {
+  const orchestratedSession = async () => {
     dir = await mkdtemp(path.join(tmpdir(), "ivoai-recorder-"));
     const store = openSessionStore(dir);
     const session = await store.create({
@@ -28,6 +27,11 @@ describe("the AUTO recorder", () => {
       compression: { requested: "direct", effective: "direct", reason: "test" },
       auto: initial,
     });
+    return { store, session };
+  };
+
+  it("writes every change's checkpoint in order, a burst as few writes, and the final state at once", async () => {
+    const { store, session } = await orchestratedSession();
     let updates = 0;
     const counted = {
       ...store,
@@ -52,7 +56,7 @@ describe("the AUTO recorder", () => {
       state.phase = "done";
     });
     await recorder.finish({ status: "exited", exit_code: 0 });
-    const final = JSON.parse(await readFile(path.join(dir, "sessions", `${session.id}.json`), "utf8"));
+    const final = JSON.parse(await readFile(path.join(dir as string, "sessions", `${session.id}.json`), "utf8"));
     expect(final).toMatchObject({
       status: "exited",
       exit_code: 0,
@@ -61,19 +65,7 @@ describe("the AUTO recorder", () => {
   });
 
   it("forgets a failed write once a later one succeeds, and retries the final write once", async () => {
-    dir = await mkdtemp(path.join(tmpdir(), "ivoai-recorder-"));
-    const store = openSessionStore(dir);
-    const session = await store.create({
-      agent: "codex",
-      mode: "orchestrated",
-      status: "running",
-      pid: null,
-      pid_start_ticks: null,
-      project: "p",
-      knowledge_sources: [],
-      compression: { requested: "direct", effective: "direct", reason: "test" },
-      auto: initial,
-    });
+    const { store, session } = await orchestratedSession();
     let failNext = 1;
     const flaky = {
       ...store,
