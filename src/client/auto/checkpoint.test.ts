@@ -56,7 +56,9 @@ describe("the AUTO recorder", () => {
       state.phase = "done";
     });
     await recorder.finish({ status: "exited", exit_code: 0 });
-    const final = JSON.parse(await readFile(path.join(dir as string, "sessions", `${session.id}.json`), "utf8"));
+    const final = JSON.parse(
+      await readFile(path.join(dir as string, "sessions", `${session.id}.json`), "utf8"),
+    );
     expect(final).toMatchObject({
       status: "exited",
       exit_code: 0,

@@ -42,6 +42,12 @@ export interface EngineContext {
   brief: SharedContextBrief;
   results: Map<string, WorkerResult>;
   settings: AutoSettings;
+  /** The operator's explicit model: the primary runs exactly it and never fails over. */
+  explicit: { executor: ExecutorName; model: string; effort: string } | null;
+  /** A follow-up turn of a frontend conversation: the primary's first turn continues its conversation. */
+  followUp: boolean;
+  /** Receives the answering turns' text as it arrives (the frontend's stream). */
+  onAnswerText?: (text: string) => void;
   /** Worker slots shared by the plan's scheduler and delegated tasks: the hard cap holds for both. */
   slots: Slots;
   /** Delegated tasks still running: the session waits for them before it records its end. */
@@ -93,6 +99,8 @@ export async function runTurn(
   >,
   /** Ends this turn early (a worker's task signal); the session's own stop always does. */
   signal: AbortSignal = ctx.signal,
+  /** Receives the turn's text events (the frontend's answer stream). */
+  onText?: (text: string) => void,
 ): Promise<TurnOutcome & { startedAt: number; limitEventAt: number | null }> {
   const dir = await turnDir(ctx);
   const startedAt = performance.now();
@@ -119,6 +127,7 @@ export async function runTurn(
         const at = performance.now();
         if (event.type === "quota") void ctx.quota.observe(event.snapshots).catch(() => undefined);
         if (event.type === "limit") limitEventAt ??= at;
+        if (event.type === "text" && onText) onText(event.text);
         ctx.onEvent?.(executor.name, event, at);
       },
     });

@@ -72,6 +72,7 @@ export async function runPlan(ctx: EngineContext): Promise<string> {
     prompt: consolidationPrompt({ task: ctx.task, results: [...ctx.results.values()], primaryTasks }),
     outputSchema: null,
     resume: true,
+    streams: true,
   });
   return outcome.text;
 }
@@ -87,7 +88,8 @@ async function obtainPlan(ctx: EngineContext): Promise<Plan> {
     role: "primary",
     prompt: planning,
     outputSchema: planJsonSchema,
-    resume: false,
+    // A follow-up turn continues the frontend conversation; a first turn starts one.
+    resume: ctx.followUp,
   });
   let parsed = parsePlan(first.structured ?? first.text);
   let attempts = 1;

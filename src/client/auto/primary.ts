@@ -30,6 +30,8 @@ export interface PrimaryTurn {
   outputSchema: Record<string, unknown> | null;
   /** Continue the primary's conversation (false for a turn that must start clean). */
   resume: boolean;
+  /** The turn answers the user: its text goes to ctx.onAnswerText as it arrives. */
+  streams?: boolean;
   /** false: no knowledge servers for this turn (the RAG answer already has its brief). Default true. */
   knowledge?: boolean;
   /** What a new conversation gets after a failover when the turn itself leans on its conversation (repair). */
@@ -102,16 +104,23 @@ export async function primaryTurn(ctx: EngineContext, turn: PrimaryTurn): Promis
     const executor = ctx.executors[name];
     if (!executor) throw new AutoStopped(`${name} is not installed`, "failed");
     const thread = resume ? ctx.recorder.state.threads[name] : null;
-    const outcome = await runTurn(ctx, executor, {
-      role: turn.role,
-      prompt,
-      model: null,
-      effort: null,
-      resumeThreadId: thread,
-      knowledge: turn.knowledge === false ? null : turnKnowledge(ctx),
-      extraMcp: turn.role === "primary" && ctx.orchestrator ? [ctx.orchestrator.server] : [],
-      outputSchema: turn.outputSchema,
-    });
+    const explicit = ctx.explicit?.executor === name ? ctx.explicit : null;
+    const outcome = await runTurn(
+      ctx,
+      executor,
+      {
+        role: turn.role,
+        prompt,
+        model: explicit?.model ?? null,
+        effort: explicit?.effort ?? null,
+        resumeThreadId: thread,
+        knowledge: turn.knowledge === false ? null : turnKnowledge(ctx),
+        extraMcp: turn.role === "primary" && ctx.orchestrator ? [ctx.orchestrator.server] : [],
+        outputSchema: turn.outputSchema,
+      },
+      ctx.signal,
+      turn.streams ? ctx.onAnswerText : undefined,
+    );
     if (pendingFailover !== null && limitAt !== null && outcome.firstEventMs !== null) {
       const handoffMs = Math.max(0, Math.round(outcome.startedAt + outcome.firstEventMs - limitAt));
       const index = pendingFailover;
@@ -178,6 +187,12 @@ export async function failover(
       ? state.primary
       : (state.tasks.find((t) => t.id === taskId)?.profile?.executor ?? state.primary);
   const to = otherExecutor(from);
+  if (ctx.explicit) {
+    throw new AutoStopped(
+      `${ctx.explicit.executor} · ${ctx.explicit.model} was chosen explicitly and cannot continue (${oneLine(reason).slice(0, 160)}); an explicit model never falls back — choose "ivoai auto" to let ivoai fail over`,
+      "quota",
+    );
+  }
   const gate = gates.get(ctx) ?? {
     reserved: state.failovers.length,
     lastFrom: state.failovers.at(-1)?.from ?? null,

@@ -49,6 +49,12 @@ export interface AutoOptions {
   /** Stops the session from outside (tests, the OpenCode bridge); signals do the same for the CLI. */
   signal?: AbortSignal;
   onEvent?: EngineContext["onEvent"];
+  /** A follow-up turn: continue these official CLI conversations (from the frontend's session mapping). */
+  conversation?: { threads: { codex: string | null; claude: string | null }; primary: ExecutorName };
+  /** An explicit model entry: fail-closed, never another model or vendor (the scheduler keeps workers). */
+  explicit?: { executor: ExecutorName; model: string; effort: string };
+  /** Streams the text of the turns that answer the user (the RAG answer, the consolidation). */
+  onAnswerText?: (text: string) => void;
 }
 
 export interface AutoResult {
@@ -81,7 +87,14 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
       if (entry.path && entry.login !== "logged_out")
         executors[entry.name] = createExecutor(entry.name, entry.path);
     }
-    let planner = options.planner ?? settings.planner;
+    let planner =
+      options.explicit?.executor ?? options.conversation?.primary ?? options.planner ?? settings.planner;
+    if (!executors[planner] && options.explicit) {
+      throw new IvoaiError(
+        "NOT_FOUND",
+        `${options.explicit.executor} · ${options.explicit.model} was chosen explicitly but ${planner} is ${describe(registry, planner)}; an explicit model never falls back (choose "ivoai auto" to let ivoai pick)`,
+      );
+    }
     if (!executors[planner]) {
       const other = otherExecutor(planner);
       if (!executors[other]) {
@@ -119,6 +132,7 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
     const store = openSessionStore(paths.stateDir);
     await recoverStaleSessions(store, options.notice);
     const initial = initialAutoState(planner, workers);
+    if (options.conversation) initial.threads = { ...options.conversation.threads };
     const session = await store.create({
       agent: planner,
       mode: "orchestrated",
@@ -165,8 +179,14 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
         cwd: options.cwd,
         runtimeDir,
         env: { ...options.env, IVOAI_PROJECT: identity.id },
-        executors,
-        profiles: registry.executors.flatMap((entry) => entry.profiles),
+        // An explicit model keeps the whole session on its vendor.
+        executors: options.explicit ? { [planner]: executors[planner] } : executors,
+        profiles: registry.executors
+          .flatMap((entry) => entry.profiles)
+          .filter((profile) => !options.explicit || profile.executor === planner),
+        explicit: options.explicit ?? null,
+        followUp: options.conversation !== undefined,
+        ...(options.onAnswerText ? { onAnswerText: options.onAnswerText } : {}),
         quota: createQuotaManager({
           stateDir: paths.stateDir,
           headroomPercent: settings.quota_headroom_percent,
@@ -290,8 +310,9 @@ async function drive(ctx: EngineContext): Promise<string> {
       role: "worker",
       prompt: answerPrompt(ctx.task, ctx.brief.text),
       outputSchema: null,
-      resume: false,
+      resume: ctx.followUp,
       knowledge: false,
+      streams: true,
     });
     return outcome.text;
   }
