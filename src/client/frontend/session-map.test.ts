@@ -115,7 +115,6 @@ describe("openSessionMap", () => {
   });
 
   it("loses no mapping when several processes write at once", async () => {
-    const child = path.join(stateDir, "child.mjs");
     const entry = path.join(stateDir, "child-entry.ts");
     await writeFile(
       entry,
@@ -142,7 +141,6 @@ for (let i = 0; i < Number(count); i++)
       outfile: bundle,
       logLevel: "silent",
     });
-    await rm(child, { force: true });
     const runChild = (who: string) =>
       new Promise<number | null>((resolve, reject) => {
         const proc = spawn(process.execPath, [bundle, stateDir, who, "15"], {
