@@ -57,6 +57,7 @@ const entries = frontendCatalogue(registry);
 
 interface Captured {
   authorization: string | undefined;
+  session: string | undefined;
   body: { model?: string; reasoning_effort?: string; messages?: { role: string; content: unknown }[] };
 }
 
@@ -76,7 +77,11 @@ function startCapture(): Promise<void> {
     });
     req.on("end", () => {
       const body = JSON.parse(text || "{}") as Captured["body"] & { stream?: boolean };
-      captured.push({ authorization: req.headers.authorization, body });
+      captured.push({
+        authorization: req.headers.authorization,
+        session: req.headers["x-session-id"] as string | undefined,
+        body,
+      });
       const chunk = (delta: object, finish: string | null) =>
         `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       res.writeHead(200, { "content-type": "text/event-stream" });
@@ -177,6 +182,9 @@ describe("the catalogue's provider config in the pinned OpenCode", () => {
     expect(turn?.body.model).toBe("auto");
     expect(turn?.body.reasoning_effort).toBe("high");
     expect(turn?.authorization).toBe(`Bearer ${SECRET}`);
+    // OpenCode itself names its session on every request (the title's too): the bridge can key the mapping on it.
+    expect(turn?.session).toMatch(/^ses_[A-Za-z0-9]+$/);
+    expect(new Set(captured.map((request) => request.session))).toEqual(new Set([turn?.session]));
   });
 
   it("an explicit entry declares no variant, so a variant OpenCode carries over is sent as no effort", async () => {
@@ -190,5 +198,16 @@ describe("the catalogue's provider config in the pinned OpenCode", () => {
     const turn = captured.find((request) => request.body.model === explicit?.id);
     expect(turn).toBeDefined();
     expect(turn?.body.reasoning_effort).toBeUndefined();
+  });
+
+  it("`agent.title.disable` stops OpenCode's extra title request (otherwise each new session costs a second turn)", async () => {
+    captured.length = 0;
+    const answered = await opencode(["run", "--model", "ivoai/auto", "say hi"], {
+      ...providerConfig(),
+      agent: { title: { disable: true } },
+    });
+    expect(answered.code).toBe(0);
+    expect(captured).toHaveLength(1);
+    expect(JSON.stringify(captured[0]?.body.messages)).not.toContain("title generator");
   });
 });

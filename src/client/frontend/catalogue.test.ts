@@ -5,6 +5,7 @@ import {
   AUTO_MODEL_ID,
   effortAllowed,
   frontendCatalogue,
+  KNOWN_EFFORTS,
   opencodeProviderConfig,
   resolveSelection,
   validEfforts,
@@ -127,6 +128,15 @@ describe("efforts", () => {
     expect(validEfforts(registry(info("codex")))).toEqual(["low", "medium", "high"]);
     expect(validEfforts(registry(info("codex"), info("claude")))).toEqual(["low", "medium", "high", "xhigh"]);
     expect(validEfforts(registry(info("codex", { login: "logged_out" })))).toEqual([]);
+  });
+
+  it("knows every effort the registry can put in a profile", () => {
+    const all = ["none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra"];
+    const profiles = codexProfiles(
+      [{ model: "m", displayName: "", isDefault: true, efforts: all, defaultEffort: "low" }],
+      true,
+    );
+    expect(profiles.map((profile) => profile.effort)).toEqual([...KNOWN_EFFORTS]);
   });
 
   it("lets an explicit entry take only its own effort, and auto any known effort", () => {
