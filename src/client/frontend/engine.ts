@@ -1,0 +1,82 @@
+// The AUTO engine behind the OpenCode bridge: each frontend turn is one AUTO session that continues the
+// frontend conversation's official CLI conversations (from the session mapping) and streams its answer.
+import { oneLine } from "../../shared/terminal-text.js";
+import { runAuto } from "../auto/supervisor.js";
+import type { ConnectionRegistry } from "../connections/registry.js";
+import type { FrontendEngine } from "./contracts.js";
+import { openSessionMap } from "./session-map.js";
+
+export interface AutoFrontendOptions {
+  registry: ConnectionRegistry;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  selfCommand: string[];
+  /** The session's knowledge selection, kept for every turn (and part of the mapping's key). */
+  knowledgeSources: readonly string[];
+  notice(message: string): void;
+  killAfterMs?: number;
+}
+
+export function createAutoFrontendEngine(options: AutoFrontendOptions): FrontendEngine {
+  const map = openSessionMap(options.registry.paths.stateDir);
+  const scope = [...options.knowledgeSources].sort();
+  return {
+    async turn(turn) {
+      const key = { frontendSession: turn.frontendSession ?? "default", cwd: options.cwd, scope };
+      const previous = await map.get(key);
+      let streamed = "";
+      const stream = (text: string) => {
+        const delta = streamed && !streamed.endsWith("\n") ? `\n\n${text}` : text;
+        streamed += delta;
+        turn.onText(delta);
+      };
+      const explicit =
+        turn.selection.kind === "explicit"
+          ? {
+              executor: turn.selection.executor,
+              model: turn.selection.model,
+              effort: turn.effort ?? turn.selection.effort,
+            }
+          : undefined;
+      try {
+        const result = await runAuto({
+          task: turn.prompt,
+          knowledgeSources: options.knowledgeSources,
+          registry: options.registry,
+          env: options.env,
+          cwd: options.cwd,
+          selfCommand: options.selfCommand,
+          notice: options.notice,
+          signal: turn.signal,
+          onAnswerText: stream,
+          ...(options.killAfterMs !== undefined ? { killAfterMs: options.killAfterMs } : {}),
+          ...(explicit ? { explicit } : {}),
+          ...(previous?.primary
+            ? { conversation: { threads: previous.threads, primary: previous.primary } }
+            : {}),
+        });
+        const state = result.state;
+        await map.put(key, {
+          ivoai_session_id: result.sessionId,
+          threads: state?.threads ?? previous?.threads ?? { codex: null, claude: null },
+          primary: state?.primary ?? previous?.primary ?? null,
+          selection: {
+            requested: turn.selection.kind === "auto" ? "auto" : turn.selection.id,
+            effective: explicit ? (turn.selection as { id: string }).id : (state?.primary ?? null),
+          },
+        });
+        if (result.exitCode === 0) {
+          if (!streamed && result.answer) stream(result.answer);
+          return { finish: "stop", text: streamed, error: null };
+        }
+        return {
+          finish: "error",
+          text: streamed,
+          error: state?.error ?? `ivoai auto ended with status ${result.exitCode}`,
+        };
+      } catch (error) {
+        return { finish: "error", text: streamed, error: oneLine((error as Error).message).slice(0, 300) };
+      }
+    },
+  };
+}
