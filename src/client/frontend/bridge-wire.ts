@@ -68,11 +68,34 @@ export type WireErrorType =
   | "invalid_request_error"
   | "authentication_error"
   | "not_found_error"
-  | "server_error";
+  | "ivoai_error";
+
+/**
+ * OpenCode 1.18.33 re-sends a failed request up to 5 times when the error's text matches these (its session
+ * retry policy, read from the pinned binary): a failed AUTO turn must not silently become five executor turns.
+ */
+const RETRY_TRIGGERS = [
+  /429|500|502|503|504|524/g,
+  /rate increased too quickly|rate limit|rate-limit|rate_limit|too many requests|too_many_requests/gi,
+  /overloaded|unavailable|exhausted|internal error|internal_error|server error|server_error|server-error/gi,
+  /provider returned error|provider_returned_error|provider-returned-error/gi,
+  /terminated|fetch failed|failed to fetch|network[-_\s]error|upstream connect|connection (?:error|refused|lost)/gi,
+  /socket connection was closed|socket hang up|reset before headers|getaddrinfo|enotfound|eai_again/gi,
+  /econnrefused|econnreset|etimedout|timeout|timed out|time out|try your request again|retry your request/gi,
+  /try again|at capacity/gi,
+];
+
+/** The message with a zero-width space inside every retry trigger: it reads the same, OpenCode won't re-send. */
+export function withoutRetryTriggers(message: string): string {
+  return RETRY_TRIGGERS.reduce(
+    (text, pattern) => text.replace(pattern, (match) => `${match.slice(0, 1)}\u200b${match.slice(1)}`),
+    message,
+  );
+}
 
 /** OpenAI's error body, which @ai-sdk/openai-compatible turns into the message OpenCode shows. */
 export function wireError(message: string, type: WireErrorType, code: string) {
-  return { error: { message, type, code } };
+  return { error: { message: withoutRetryTriggers(message), type, code } };
 }
 
 export function completion(id: string, created: number, model: string, text: string) {
@@ -104,9 +127,13 @@ export function chunk(
   return `data: ${JSON.stringify(body)}\n\n`;
 }
 
-/** An SSE error event in OpenAI's shape: @ai-sdk/openai-compatible reports it as a stream error. */
+/**
+ * An SSE error event in OpenAI's shape: @ai-sdk/openai-compatible reports it as a stream error, which OpenCode
+ * shows as `Error: {"message":…}` and ends the run with exit 1. Its type is not "server_error", which OpenCode
+ * would retry.
+ */
 export function errorEvent(message: string, code: string): string {
-  return `data: ${JSON.stringify(wireError(message, "server_error", code))}\n\n`;
+  return `data: ${JSON.stringify({ error: { message: withoutRetryTriggers(message), type: "ivoai_error", code } })}\n\n`;
 }
 
 export const DONE = "data: [DONE]\n\n";

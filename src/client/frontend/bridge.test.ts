@@ -294,7 +294,7 @@ describe("the OpenCode bridge", () => {
     expect(all.at(-2)).toEqual({
       error: {
         message: "ivoai: codex hit its usage limit and no executor is left",
-        type: "server_error",
+        type: "ivoai_error",
         code: "engine_error",
       },
     });
@@ -303,6 +303,22 @@ describe("the OpenCode bridge", () => {
     expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
       "ivoai: codex hit its usage limit and no executor is left",
     );
+  });
+
+  it("breaks the words OpenCode would retry on, so a failed turn is not re-sent five times", async () => {
+    const { bridge: b } = await start(async () => ({
+      finish: "error",
+      text: "",
+      error: "claude: rate limit (HTTP 429); codex unavailable",
+    }));
+    const all = await events(await post(b, say("go", { stream: true })));
+    const message = (all.at(-2) as { error: { message: string } }).error.message;
+    expect(message).not.toMatch(/rate limit|429|unavailable/i);
+    expect(message.replaceAll("\u200b", "")).toBe("ivoai: claude: rate limit (HTTP 429); codex unavailable");
+    const missing = await post(b, { ...say("hi"), model: "mdl_5029" });
+    const body = (await missing.json()) as { error: { message: string } };
+    expect(body.error.message).not.toContain("502");
+    expect(body.error.message.replaceAll("\u200b", "")).toBe("model mdl_5029 is not in ivoai's catalogue");
   });
 
   it("aborts the turn's signal when the client disconnects mid-stream", async () => {

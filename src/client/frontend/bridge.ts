@@ -142,7 +142,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     const message = `ivoai: ${result.error ?? "the turn failed"}`;
     if (!parsed.stream) {
       if (result.finish === "error")
-        return sendJson(res, 502, wireError(message, "server_error", "engine_error"));
+        return sendJson(res, 502, wireError(message, "ivoai_error", "engine_error"));
       return sendJson(res, 200, completion(id, created, model, result.text));
     }
     if (result.finish === "error") {
@@ -199,7 +199,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         sendJson(
           res,
           500,
-          wireError((error as Error).message.split("\n")[0] ?? "", "server_error", "internal"),
+          wireError((error as Error).message.split("\n")[0] ?? "", "ivoai_error", "internal"),
         );
       } else res.destroy();
     });
