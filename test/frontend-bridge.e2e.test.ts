@@ -113,6 +113,8 @@ beforeAll(async () => {
     },
     catalogue: () => CATALOGUE,
     validEfforts: ["low", "medium", "high"],
+    // Keep-alive comments between deltas must not disturb OpenCode's SSE parser.
+    heartbeatMs: 5,
   });
 }, 900_000);
 
@@ -127,7 +129,10 @@ describe("the real OpenCode against the bridge", () => {
     let argvLeak: string[] = [];
     script = async (turn) => {
       argvLeak = await commandLinesContaining(bridge.secret);
-      for (const delta of ["ivoai-", "fake ", "answer"]) turn.onText(delta);
+      turn.onText("ivoai-");
+      // A quiet spell (not synchronisation): a few dozen keep-alive comments go out between the deltas.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (const delta of ["fake ", "answer"]) turn.onText(delta);
       return { finish: "stop", text: "ivoai-fake answer", error: null };
     };
     const result = await opencode(["run", "-m", "ivoai/auto", "--variant", "high", "say hi"]);

@@ -40,7 +40,10 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-async function start(script: Script, extra: { validEfforts?: string[]; maxBodyBytes?: number } = {}) {
+async function start(
+  script: Script,
+  extra: { validEfforts?: string[]; maxBodyBytes?: number; heartbeatMs?: number } = {},
+) {
   const engine = fakeEngine(script);
   bridge = await startBridge({ engine, catalogue: () => CATALOGUE, ...extra });
   return { engine, bridge };
@@ -340,6 +343,69 @@ describe("the OpenCode bridge", () => {
     const first = new TextDecoder().decode((await reader.read()).value);
     expect(first).toContain("chat.completion.chunk");
     client.abort();
+    await abortSeen;
+  });
+
+  it("keeps a quiet stream alive with SSE comments until the engine answers", async () => {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { bridge: b } = await start(
+      async (turn) => {
+        await released;
+        turn.onText("late answer");
+        return { finish: "stop", text: "late answer", error: null };
+      },
+      { heartbeatMs: 20 },
+    );
+    const response = await post(b, say("slow", { stream: true }));
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (!seen.includes(": keep-alive\n\n")) seen += decoder.decode((await reader.read()).value);
+    release();
+    for (let part = await reader.read(); !part.done; part = await reader.read())
+      seen += decoder.decode(part.value);
+    expect(seen).toContain("late answer");
+    expect(seen.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  it("answers a title request whatever effort it carries", async () => {
+    const { bridge: b } = await start(streams(["never"]), { validEfforts: ["high"] });
+    const response = await post(b, {
+      model: "auto",
+      reasoning_effort: "low",
+      messages: [
+        { role: "system", content: "You are a title generator. You output ONLY a thread title." },
+        { role: "user", content: "fix the build" },
+      ],
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it("aborts the turn's signal when a non-streaming client disconnects", async () => {
+    let aborted: () => void = () => {};
+    const abortSeen = new Promise<void>((resolve) => {
+      aborted = resolve;
+    });
+    let started: () => void = () => {};
+    const turnStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const { bridge: b } = await start(async (turn) => {
+      started();
+      await new Promise<void>((resolve) =>
+        turn.signal.addEventListener("abort", () => resolve(), { once: true }),
+      );
+      aborted();
+      return { finish: "error", text: "", error: "cancelled" };
+    });
+    const client = new AbortController();
+    const pending = post(b, say("long job"), {}, client.signal).catch(() => undefined);
+    await turnStarted;
+    client.abort();
+    await pending;
     await abortSeen;
   });
 

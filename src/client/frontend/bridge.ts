@@ -29,6 +29,8 @@ export interface BridgeOptions {
   sessionHeader?: string;
   /** Request body limit; 8 MiB unless given (a long conversation's history is resent every turn). */
   maxBodyBytes?: number;
+  /** How often a streaming turn sends an SSE comment while the engine is quiet; 15 s unless given. */
+  heartbeatMs?: number;
 }
 
 export interface Bridge {
@@ -42,6 +44,9 @@ export interface Bridge {
 
 export const DEFAULT_SESSION_HEADER = "x-ivoai-frontend-session";
 const DEFAULT_MAX_BODY = 8 * 1024 * 1024;
+const DEFAULT_HEARTBEAT_MS = 15_000;
+/** An SSE comment: bytes that keep the stream alive, ignored by every SSE parser. */
+const HEARTBEAT = ": keep-alive\n\n";
 const EFFORT = /^[a-z][a-z_-]{0,31}$/;
 
 /** Starts the bridge on 127.0.0.1 with a fresh secret. */
@@ -50,6 +55,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const secretHash = createHash("sha256").update(`Bearer ${secret}`).digest();
   const sessionHeader = (options.sessionHeader ?? DEFAULT_SESSION_HEADER).toLowerCase();
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const created = Math.floor(Date.now() / 1000);
 
   const authorised = (header: string | undefined): boolean =>
@@ -88,9 +94,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         ),
       );
     }
-    const effort = parsed.reasoning_effort ?? null;
-    const badEffort = effort === null ? undefined : effortError(effort);
-    if (badEffort) return sendJson(res, 400, wireError(badEffort, "invalid_request_error", "invalid_effort"));
     const prompt = lastUserText(parsed);
     if (prompt === undefined || prompt.trim() === "") {
       return sendJson(res, 400, wireError("no user message to answer", "invalid_request_error", "no_prompt"));
@@ -107,15 +110,23 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       res.write(chunk(id, created, model, {}, "stop"));
       return res.end(DONE);
     }
+    // After the title shortcut: OpenCode sends its lowest variant with titles, which need no effort at all.
+    const effort = parsed.reasoning_effort ?? null;
+    const badEffort = effort === null ? undefined : effortError(effort);
+    if (badEffort) return sendJson(res, 400, wireError(badEffort, "invalid_request_error", "invalid_effort"));
 
     const aborter = new AbortController();
+    let heartbeat: NodeJS.Timeout | undefined;
     res.on("close", () => {
+      clearInterval(heartbeat);
       if (!res.writableFinished) aborter.abort();
     });
     let streamed = false;
     if (parsed.stream) {
       startStream(res);
       res.write(chunk(id, created, model, { role: "assistant" }, null));
+      // OpenCode aborts a stream after 5 minutes without a byte (its chunkTimeout); a planned turn can be quiet longer.
+      heartbeat = setInterval(() => res.write(HEARTBEAT), heartbeatMs);
     }
     let result: FrontendTurnResult;
     try {
@@ -137,6 +148,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         text: "",
         error: (error as Error).message.split("\n")[0] ?? "engine failed",
       };
+    } finally {
+      clearInterval(heartbeat);
     }
     if (aborter.signal.aborted || res.writableEnded) return;
     const message = `ivoai: ${result.error ?? "the turn failed"}`;
