@@ -45,6 +45,7 @@ export interface Bridge {
 export const DEFAULT_SESSION_HEADER = "x-ivoai-frontend-session";
 const DEFAULT_MAX_BODY = 8 * 1024 * 1024;
 const DEFAULT_HEARTBEAT_MS = 15_000;
+const MAX_ERROR_CHARS = 1_000;
 /** An SSE comment: bytes that keep the stream alive, ignored by every SSE parser. */
 const HEARTBEAT = ": keep-alive\n\n";
 const EFFORT = /^[a-z][a-z_-]{0,31}$/;
@@ -152,7 +153,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       clearInterval(heartbeat);
     }
     if (aborter.signal.aborted || res.writableEnded) return;
-    const message = `ivoai: ${result.error ?? "the turn failed"}`;
+    const message = `ivoai: ${(result.error ?? "the turn failed").slice(0, MAX_ERROR_CHARS)}`;
     if (!parsed.stream) {
       if (result.finish === "error")
         return sendJson(res, 502, wireError(message, "ivoai_error", "engine_error"));
