@@ -1,0 +1,160 @@
+// The whole AUTO frontend chain with the real pinned OpenCode: `opencode run` → ivoai's bridge → the AUTO engine →
+// the fake official CLIs. A turn streams back; a follow-up turn continues the same executor conversation; an
+// unavailable explicit model fails with ivoai's message; a hard limit mid-answer fails over and the stream goes on.
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TESTED_VERSIONS } from "../src/client/agents/catalog.js";
+import { loadExecutorRegistry } from "../src/client/auto/registry.js";
+import { openRegistry } from "../src/client/connections/registry.js";
+import { type Bridge, startBridge } from "../src/client/frontend/bridge.js";
+import { frontendCatalogue, opencodeProviderConfig, validEfforts } from "../src/client/frontend/catalogue.js";
+import { createAutoFrontendEngine } from "../src/client/frontend/engine.js";
+import { type FakeClis, installFakeClis } from "./fake-clis.js";
+import { BIN } from "./helpers.js";
+import { ensureAgentClis } from "./npm-tools.js";
+
+const SECRET_ENV = "IVOAI_BRIDGE_SECRET";
+const signals = { complexity: 0.1, context_need: 0.1, risk: 0.1, ambiguity: 0.1, est_tokens: 10 };
+const plan = { tasks: [{ id: "n", kind: "research", instructions: "x", depends_on: [], signals }] };
+
+let bin = "";
+let root = "";
+let bridge: Bridge;
+let fakes: FakeClis;
+let provider: ReturnType<typeof opencodeProviderConfig>;
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const home = path.join(root, "oc-home");
+  const config = {
+    share: "disabled",
+    autoupdate: false,
+    agent: { title: { disable: true } },
+    // One id more than the bridge's catalogue: OpenCode may send it, ivoai must refuse it.
+    provider: {
+      ivoai: { ...provider, models: { ...provider.models, mdl_withdrawn: { name: "withdrawn" } } },
+    },
+  };
+  return new Promise((resolve, reject) => {
+    const child = spawn(path.join(bin, "opencode"), args, {
+      cwd: path.join(root, "project"),
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: home,
+        XDG_CONFIG_HOME: path.join(home, ".config"),
+        XDG_DATA_HOME: path.join(home, ".local/share"),
+        XDG_CACHE_HOME: path.join(home, ".cache"),
+        XDG_STATE_HOME: path.join(home, ".local/state"),
+        OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
+        OPENCODE_DISABLE_PROJECT_CONFIG: "1",
+        [SECRET_ENV]: bridge.secret,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 120_000,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (data: Buffer) => {
+      stdout += data.toString();
+    });
+    child.stderr.on("data", (data: Buffer) => {
+      stderr += data.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+const turns = async () => (await fakes.log()).filter((line) => line.role !== "app-server");
+
+beforeAll(async () => {
+  bin = path.join(path.dirname(await ensureAgentClis(TESTED_VERSIONS)), ".bin");
+  root = await mkdtemp(path.join(os.tmpdir(), "ivoai-frontend-e2e-"));
+  await mkdir(path.join(root, "project"), { recursive: true });
+  fakes = await installFakeClis(path.join(root, "fakes"));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...fakes.env,
+    XDG_CONFIG_HOME: path.join(root, "config"),
+    XDG_STATE_HOME: path.join(root, "state"),
+    XDG_DATA_HOME: path.join(root, "data"),
+    HOME: root,
+  };
+  const connections = openRegistry(env);
+  const executors = await loadExecutorRegistry({
+    stateDir: connections.paths.stateDir,
+    managedBin: path.join(connections.paths.dataDir, "bin"),
+    env,
+  });
+  bridge = await startBridge({
+    engine: createAutoFrontendEngine({
+      registry: connections,
+      env,
+      cwd: path.join(root, "project"),
+      selfCommand: [process.execPath, BIN],
+      knowledgeSources: [],
+      notice: () => undefined,
+      killAfterMs: 300,
+    }),
+    catalogue: () => frontendCatalogue(executors),
+    validEfforts: validEfforts(executors),
+    // OpenCode sends its own session id on every request.
+    sessionHeader: "x-session-id",
+  });
+  provider = opencodeProviderConfig(frontendCatalogue(executors), bridge.url, SECRET_ENV);
+}, 900_000);
+
+afterAll(async () => {
+  await bridge?.close();
+  await fakes?.killAll();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe("OpenCode → bridge → AUTO → official CLIs", () => {
+  it("streams a turn back, and `--continue` resumes the same executor conversation", async () => {
+    await fakes.script({
+      codex: {
+        turns: {
+          plan: [{ reply: plan }],
+          consolidate: [{ reply: "first answer from ivoai" }, { reply: "second answer from ivoai" }],
+        },
+      },
+      claude: {},
+    });
+    const first = await run(["run", "-m", "ivoai/auto", "Implement the canary stage"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain("first answer from ivoai");
+    const second = await run(["run", "-c", "-m", "ivoai/auto", "Now add the tests"]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain("second answer from ivoai");
+    const plans = (await turns()).filter((line) => line.role === "plan");
+    expect(plans).toHaveLength(2);
+    const consolidations = (await turns()).filter((line) => line.role === "consolidate");
+    expect(plans[1]?.resume).toBe(consolidations[0]?.thread_id);
+  });
+
+  it("refuses a model the catalogue no longer has, naming it, without running any executor", async () => {
+    await fakes.reset();
+    const result = await run(["run", "-m", "ivoai/mdl_withdrawn", "Implement it"]);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout + result.stderr).toMatch(/mdl_withdrawn.*not in ivoai's catalogue/);
+    expect(await turns()).toEqual([]);
+  });
+
+  it("fails over mid-answer and the stream continues with the other vendor", async () => {
+    await fakes.reset();
+    await fakes.script({
+      codex: { turns: { plan: [{ reply: plan }], consolidate: [{ events_before: 1, limit: "usage" }] } },
+      claude: { turns: { handoff: [{ reply: "answer from claude after the failover" }] } },
+    });
+    const result = await run(["run", "-m", "ivoai/auto", "Implement the retry stage"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("answer from claude after the failover");
+    expect((await turns()).map((line) => [line.executor, line.role])).toEqual([
+      ["codex", "plan"],
+      ["codex", "consolidate"],
+      ["claude", "handoff"],
+    ]);
+  });
+});
