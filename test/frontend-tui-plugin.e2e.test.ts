@@ -1,0 +1,121 @@
+// ivoai's TUI plugin loaded by the real pinned OpenCode TUI (in a pseudo-terminal from `script`, no tmux): the plugin
+// is accepted by OpenCode's TUI plugin loader, reads ivoai's status endpoint with the bearer token from the
+// environment, and draws the compact status.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TESTED_VERSIONS } from "../src/client/agents/catalog.js";
+import {
+  pluginConfig,
+  pluginFiles,
+  type StatusServer,
+  type StatusSnapshot,
+  startStatusServer,
+  writePluginFiles,
+} from "../src/client/frontend/plugins/index.js";
+import { ensureAgentClis } from "./npm-tools.js";
+
+let bin = "";
+let root = "";
+let status: StatusServer;
+let tui: ChildProcess | undefined;
+let served = 0;
+let firstRequest: () => void = () => undefined;
+const requested = new Promise<void>((resolve) => {
+  firstRequest = resolve;
+});
+
+const snapshot: StatusSnapshot = {
+  sources: [
+    { alias: "docs", purpose: "context", state: "ok", detail: "" },
+    { alias: "wiki", purpose: "memory", state: "unhealthy", detail: "connection refused" },
+  ],
+  executor: "codex",
+  quota: [],
+  session_id: null,
+};
+
+beforeAll(async () => {
+  bin = path.join(path.dirname(await ensureAgentClis(TESTED_VERSIONS)), ".bin");
+  root = await mkdtemp(path.join(os.tmpdir(), "ivoai-tui-plugin-"));
+  await mkdir(path.join(root, "project"), { recursive: true });
+  await mkdir(path.join(root, "plugins"), { recursive: true, mode: 0o700 });
+  status = await startStatusServer(() => {
+    served += 1;
+    firstRequest();
+    return snapshot;
+  });
+  await writePluginFiles(
+    path.join(root, "plugins"),
+    pluginFiles({ statusUrl: status.url, statusTokenEnv: "IVOAI_STATUS_TOKEN" }),
+  );
+  await writeFile(path.join(root, "tui.json"), JSON.stringify(pluginConfig(path.join(root, "plugins")).tui));
+}, 900_000);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+afterAll(async () => {
+  const opencodePid = Number(await readFile(path.join(root, "tui.pid"), "utf8").catch(() => "0"));
+  if (opencodePid > 0 && alive(opencodePid)) process.kill(opencodePid, "SIGKILL");
+  if (tui?.pid !== undefined && tui.exitCode === null) {
+    const exited = new Promise((resolve) => tui?.once("close", resolve));
+    process.kill(-tui.pid, "SIGKILL");
+    await exited;
+  }
+  await status?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe("ivoai's TUI plugin in the real OpenCode TUI", () => {
+  it("is loaded, fetches the status with the token and draws it", async () => {
+    const home = path.join(root, "home");
+    const screen = path.join(root, "screen.txt");
+    // The shell records its pid, which `exec` hands to OpenCode (script runs it in a session of its own).
+    const command = `stty cols 160 rows 50; echo $$ > ${JSON.stringify(path.join(root, "tui.pid"))}; exec ${JSON.stringify(path.join(bin, "opencode"))}`;
+    tui = spawn("script", ["-qfec", command, screen], {
+      cwd: path.join(root, "project"),
+      detached: true,
+      env: {
+        PATH: process.env.PATH ?? "",
+        TERM: "xterm-256color",
+        HOME: home,
+        XDG_CONFIG_HOME: path.join(home, ".config"),
+        XDG_DATA_HOME: path.join(home, ".local/share"),
+        XDG_CACHE_HOME: path.join(home, ".cache"),
+        XDG_STATE_HOME: path.join(home, ".local/state"),
+        OPENCODE_CONFIG_CONTENT: JSON.stringify({ share: "disabled", autoupdate: false }),
+        OPENCODE_TUI_CONFIG: path.join(root, "tui.json"),
+        OPENCODE_DISABLE_PROJECT_CONFIG: "1",
+        IVOAI_STATUS_TOKEN: status.token,
+      },
+      stdio: ["pipe", "ignore", "ignore"],
+    });
+    const exitedEarly = new Promise<never>((_, reject) =>
+      tui?.once("close", (code) => reject(new Error(`the TUI exited (${code})`))),
+    );
+    // Only an authorised request counts (startStatusServer refuses others before calling the snapshot).
+    await Promise.race([requested, exitedEarly]);
+    expect(served).toBeGreaterThan(0);
+    // The compact status reaches the screen (it is redrawn; wait for the text rather than a fixed time).
+    const plain = async () =>
+      (await readFile(screen, "utf8").catch(() => ""))
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping terminal escape sequences
+        .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, "");
+    let text = await plain();
+    for (let attempt = 0; attempt < 200 && !text.includes("unhealthy wiki"); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      text = await plain();
+    }
+    expect(text).toContain("sources 1/2 connected");
+    expect(text).toContain("✖ unhealthy wiki");
+  }, 120_000);
+});
