@@ -4,6 +4,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { writeFileAtomic } from "../../../shared/atomic-file.js";
+import { IvoaiError } from "../../../shared/errors.js";
 import { serverPluginSource } from "./server-plugin.js";
 import { type StatusEndpoint, tuiPluginSource } from "./tui-plugin.js";
 
@@ -21,6 +22,13 @@ export interface PluginFile {
 
 /** The plugin files for a session; `providerId` is the OpenCode provider key of ivoai's bridge. */
 export function pluginFiles(status: StatusEndpoint, providerId = "ivoai"): PluginFile[] {
+  if (!/^[A-Z_][A-Z0-9_]{0,63}$/.test(status.statusTokenEnv))
+    throw new IvoaiError("USAGE", "invalid environment variable name for the status token");
+  const url = URL.canParse(status.statusUrl) ? new URL(status.statusUrl) : undefined;
+  if (url?.protocol !== "http:" || url.hostname !== "127.0.0.1" || url.username || url.password)
+    throw new IvoaiError("USAGE", "the status endpoint must be a plain http://127.0.0.1 URL");
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(providerId))
+    throw new IvoaiError("USAGE", "invalid OpenCode provider id");
   return [
     { name: SERVER_PLUGIN_FILE, content: serverPluginSource(providerId) },
     { name: TUI_PLUGIN_FILE, content: tuiPluginSource(status) },
