@@ -75,8 +75,27 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
+async function plainScreen(file: string): Promise<string> {
+  return (
+    (await readFile(file, "utf8").catch(() => ""))
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping terminal escape sequences
+      .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, "")
+  );
+}
+
+/** Waits (bounded) until `text` is drawn after `offset` characters of the screen log. */
+async function waitForScreen(file: string, offset: number, text: string): Promise<void> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if ((await plainScreen(file)).slice(offset).includes(text)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(
+    `${JSON.stringify(text)} never drawn; screen tail: ${(await plainScreen(file)).slice(-2000)}`,
+  );
+}
+
 describe("ivoai's TUI plugin in the real OpenCode TUI", () => {
-  it("is loaded, fetches the status with the token and draws it", async () => {
+  it("is loaded, draws the status fetched with the token, opens /ivoai and survives the endpoint going away", async () => {
     const home = path.join(root, "home");
     const screen = path.join(root, "screen.txt");
     // The shell records its pid, which `exec` hands to OpenCode (script runs it in a session of its own).
@@ -105,17 +124,21 @@ describe("ivoai's TUI plugin in the real OpenCode TUI", () => {
     // Only an authorised request counts (startStatusServer refuses others before calling the snapshot).
     await Promise.race([requested, exitedEarly]);
     expect(served).toBeGreaterThan(0);
-    // The compact status reaches the screen (it is redrawn; wait for the text rather than a fixed time).
-    const plain = async () =>
-      (await readFile(screen, "utf8").catch(() => ""))
-        // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping terminal escape sequences
-        .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, "");
-    let text = await plain();
-    for (let attempt = 0; attempt < 200 && !text.includes("unhealthy wiki"); attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      text = await plain();
-    }
-    expect(text).toContain("sources 1/2 connected");
-    expect(text).toContain("✖ unhealthy wiki");
+    // The compact status reaches the screen (redrawn: wait for the text, bounded, rather than a fixed time).
+    await waitForScreen(screen, 0, "✖ unhealthy wiki");
+    expect(await plainScreen(screen)).toContain("sources 1/2 connected");
+    // `/ivoai` opens the panel with the details.
+    let offset = (await plainScreen(screen)).length;
+    tui.stdin?.write("/ivoai");
+    await waitForScreen(screen, offset, "ivoai");
+    tui.stdin?.write("\r");
+    await waitForScreen(screen, offset, "Executor: codex");
+    expect((await plainScreen(screen)).slice(offset)).toContain("(memory) — connection refused");
+    tui.stdin?.write("\u001b");
+    // The status endpoint goes away: the next poll shows it, and the TUI keeps running.
+    offset = (await plainScreen(screen)).length;
+    await status.close();
+    await waitForScreen(screen, offset, "ivoai status unavailable");
+    expect(tui.exitCode).toBeNull();
   }, 120_000);
 });

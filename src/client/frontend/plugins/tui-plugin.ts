@@ -24,6 +24,7 @@ const POLL_MS = 5000;
 const FETCH_TIMEOUT_MS = 2000;
 const MAX_ITEMS = 32;
 const UNAVAILABLE = "ivoai status unavailable";
+const LOADING = "ivoai status loading…";
 
 const clip = (value, max) => {
   const text = String(value ?? "").replace(/[\\u0000-\\u001f\\u007f]/g, " ");
@@ -52,6 +53,7 @@ function quotaLine(entry) {
 
 /** Compact lines: one summary, then one line per unhealthy source (symbol and text). */
 function compactLines(status) {
+  if (status === null) return [LOADING];
   if (!status) return [UNAVAILABLE];
   const sources = list(status.sources);
   const ok = sources.filter((source) => source?.state === "ok").length;
@@ -104,7 +106,8 @@ function statusBox(lines, theme) {
 export default {
   id: ${JSON.stringify(TUI_PLUGIN_ID)},
   tui: async (api) => {
-    const [status, setStatus] = createSignal(undefined);
+    // null until the first answer, undefined when the status cannot be read.
+    const [status, setStatus] = createSignal(null);
     let stopped = false;
     const refresh = async () => {
       try {
