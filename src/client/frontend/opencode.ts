@@ -209,8 +209,8 @@ function serverUrl(server: ChildProcess, port: number, timeoutMs: number): Promi
   const started = new Promise<string>((resolve, reject) => {
     const onData = (data: Buffer) => {
       output = (output + data.toString()).slice(-MAX_SERVER_OUTPUT);
-      const found = LISTENING.exec(output);
-      if (found?.[1] && found[1].endsWith(`:${port}`)) resolve(found[1]);
+      const listening = LISTENING.exec(output)?.[1];
+      if (listening?.endsWith(`:${port}`)) resolve(listening);
     };
     server.stdout?.on("data", onData);
     server.stderr?.on("data", onData);
