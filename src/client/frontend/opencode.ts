@@ -53,13 +53,22 @@ export async function runOpencodeFrontend(options: OpencodeFrontendOptions): Pro
   const killAfterMs = options.killAfterMs ?? 5_000;
   const relay = createSignalRelay(killAfterMs);
   const cleanups: (() => Promise<unknown>)[] = [];
+  // OpenCode quits cleanly (status 0) on a forwarded TERM/HUP; ivoai's own status still says it was stopped.
+  let stoppedBy: NodeJS.Signals | undefined;
+  const stopping = ["SIGTERM", "SIGHUP", "SIGINT"] as const;
+  const onStop = (signal: NodeJS.Signals) => {
+    stoppedBy ??= signal;
+  };
+  for (const signal of stopping) process.on(signal, onStop);
   try {
-    return await run(options, relay, cleanups, killAfterMs);
+    const status = await run(options, relay, cleanups, killAfterMs);
+    return stoppedBy ? signalStatus(stoppedBy) : status;
   } catch (error) {
     if (!(error instanceof LaunchStopped)) throw error;
     return signalStatus(error.signal);
   } finally {
     for (const step of cleanups.reverse()) await step().catch(() => undefined);
+    for (const signal of stopping) process.off(signal, onStop);
     relay.dispose();
   }
 }
@@ -185,7 +194,9 @@ async function run(
 
 function versionOf(program: string, env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve) => {
-    execFile(program, ["--version"], { env, timeout: 20_000, maxBuffer: 64 * 1024 }, (error, stdout) => {
+    // Detached (no controlling terminal): OpenCode otherwise resets the user's terminal through /dev/tty.
+    const options = { env, timeout: 20_000, maxBuffer: 64 * 1024, detached: true };
+    execFile(program, ["--version"], options, (error, stdout) => {
       resolve(error ? "" : (String(stdout).trim().split("\n").pop()?.trim().slice(0, 40) ?? ""));
     });
   });
