@@ -151,6 +151,11 @@ beforeAll(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), "ivoai-frontend-tui-"));
   await mkdir(path.join(root, "project"), { recursive: true });
   fakes = await installFakeClis(path.join(root, "fakes"));
+  // The user's own OpenCode config, which the managed OpenCode must not read.
+  await mkdir(path.join(root, ".opencode"), { recursive: true });
+  await writeFile(path.join(root, ".opencode/opencode.json"), '{"username":"users-own-opencode"}');
+  await mkdir(path.join(root, "config/opencode"), { recursive: true });
+  await writeFile(path.join(root, "config/opencode/opencode.json"), '{"username":"users-own-opencode"}');
 }, 900_000);
 
 afterAll(async () => {
@@ -201,6 +206,7 @@ describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
       expect(resolved.code, resolved.stderr).toBe(0);
       expect(resolved.stdout).toContain('"ivoai"');
       expect(resolved.stdout).toContain('"share": "disabled"');
+      expect(resolved.stdout).not.toContain("users-own-opencode");
       expect(resolved.stdout.includes(secret) || resolved.stdout.includes(password)).toBe(false);
       // The server answers only with its password.
       const url = `http://127.0.0.1:${/--port (\d+)/.exec(server.cmdline)?.[1]}`;

@@ -127,6 +127,8 @@ async function run(
 
   const home = path.join(paths.stateDir, "frontend", "opencode");
   const xdg = {
+    // OpenCode also reads ~/.opencode/ (config, plugins) whatever XDG says: the managed one gets its own home.
+    HOME: path.join(home, "home"),
     XDG_CONFIG_HOME: path.join(home, "config"),
     XDG_DATA_HOME: path.join(home, "data"),
     XDG_CACHE_HOME: path.join(home, "cache"),
