@@ -80,6 +80,8 @@ export async function runAutoCommand(
 ): Promise<number> {
   if (interactive(ctx)) {
     // On a terminal with no task: OpenCode's TUI, every turn planned and run by ivoai.
+    if (planner || stringOption(ctx.options, "workers"))
+      ctx.out.note("ivoai: --planner and --workers apply to headless runs; the TUI uses the [auto] defaults");
     return runOpencodeFrontend({
       knowledgeSources: parseSourceFlags(listOption(ctx.options, "knowledge-source")),
       registry: openRegistry(ctx.env),
