@@ -4,6 +4,7 @@ import { createInterface } from "node:readline/promises";
 import type { ExecutorName } from "../../client/auto/contracts.js";
 import { type AutoResult, runAuto } from "../../client/auto/supervisor.js";
 import { openRegistry } from "../../client/connections/registry.js";
+import { runOpencodeFrontend } from "../../client/frontend/opencode.js";
 import { parseSourceFlags } from "../../client/router/selection.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { type CommandContext, type CommandSpec, listOption, stringOption } from "../command.js";
@@ -40,6 +41,16 @@ function selfCommand(): string[] {
   return [process.execPath, path.resolve(process.argv[1] ?? "ivoai")];
 }
 
+/** No task given, and both ends are a terminal: the managed OpenCode frontend. */
+function interactive(ctx: CommandContext): boolean {
+  return (
+    stringOption(ctx.options, "print") === undefined &&
+    ctx.positionals.length === 0 &&
+    process.stdin.isTTY === true &&
+    process.stdout.isTTY === true
+  );
+}
+
 async function taskOf(ctx: CommandContext): Promise<string> {
   const printed = stringOption(ctx.options, "print");
   if (printed !== undefined && ctx.positionals.length > 0) {
@@ -67,6 +78,20 @@ export async function runAutoCommand(
   ctx: CommandContext,
   planner: ExecutorName | undefined,
 ): Promise<number> {
+  if (interactive(ctx)) {
+    // On a terminal with no task: OpenCode's TUI, every turn planned and run by ivoai.
+    if (planner || stringOption(ctx.options, "workers"))
+      ctx.out.note("ivoai: --planner and --workers apply to headless runs; the TUI uses the [auto] defaults");
+    return runOpencodeFrontend({
+      knowledgeSources: parseSourceFlags(listOption(ctx.options, "knowledge-source")),
+      registry: openRegistry(ctx.env),
+      env: ctx.env,
+      cwd: process.cwd(),
+      selfCommand: selfCommand(),
+      notice: (message) => ctx.out.note(message),
+      killAfterMs: Number(ctx.env.IVOAI_KILL_AFTER_MS) || 5_000,
+    });
+  }
   const task = await taskOf(ctx);
   const workers = stringOption(ctx.options, "workers");
   const result = await runAuto({
@@ -114,7 +139,8 @@ export const autoCommand: CommandSpec = {
     "anything else is planned by the primary (a DAG of at most 12 tasks), advisory read-only workers run the\n" +
     "independent parts (2 at once by default, at most 3), and the primary consolidates and applies changes.\n" +
     "On a confirmed quota limit the session moves to the other vendor (at most twice) with a bounded handoff.\n" +
-    "The answer goes to stdout, progress to stderr; 'ivoai session show ID' shows the plan afterwards.\n" +
+    "On a terminal with no task, 'ivoai auto' opens the managed OpenCode TUI (pinned version, isolated config),\n" +
+    "every turn of which is run by ivoai the same way. Otherwise the answer goes to stdout, progress to stderr; 'ivoai session show ID' shows the plan afterwards.\n" +
     "Exit status: 0 done, 1 failed, 75 stopped by quota on every vendor, 128+N stopped by signal N.",
   positionals: [
     {

@@ -1,0 +1,261 @@
+// `ivoai auto` on a terminal: the managed OpenCode frontend. ivoai starts its bridge (the AUTO engine behind an
+// OpenAI-compatible loopback API), then a pinned `opencode serve` on a free loopback port with a random password
+// and an isolated configuration, then the TUI attached to it in the foreground. When the TUI exits (or ivoai is
+// stopped) the server's process group and the bridge are ended; the exit status is the TUI's.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { promises as fs } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { IvoaiError } from "../../shared/errors.js";
+import { withTimeout } from "../../shared/timeout.js";
+import { locateAgent, TESTED_VERSIONS } from "../agents/catalog.js";
+import { createSignalRelay, LaunchStopped, type SignalRelay, signalStatus } from "../agents/signal-relay.js";
+import { loadExecutorRegistry } from "../auto/registry.js";
+import type { ConnectionRegistry } from "../connections/registry.js";
+import { selectSources } from "../router/selection.js";
+import { startBridge } from "./bridge.js";
+import { frontendCatalogue, opencodeProviderConfig, validEfforts } from "./catalogue.js";
+import { createAutoFrontendEngine } from "./engine.js";
+
+/** The only place the bridge secret lives: managed OpenCode's environment. */
+export const BRIDGE_SECRET_ENV = "IVOAI_BRIDGE_SECRET";
+const LISTENING = /opencode server listening on (http:\/\/127\.0\.0\.1:\d+)/;
+const MAX_SERVER_OUTPUT = 8 * 1024;
+/** Variables of the user's own OpenCode setup that must not reach the managed one. */
+const USER_OPENCODE_ENV = [
+  "OPENCODE_CONFIG",
+  "OPENCODE_CONFIG_DIR",
+  "OPENCODE_CONFIG_CONTENT",
+  "OPENCODE_TUI_CONFIG",
+  "OPENCODE_SERVER_PASSWORD",
+  "OPENCODE_SERVER_USERNAME",
+  BRIDGE_SECRET_ENV,
+];
+
+export interface OpencodeFrontendOptions {
+  /** Explicit knowledge selection; empty means every enabled server (as for the launchers). */
+  knowledgeSources: readonly string[];
+  registry: ConnectionRegistry;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  selfCommand: string[];
+  /** Messages before the TUI takes the terminal (dropped afterwards: they would tear its screen). */
+  notice(message: string): void;
+  /** TERM → KILL bound for the executors, the server and the TUI. */
+  killAfterMs?: number;
+  /** How long `opencode serve` may take to listen; 60 s unless given. */
+  startTimeoutMs?: number;
+}
+
+/** Runs the frontend to its end; resolves with the TUI's exit status (128+N when stopped by signal N). */
+export async function runOpencodeFrontend(options: OpencodeFrontendOptions): Promise<number> {
+  const killAfterMs = options.killAfterMs ?? 5_000;
+  const relay = createSignalRelay(killAfterMs);
+  const cleanups: (() => Promise<unknown>)[] = [];
+  // OpenCode quits cleanly (status 0) on a forwarded TERM/HUP; ivoai's own status still says it was stopped.
+  let stoppedBy: NodeJS.Signals | undefined;
+  const stopping = ["SIGTERM", "SIGHUP", "SIGINT"] as const;
+  const onStop = (signal: NodeJS.Signals) => {
+    stoppedBy ??= signal;
+  };
+  for (const signal of stopping) process.on(signal, onStop);
+  try {
+    const status = await run(options, relay, cleanups, killAfterMs);
+    return stoppedBy ? signalStatus(stoppedBy) : status;
+  } catch (error) {
+    if (!(error instanceof LaunchStopped)) throw error;
+    return signalStatus(error.signal);
+  } finally {
+    for (const step of cleanups.reverse()) await step().catch(() => undefined);
+    for (const signal of stopping) process.off(signal, onStop);
+    relay.dispose();
+  }
+}
+
+async function run(
+  options: OpencodeFrontendOptions,
+  relay: SignalRelay,
+  cleanups: (() => Promise<unknown>)[],
+  killAfterMs: number,
+): Promise<number> {
+  const paths = options.registry.paths;
+  const managedBin = path.join(paths.dataDir, "bin");
+  const opencode = await locateAgent("opencode", managedBin, options.env);
+  if (!opencode) {
+    throw new IvoaiError(
+      "NOT_FOUND",
+      `opencode is not installed (not on PATH nor in ${managedBin}); run 'ivoai install opencode'`,
+    );
+  }
+  const version = await relay.unlessStopped(versionOf(opencode.path, options.env));
+  if (version !== TESTED_VERSIONS.opencode) {
+    throw new IvoaiError(
+      "CONFLICT",
+      `${opencode.path} is opencode ${version || "(unknown version)"}; ivoai auto needs the pinned ${TESTED_VERSIONS.opencode} ('ivoai install opencode')`,
+    );
+  }
+  // The launchers' rule: an explicitly selected source must be usable now, before anything starts.
+  if (options.knowledgeSources.length > 0) {
+    await relay.unlessStopped(
+      selectSources(options.registry, options.knowledgeSources, { checkReady: true }),
+    );
+  }
+  const executors = await relay.unlessStopped(
+    loadExecutorRegistry({ stateDir: paths.stateDir, managedBin, env: options.env }),
+  );
+  let tuiRunning = false;
+  const bridge = await startBridge({
+    engine: createAutoFrontendEngine({
+      registry: options.registry,
+      env: options.env,
+      cwd: options.cwd,
+      selfCommand: options.selfCommand,
+      knowledgeSources: options.knowledgeSources,
+      notice: (message) => {
+        if (!tuiRunning) options.notice(message);
+      },
+      killAfterMs,
+    }),
+    catalogue: () => frontendCatalogue(executors),
+    validEfforts: validEfforts(executors),
+    // OpenCode sends its own session id on every provider request.
+    sessionHeader: "x-session-id",
+  });
+  cleanups.push(() => bridge.close());
+  relay.check();
+
+  const home = path.join(paths.stateDir, "frontend", "opencode");
+  const xdg = {
+    // OpenCode also reads ~/.opencode/ (config, plugins) whatever XDG says: the managed one gets its own home.
+    HOME: path.join(home, "home"),
+    XDG_CONFIG_HOME: path.join(home, "config"),
+    XDG_DATA_HOME: path.join(home, "data"),
+    XDG_CACHE_HOME: path.join(home, "cache"),
+    XDG_STATE_HOME: path.join(home, "state"),
+  };
+  for (const dir of [home, ...Object.values(xdg)]) {
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    await fs.chmod(dir, 0o700);
+  }
+  const base: NodeJS.ProcessEnv = { ...options.env, ...xdg };
+  for (const name of USER_OPENCODE_ENV) delete base[name];
+  const password = randomBytes(32).toString("base64url");
+  const entries = frontendCatalogue(executors);
+  const config = {
+    $schema: "https://opencode.ai/config.json",
+    share: "disabled",
+    autoupdate: false,
+    model: "ivoai/auto",
+    enabled_providers: ["ivoai"],
+    agent: { title: { disable: true } },
+    provider: { ivoai: opencodeProviderConfig(entries, bridge.url, BRIDGE_SECRET_ENV) },
+  };
+  const port = await relay.unlessStopped(freePort());
+  const server = spawn(opencode.path, ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
+    cwd: options.cwd,
+    // Its own process group, away from the terminal: ^C is the TUI's; ivoai ends the server itself.
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...base,
+      OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
+      OPENCODE_DISABLE_PROJECT_CONFIG: "1",
+      OPENCODE_DISABLE_SHARE: "1",
+      OPENCODE_DISABLE_AUTOUPDATE: "1",
+      OPENCODE_SERVER_PASSWORD: password,
+      [BRIDGE_SECRET_ENV]: bridge.secret,
+    },
+  });
+  const killServer = () => killGroup(server, "SIGKILL");
+  // Even if ivoai dies on an uncaught error, the server's group does not outlive it.
+  process.once("exit", killServer);
+  cleanups.push(async () => {
+    process.off("exit", killServer);
+    await stopGroup(server, killAfterMs);
+  });
+  const url = await relay.unlessStopped(
+    serverUrl(server, port, options.startTimeoutMs ?? 60_000).catch((error: Error) => {
+      throw new IvoaiError("INTERNAL", `opencode serve did not start: ${error.message}`);
+    }),
+  );
+
+  relay.check();
+  tuiRunning = true;
+  // The user's terminal, in ivoai's process group: the TUI owns the keyboard; ^C is its key.
+  const tui = spawn(opencode.path, ["attach", url, "--dir", options.cwd], {
+    cwd: options.cwd,
+    stdio: "inherit",
+    env: { ...base, OPENCODE_SERVER_PASSWORD: password },
+  });
+  const watched = relay.watch(tui);
+  if (!(await watched.spawned)) throw new IvoaiError("NOT_FOUND", `could not start ${opencode.path}`);
+  const exit = await watched.exited;
+  return exit.code ?? (exit.signal ? signalStatus(exit.signal) : 128);
+}
+
+function versionOf(program: string, env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve) => {
+    // Detached (no controlling terminal): OpenCode otherwise resets the user's terminal through /dev/tty.
+    const options = { env, timeout: 20_000, maxBuffer: 64 * 1024, detached: true };
+    execFile(program, ["--version"], options, (error, stdout) => {
+      resolve(error ? "" : (String(stdout).trim().split("\n").pop()?.trim().slice(0, 40) ?? ""));
+    });
+  });
+}
+
+/** A port free on 127.0.0.1 right now (OpenCode's `--port 0` would prefer 4096). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
+    });
+  });
+}
+
+/** Waits (bounded) for the server's "listening" line; keeps draining its output afterwards. */
+function serverUrl(server: ChildProcess, port: number, timeoutMs: number): Promise<string> {
+  let output = "";
+  const started = new Promise<string>((resolve, reject) => {
+    const onData = (data: Buffer) => {
+      output = (output + data.toString()).slice(-MAX_SERVER_OUTPUT);
+      const listening = LISTENING.exec(output)?.[1];
+      if (listening?.endsWith(`:${port}`)) resolve(listening);
+    };
+    server.stdout?.on("data", onData);
+    server.stderr?.on("data", onData);
+    server.once("error", reject);
+    server.once("exit", (code, signal) => {
+      const tail = output.trim().split("\n").slice(-3).join(" | ").slice(0, 300);
+      reject(new Error(`it exited (${signal ?? code})${tail ? `: ${tail}` : ""}`));
+    });
+  });
+  return withTimeout(started, timeoutMs, `no "listening" line within ${timeoutMs / 1000} s`);
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // the group is gone
+  }
+}
+
+/** TERM to the server's process group, KILL after the bound; resolves once the server has exited. */
+async function stopGroup(child: ChildProcess, killAfterMs: number): Promise<void> {
+  if (child.pid === undefined) return;
+  const exited =
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  killGroup(child, "SIGTERM");
+  const escalate = setTimeout(() => killGroup(child, "SIGKILL"), killAfterMs);
+  await exited;
+  clearTimeout(escalate);
+  // Anything the server left in its group goes with it.
+  killGroup(child, "SIGKILL");
+}

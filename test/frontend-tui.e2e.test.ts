@@ -1,0 +1,306 @@
+// `ivoai auto` on a terminal, for real: tmux gives it a TTY, the pinned OpenCode TUI attaches to ivoai's managed
+// server, a typed prompt is answered by the fake executor through the bridge and the AUTO engine, ^C ends it all
+// and nothing is left running. Secrets (bridge secret, server password) are in no argv and not in OpenCode's
+// resolved config. Without a terminal, `ivoai auto` still reads its task from stdin.
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TESTED_VERSIONS } from "../src/client/agents/catalog.js";
+import { type FakeClis, installFakeClis } from "./fake-clis.js";
+import { BIN, runIvoai } from "./helpers.js";
+import { ensureAgentClis } from "./npm-tools.js";
+
+const signals = { complexity: 0.1, context_need: 0.1, risk: 0.1, ambiguity: 0.1, est_tokens: 10 };
+const plan = { tasks: [{ id: "n", kind: "research", instructions: "x", depends_on: [], signals }] };
+const ANSWER = "canary answer from the fake executor";
+
+let bin = "";
+let root = "";
+let fakes: FakeClis;
+let runs = 0;
+
+function exec(program: string, args: string[], env?: NodeJS.ProcessEnv, cwd?: string) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(program, args, { env, cwd, timeout: 60_000, maxBuffer: 8 << 20 }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** Environment of every process started by one run (the marker lets /proc tell them apart). */
+function processEnvs(marker: string): { pid: number; cmdline: string; env: Map<string, string> }[] {
+  const found = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
+      if (!environ.includes(`IVOAI_TUI_TEST=${marker}`)) continue;
+      const env = new Map(
+        environ.map((entry) => [entry.split("=")[0] ?? "", entry.slice(entry.indexOf("=") + 1)]),
+      );
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ");
+      found.push({ pid: Number(name), cmdline, env });
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+function allCmdlines(): string[] {
+  const lines: string[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      lines.push(readFileSync(`/proc/${name}/cmdline`, "utf8"));
+    } catch {
+      // gone
+    }
+  }
+  return lines;
+}
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  ms = 60_000,
+  seen: () => Promise<string> | string = () => "",
+) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; seen:\n${await seen()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** `ivoai auto ARGS` in a fresh tmux server (its own socket), 120×40, the pane kept after exit. */
+async function startTui(args: string[], extraPath = "", stderrToFile = false) {
+  runs += 1;
+  const dir = path.join(root, `run${runs}`);
+  await mkdir(dir, { recursive: true });
+  const sock = path.join(dir, "tmux.sock");
+  const marker = dir;
+  const script = [
+    `cd '${path.join(root, "project")}'`,
+    `export IVOAI_TUI_TEST='${marker}' TERM=xterm-256color HOME='${root}'`,
+    `export PATH='${extraPath}${fakes.binDir}:${bin}:${process.env.PATH ?? ""}'`,
+    `export XDG_CONFIG_HOME='${root}/config' XDG_STATE_HOME='${root}/state' XDG_DATA_HOME='${root}/data'`,
+    `export FAKE_AUTO_SCRIPT='${fakes.env.FAKE_AUTO_SCRIPT}' FAKE_AUTO_LOG='${fakes.env.FAKE_AUTO_LOG}'`,
+    `export FAKE_AUTO_STATE='${fakes.env.FAKE_AUTO_STATE}' IVOAI_KILL_AFTER_MS=2000`,
+    // An error printed at once can be lost to tmux's first redraw: the failing cases keep stderr in a file.
+    `'${process.execPath}' '${BIN}' auto ${args.join(" ")}${stderrToFile ? ` 2>'${dir}/stderr.txt'` : ""}`,
+    `code=$?; echo "$code" > '${dir}/exit.txt'; echo "IVOAI-EXIT=$code"`,
+  ].join("\n");
+  await writeFile(path.join(dir, "run.sh"), `${script}\n`);
+  await writeFile(path.join(dir, "tmux.conf"), "set -g remain-on-exit on\n");
+  const tmux = (...rest: string[]) => exec("tmux", ["-S", sock, ...rest]);
+  const started = await exec("tmux", [
+    "-S",
+    sock,
+    "-f",
+    path.join(dir, "tmux.conf"),
+    "new-session",
+    "-d",
+    "-x",
+    "120",
+    "-y",
+    "40",
+    `sh '${path.join(dir, "run.sh")}'`,
+  ]);
+  expect(started.code, started.stderr).toBe(0);
+  const screen = async () => (await tmux("capture-pane", "-p")).stdout;
+  return {
+    marker,
+    tmux,
+    screen,
+    waitScreen: (text: string | RegExp, ms?: number) =>
+      until(
+        `${text} on screen`,
+        async () => {
+          const shown = await screen();
+          return (typeof text === "string" ? shown.includes(text) : text.test(shown)) ? shown : undefined;
+        },
+        ms,
+      ),
+    stderr: () => readFileSync(path.join(dir, "stderr.txt"), "utf8"),
+    /** ivoai's exit status, once it has exited (a file: early screen output can be lost to tmux's first redraw). */
+    exited: (ms = 30_000) =>
+      until(
+        "ivoai to exit",
+        () => {
+          try {
+            return Number(readFileSync(path.join(dir, "exit.txt"), "utf8").trim());
+          } catch {
+            return undefined;
+          }
+        },
+        ms,
+        screen,
+      ),
+    close: () => tmux("kill-server"),
+  };
+}
+
+beforeAll(async () => {
+  bin = path.join(path.dirname(await ensureAgentClis(TESTED_VERSIONS)), ".bin");
+  root = await mkdtemp(path.join(os.tmpdir(), "ivoai-frontend-tui-"));
+  await mkdir(path.join(root, "project"), { recursive: true });
+  fakes = await installFakeClis(path.join(root, "fakes"));
+  // The user's own OpenCode config, which the managed OpenCode must not read.
+  await mkdir(path.join(root, ".opencode"), { recursive: true });
+  await writeFile(path.join(root, ".opencode/opencode.json"), '{"username":"users-own-opencode"}');
+  await mkdir(path.join(root, "config/opencode"), { recursive: true });
+  await writeFile(path.join(root, "config/opencode/opencode.json"), '{"username":"users-own-opencode"}');
+}, 900_000);
+
+afterAll(async () => {
+  await fakes?.killAll();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
+  it("answers a typed prompt through ivoai, keeps secrets out of argv and config, and ^C leaves nothing running", async () => {
+    await fakes.script({
+      codex: {
+        turns: {
+          plan: [{ reply: plan }],
+          answer: [{ reply: ANSWER }],
+          consolidate: [{ reply: ANSWER }],
+        },
+      },
+      claude: {},
+    });
+    const tui = await startTui([]);
+    try {
+      const home = await tui.waitScreen("Ask anything");
+      expect(home).toContain("ivoai auto");
+
+      // While it runs: the secrets live only in the server's environment.
+      const server = await until("the opencode server", () =>
+        processEnvs(tui.marker).find((proc) => proc.cmdline.includes(" serve ")),
+      );
+      expect(server.cmdline).toMatch(/serve --hostname 127\.0\.0\.1 --port \d+/);
+      const secret = server.env.get("IVOAI_BRIDGE_SECRET") ?? "";
+      const password = server.env.get("OPENCODE_SERVER_PASSWORD") ?? "";
+      expect(secret.length).toBeGreaterThan(40);
+      expect(password.length).toBeGreaterThan(30);
+      expect(server.env.get("XDG_CONFIG_HOME")).toBe(path.join(root, "state/ivoai/frontend/opencode/config"));
+      expect(server.env.get("OPENCODE_DISABLE_PROJECT_CONFIG")).toBe("1");
+      for (const cmdline of allCmdlines()) {
+        expect(cmdline.includes(secret) || cmdline.includes(password)).toBe(false);
+      }
+      const attach = processEnvs(tui.marker).find((proc) => proc.cmdline.includes(" attach "));
+      expect(attach?.env.get("OPENCODE_SERVER_PASSWORD")).toBe(password);
+      expect(attach?.env.has("IVOAI_BRIDGE_SECRET")).toBe(false);
+      const resolved = await exec(
+        path.join(bin, "opencode"),
+        ["debug", "config"],
+        Object.fromEntries(server.env),
+        path.join(root, "project"),
+      );
+      expect(resolved.code, resolved.stderr).toBe(0);
+      expect(resolved.stdout).toContain('"ivoai"');
+      expect(resolved.stdout).toContain('"share": "disabled"');
+      expect(resolved.stdout).not.toContain("users-own-opencode");
+      expect(resolved.stdout.includes(secret) || resolved.stdout.includes(password)).toBe(false);
+      // The server answers only with its password.
+      const url = `http://127.0.0.1:${/--port (\d+)/.exec(server.cmdline)?.[1]}`;
+      expect((await fetch(`${url}/config`)).status).toBe(401);
+      const auth = `Basic ${Buffer.from(`opencode:${password}`).toString("base64")}`;
+      expect((await fetch(`${url}/config`, { headers: { authorization: auth } })).status).toBe(200);
+      const home700 = await stat(path.join(root, "state/ivoai/frontend/opencode"));
+      expect(home700.mode & 0o777).toBe(0o700);
+
+      await tui.tmux("send-keys", "-l", "Implement the canary stage");
+      await tui.tmux("send-keys", "Enter");
+      await tui.waitScreen(ANSWER, 90_000);
+      const turns = (await fakes.log()).filter((line) => line.role !== "app-server");
+      expect(turns.length).toBeGreaterThan(0);
+      expect(turns.every((line) => line.executor === "codex")).toBe(true);
+
+      // One ^C on the empty prompt quits OpenCode; ivoai then ends the server and the bridge.
+      await tui.tmux("send-keys", "C-c");
+      expect(await tui.exited()).toBe(0);
+      expect((await tui.tmux("display", "-p", "#{pane_dead}")).stdout.trim()).toBe("1");
+      expect(processEnvs(tui.marker).map((proc) => proc.cmdline)).toEqual([]);
+    } finally {
+      await tui.close();
+    }
+  }, 240_000);
+
+  it("ends the TUI, the server and the bridge when ivoai gets SIGTERM", async () => {
+    await fakes.reset();
+    const tui = await startTui([]);
+    try {
+      await tui.waitScreen("Ask anything");
+      const ivoai = processEnvs(tui.marker).find((proc) => proc.cmdline.includes(`${BIN} auto`));
+      expect(ivoai).toBeDefined();
+      process.kill(ivoai?.pid ?? 0, "SIGTERM");
+      expect(await tui.exited()).toBe(143);
+      expect(processEnvs(tui.marker).map((proc) => proc.cmdline)).toEqual([]);
+    } finally {
+      await tui.close();
+    }
+  }, 120_000);
+
+  it("refuses an OpenCode other than the pinned version, with a clear message, before starting anything", async () => {
+    const other = path.join(root, "other-opencode");
+    await mkdir(other, { recursive: true });
+    await writeFile(path.join(other, "opencode"), "#!/bin/sh\necho 0.0.1\n");
+    await chmod(path.join(other, "opencode"), 0o755);
+    const tui = await startTui([], `${other}:`, true);
+    try {
+      expect(await tui.exited()).toBe(1);
+      expect(tui.stderr()).toContain(
+        `is opencode 0.0.1; ivoai auto needs the pinned ${TESTED_VERSIONS.opencode}`,
+      );
+    } finally {
+      await tui.close();
+    }
+  }, 60_000);
+
+  it("fails before the frontend starts when an explicitly selected knowledge source is unavailable", async () => {
+    const tui = await startTui(["--knowledge-source", "nosuch"], "", true);
+    try {
+      expect(await tui.exited()).toBe(1);
+      expect(tui.stderr()).toContain("knowledge source nosuch is not connected");
+      expect(processEnvs(tui.marker)).toEqual([]);
+      expect(await tui.screen()).not.toContain("Ask anything");
+    } finally {
+      await tui.close();
+    }
+  }, 60_000);
+
+  it("without a terminal, `ivoai auto` with no task still reads the task from stdin", async () => {
+    await fakes.reset();
+    await fakes.script({
+      codex: {
+        turns: { plan: [{ reply: plan }], answer: [{ reply: ANSWER }], consolidate: [{ reply: ANSWER }] },
+      },
+      claude: {},
+    });
+    const result = await runIvoai(["auto"], {
+      input: "Implement the canary stage\n",
+      env: {
+        ...fakes.env,
+        PATH: `${fakes.binDir}:${bin}:${process.env.PATH ?? ""}`,
+        HOME: root,
+        XDG_CONFIG_HOME: path.join(root, "config"),
+        XDG_STATE_HOME: path.join(root, "state"),
+        XDG_DATA_HOME: path.join(root, "data"),
+      },
+      timeoutMs: 120_000,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(ANSWER);
+    const prompts = (await fakes.log())
+      .filter((line) => line.role !== "app-server")
+      .map((line) => line.prompt);
+    expect(prompts.some((prompt) => prompt.includes("Implement the canary stage"))).toBe(true);
+  }, 150_000);
+});
