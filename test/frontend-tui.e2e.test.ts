@@ -179,6 +179,8 @@ describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
     try {
       const home = await tui.waitScreen("Ask anything");
       expect(home).toContain("ivoai auto");
+      // ivoai's TUI plugin draws the compact status it reads from the launcher's status endpoint.
+      await tui.waitScreen("ivoai · sources");
 
       // While it runs: the secrets live only in the server's environment.
       const server = await until("the opencode server", () =>

@@ -7,16 +7,21 @@ import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { withTimeout } from "../../shared/timeout.js";
 import { locateAgent, TESTED_VERSIONS } from "../agents/catalog.js";
 import { createSignalRelay, LaunchStopped, type SignalRelay, signalStatus } from "../agents/signal-relay.js";
+import { createQuotaManager } from "../auto/quota/admission.js";
 import { loadExecutorRegistry } from "../auto/registry.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
 import { selectSources } from "../router/selection.js";
 import { startBridge } from "./bridge.js";
 import { frontendCatalogue, opencodeProviderConfig, validEfforts } from "./catalogue.js";
 import { createAutoFrontendEngine } from "./engine.js";
+import { pluginConfig, pluginFiles, startStatusServer, writePluginFiles } from "./plugins/index.js";
+
+const STATUS_TOKEN_ENV = "IVOAI_STATUS_TOKEN";
 
 /** The only place the bridge secret lives: managed OpenCode's environment. */
 export const BRIDGE_SECRET_ENV = "IVOAI_BRIDGE_SECRET";
@@ -96,11 +101,13 @@ async function run(
     );
   }
   // The launchers' rule: an explicitly selected source must be usable now, before anything starts.
-  if (options.knowledgeSources.length > 0) {
-    await relay.unlessStopped(
-      selectSources(options.registry, options.knowledgeSources, { checkReady: true }),
-    );
-  }
+  const explicit = options.knowledgeSources.length > 0;
+  const selected = await relay.unlessStopped(
+    selectSources(options.registry, options.knowledgeSources, { checkReady: explicit }).catch((error) => {
+      if (explicit) throw error;
+      return [];
+    }),
+  );
   const executors = await relay.unlessStopped(
     loadExecutorRegistry({ stateDir: paths.stateDir, managedBin, env: options.env }),
   );
@@ -142,6 +149,39 @@ async function run(
   for (const name of USER_OPENCODE_ENV) delete base[name];
   const password = randomBytes(32).toString("base64url");
   const entries = frontendCatalogue(executors);
+  // ivoai's status for the TUI plugin: selected sources, executors and their quota windows.
+  const quota = createQuotaManager({ stateDir: paths.stateDir });
+  const status = await startStatusServer(async () => ({
+    sources: selected.map((source) => ({
+      alias: source.profile.alias,
+      purpose: source.profile.purpose,
+      state: explicit ? "ok" : "unknown",
+      detail: explicit ? "ready when the session started" : "checked on first use",
+    })),
+    executor: executors.executors
+      .filter((entry) => entry.path && entry.login !== "logged_out")
+      .map((entry) => entry.name)
+      .join(", "),
+    quota: (await Promise.all(executors.executors.map((entry) => quota.current(entry.name).catch(() => []))))
+      .flat()
+      .map((snapshot) => ({
+        executor: snapshot.executor,
+        window: snapshot.window,
+        used_percent: snapshot.used_percent,
+        resets_at: snapshot.resets_at,
+      })),
+    session_id: null,
+  }));
+  cleanups.push(() => status.close());
+  const pluginsDir = path.join(home, "plugins");
+  await fs.mkdir(pluginsDir, { recursive: true, mode: 0o700 });
+  await writePluginFiles(
+    pluginsDir,
+    pluginFiles({ statusUrl: status.url, statusTokenEnv: STATUS_TOKEN_ENV }),
+  );
+  const plugins = pluginConfig(pluginsDir);
+  const tuiConfig = path.join(home, "tui.json");
+  await writeFileAtomic(tuiConfig, JSON.stringify(plugins.tui), { mode: 0o600 });
   const config = {
     $schema: "https://opencode.ai/config.json",
     share: "disabled",
@@ -150,6 +190,8 @@ async function run(
     enabled_providers: ["ivoai"],
     agent: { title: { disable: true } },
     provider: { ivoai: opencodeProviderConfig(entries, bridge.url, BRIDGE_SECRET_ENV) },
+    // ivoai's server plugin: the frontend session and message ids on every bridge request.
+    plugin: plugins.opencode.plugin,
   };
   const port = await relay.unlessStopped(freePort());
   const server = spawn(opencode.path, ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
@@ -186,7 +228,13 @@ async function run(
   const tui = spawn(opencode.path, ["attach", url, "--dir", options.cwd], {
     cwd: options.cwd,
     stdio: "inherit",
-    env: { ...base, OPENCODE_SERVER_PASSWORD: password },
+    // The TUI loads ivoai's status plugin, which reads the status with this token (environment only).
+    env: {
+      ...base,
+      OPENCODE_SERVER_PASSWORD: password,
+      OPENCODE_TUI_CONFIG: tuiConfig,
+      [STATUS_TOKEN_ENV]: status.token,
+    },
   });
   const watched = relay.watch(tui);
   if (!(await watched.spawned)) throw new IvoaiError("NOT_FOUND", `could not start ${opencode.path}`);
