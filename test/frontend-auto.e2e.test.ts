@@ -1,7 +1,6 @@
 // The whole AUTO frontend chain with the real pinned OpenCode: `opencode run` → ivoai's bridge → the AUTO engine →
 // the fake official CLIs. A turn streams back; a follow-up turn continues the same executor conversation; an
 // unavailable explicit model fails with ivoai's message; a hard limit mid-answer fails over and the stream goes on.
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -15,6 +14,7 @@ import { createAutoFrontendEngine } from "../src/client/frontend/engine.js";
 import { type FakeClis, installFakeClis } from "./fake-clis.js";
 import { BIN } from "./helpers.js";
 import { ensureAgentClis } from "./npm-tools.js";
+import { opencodeEnv, runOpencode } from "./opencode.js";
 
 const SECRET_ENV = "IVOAI_BRIDGE_SECRET";
 const signals = { complexity: 0.1, context_need: 0.1, risk: 0.1, ambiguity: 0.1, est_tokens: 10 };
@@ -26,8 +26,7 @@ let bridge: Bridge;
 let fakes: FakeClis;
 let provider: ReturnType<typeof opencodeProviderConfig>;
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const home = path.join(root, "oc-home");
+function run(args: string[]) {
   const config = {
     share: "disabled",
     autoupdate: false,
@@ -37,33 +36,9 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
       ivoai: { ...provider, models: { ...provider.models, mdl_withdrawn: { name: "withdrawn" } } },
     },
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn(path.join(bin, "opencode"), args, {
-      cwd: path.join(root, "project"),
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: home,
-        XDG_CONFIG_HOME: path.join(home, ".config"),
-        XDG_DATA_HOME: path.join(home, ".local/share"),
-        XDG_CACHE_HOME: path.join(home, ".cache"),
-        XDG_STATE_HOME: path.join(home, ".local/state"),
-        OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
-        OPENCODE_DISABLE_PROJECT_CONFIG: "1",
-        [SECRET_ENV]: bridge.secret,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 120_000,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (data: Buffer) => {
-      stdout += data.toString();
-    });
-    child.stderr.on("data", (data: Buffer) => {
-      stderr += data.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  return runOpencode(path.join(bin, "opencode"), args, {
+    cwd: path.join(root, "project"),
+    env: opencodeEnv(path.join(root, "oc-home"), config, { [SECRET_ENV]: bridge.secret }),
   });
 }
 const turns = async () => (await fakes.log()).filter((line) => line.role !== "app-server");

@@ -1,7 +1,7 @@
 // The real pinned OpenCode (`opencode run`) against the bridge with a scripted engine: a turn streams back, the
 // title costs no turn, an unknown model fails with ivoai's message, an engine error is shown, a killed client
 // aborts the turn, and the bridge secret stays out of argv and OpenCode's resolved config.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -10,6 +10,7 @@ import { TESTED_VERSIONS } from "../src/client/agents/catalog.js";
 import { type Bridge, startBridge } from "../src/client/frontend/bridge.js";
 import type { CatalogueEntry, FrontendTurn, FrontendTurnResult } from "../src/client/frontend/contracts.js";
 import { ensureAgentClis } from "./npm-tools.js";
+import { type OpencodeRun, opencodeEnv, runOpencode } from "./opencode.js";
 
 const SECRET_ENV = "IVOAI_BRIDGE_SECRET";
 const CATALOGUE: CatalogueEntry[] = [{ id: "auto", name: "ivoai auto", selection: { kind: "auto" } }];
@@ -26,9 +27,8 @@ let script: (turn: FrontendTurn) => Promise<FrontendTurnResult> = async () => ({
 });
 
 /** OpenCode's own config, isolated: the ivoai provider (plus one id the catalogue does not have), no sharing. */
-function opencodeEnv(): NodeJS.ProcessEnv {
-  const home = path.join(root, "home");
-  const config = {
+function bridgeConfig() {
+  return {
     $schema: "https://opencode.ai/config.json",
     share: "disabled",
     autoupdate: false,
@@ -48,45 +48,13 @@ function opencodeEnv(): NodeJS.ProcessEnv {
       },
     },
   };
-  return {
-    PATH: process.env.PATH ?? "",
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, ".config"),
-    XDG_DATA_HOME: path.join(home, ".local/share"),
-    XDG_CACHE_HOME: path.join(home, ".cache"),
-    XDG_STATE_HOME: path.join(home, ".local/state"),
-    OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
-    OPENCODE_DISABLE_PROJECT_CONFIG: "1",
-    [SECRET_ENV]: bridge.secret,
-  };
 }
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function opencode(args: string[], onSpawn?: (child: ChildProcess) => void): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(path.join(bin, "opencode"), args, {
-      cwd: path.join(root, "project"),
-      env: opencodeEnv(),
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 120_000,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (data: Buffer) => {
-      stdout += data.toString();
-    });
-    child.stderr.on("data", (data: Buffer) => {
-      stderr += data.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-    onSpawn?.(child);
+function opencode(args: string[], onSpawn?: (child: ChildProcess) => void): Promise<OpencodeRun> {
+  return runOpencode(path.join(bin, "opencode"), args, {
+    cwd: path.join(root, "project"),
+    env: opencodeEnv(path.join(root, "home"), bridgeConfig(), { [SECRET_ENV]: bridge.secret }),
+    ...(onSpawn ? { onSpawn } : {}),
   });
 }
 

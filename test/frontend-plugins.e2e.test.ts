@@ -1,7 +1,3 @@
-// ivoai's OpenCode plugins loaded by the real pinned OpenCode: the server plugin puts the frontend session and message
-// ids on every request to ivoai's provider (checked by a recording OpenAI-compatible server on 127.0.0.1:0), and the
-// resolved config lists the server plugin by the file URL ivoai wrote.
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,6 +13,7 @@ import {
   writePluginFiles,
 } from "../src/client/frontend/plugins/index.js";
 import { ensureAgentClis } from "./npm-tools.js";
+import { opencodeEnv, runOpencode } from "./opencode.js";
 
 let bin = "";
 let root = "";
@@ -59,33 +56,9 @@ function run(
     ...plugins.opencode,
     ...extra,
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn(path.join(bin, "opencode"), args, {
-      cwd: path.join(root, "project"),
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: home,
-        XDG_CONFIG_HOME: path.join(home, ".config"),
-        XDG_DATA_HOME: path.join(home, ".local/share"),
-        XDG_CACHE_HOME: path.join(home, ".cache"),
-        XDG_STATE_HOME: path.join(home, ".local/state"),
-        OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
-        OPENCODE_DISABLE_PROJECT_CONFIG: "1",
-        IVOAI_TEST_SECRET: "test-secret",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 120_000,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (data: Buffer) => {
-      stdout += data.toString();
-    });
-    child.stderr.on("data", (data: Buffer) => {
-      stderr += data.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  return runOpencode(path.join(bin, "opencode"), args, {
+    cwd: path.join(root, "project"),
+    env: opencodeEnv(home, config, { IVOAI_TEST_SECRET: "test-secret" }),
   });
 }
 
