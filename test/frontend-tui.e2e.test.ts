@@ -250,6 +250,40 @@ describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
     }
   }, 120_000);
 
+  it("ends, on the next start, the OpenCode server of an ivoai that was killed", async () => {
+    await fakes.reset();
+    const first = await startTui([]);
+    let orphan: number | undefined;
+    try {
+      await first.waitScreen("Ask anything");
+      const ivoai = processEnvs(first.marker).find((proc) => proc.cmdline.includes(`${BIN} auto`));
+      orphan = processEnvs(first.marker).find((proc) => proc.cmdline.includes(" serve "))?.pid;
+      expect(orphan).toBeGreaterThan(0);
+      // SIGKILL leaves ivoai no chance to end its server: it survives in its own process group.
+      process.kill(ivoai?.pid ?? 0, "SIGKILL");
+      await until("ivoai to die", () =>
+        processEnvs(first.marker).some((proc) => proc.cmdline.includes(`${BIN} auto`)) ? undefined : true,
+      );
+      expect(processEnvs(first.marker).some((proc) => proc.pid === orphan)).toBe(true);
+    } finally {
+      await first.close();
+    }
+    const second = await startTui([]);
+    try {
+      await second.waitScreen("Ask anything");
+      expect(processEnvs(first.marker).some((proc) => proc.pid === orphan)).toBe(false);
+    } finally {
+      await second.close();
+      for (const proc of [...processEnvs(first.marker), ...processEnvs(second.marker)]) {
+        try {
+          process.kill(proc.pid, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+    }
+  }, 180_000);
+
   it("refuses an OpenCode other than the pinned version, with a clear message, before starting anything", async () => {
     const other = path.join(root, "other-opencode");
     await mkdir(other, { recursive: true });

@@ -9,16 +9,21 @@ import net from "node:net";
 import path from "node:path";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { IvoaiError } from "../../shared/errors.js";
+import { oneLine } from "../../shared/terminal-text.js";
 import { withTimeout } from "../../shared/timeout.js";
 import { locateAgent, TESTED_VERSIONS } from "../agents/catalog.js";
 import { createSignalRelay, LaunchStopped, type SignalRelay, signalStatus } from "../agents/signal-relay.js";
 import { createQuotaManager } from "../auto/quota/admission.js";
 import { loadExecutorRegistry } from "../auto/registry.js";
+import { discover } from "../connections/connect.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
+import type { Source } from "../router/selection.js";
 import { selectSources } from "../router/selection.js";
+import { processStartTicks } from "../session/store.js";
 import { startBridge } from "./bridge.js";
 import { frontendCatalogue, opencodeProviderConfig, validEfforts } from "./catalogue.js";
 import { createAutoFrontendEngine } from "./engine.js";
+import type { StatusSnapshot } from "./plugins/index.js";
 import { pluginConfig, pluginFiles, startStatusServer, writePluginFiles } from "./plugins/index.js";
 
 const STATUS_TOKEN_ENV = "IVOAI_STATUS_TOKEN";
@@ -145,19 +150,16 @@ async function run(
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
     await fs.chmod(dir, 0o700);
   }
+  await endOrphanedServers(home);
   const base: NodeJS.ProcessEnv = { ...options.env, ...xdg };
   for (const name of USER_OPENCODE_ENV) delete base[name];
   const password = randomBytes(32).toString("base64url");
   const entries = frontendCatalogue(executors);
   // ivoai's status for the TUI plugin: selected sources, executors and their quota windows.
   const quota = createQuotaManager({ stateDir: paths.stateDir });
+  const health = sourceHealth(selected);
   const status = await startStatusServer(async () => ({
-    sources: selected.map((source) => ({
-      alias: source.profile.alias,
-      purpose: source.profile.purpose,
-      state: explicit ? "ok" : "unknown",
-      detail: explicit ? "ready when the session started" : "checked on first use",
-    })),
+    sources: await health.snapshot(),
     executor: executors.executors
       .filter((entry) => entry.path && entry.login !== "logged_out")
       .map((entry) => entry.name)
@@ -209,6 +211,9 @@ async function run(
       [BRIDGE_SECRET_ENV]: bridge.secret,
     },
   });
+  // Recorded so that the next `ivoai auto` ends this server if ivoai is killed before it can.
+  const serverMark = await markServer(home, server.pid);
+  cleanups.push(() => fs.rm(serverMark, { force: true }));
   const killServer = () => killGroup(server, "SIGKILL");
   // Even if ivoai dies on an uncaught error, the server's group does not outlive it.
   process.once("exit", killServer);
@@ -306,4 +311,86 @@ async function stopGroup(child: ChildProcess, killAfterMs: number): Promise<void
   clearTimeout(escalate);
   // Anything the server left in its group goes with it.
   killGroup(child, "SIGKILL");
+}
+
+/** Live health of the selected sources (discovery answers), probed at most every 10 s, all at once. */
+function sourceHealth(selected: readonly Source[]): { snapshot(): Promise<StatusSnapshot["sources"]> } {
+  let cached: { at: number; value: Promise<StatusSnapshot["sources"]> } | undefined;
+  const probe = () =>
+    Promise.all(
+      selected.map(async (source) => {
+        try {
+          await discover(source.profile.url, 2_000);
+          return {
+            alias: source.profile.alias,
+            purpose: source.profile.purpose,
+            state: "ok" as const,
+            detail: "reachable",
+          };
+        } catch (error) {
+          return {
+            alias: source.profile.alias,
+            purpose: source.profile.purpose,
+            state: "unhealthy" as const,
+            detail: oneLine((error as Error).message).slice(0, 160),
+          };
+        }
+      }),
+    );
+  return {
+    snapshot() {
+      if (!cached || Date.now() - cached.at > 10_000) cached = { at: Date.now(), value: probe() };
+      return cached.value;
+    },
+  };
+}
+
+/** Writes `<home>/servers/<ivoai pid>.json` naming this ivoai and its OpenCode server (with start times). */
+async function markServer(home: string, serverPid: number | undefined): Promise<string> {
+  const dir = path.join(home, "servers");
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, `${process.pid}.json`);
+  const mark = {
+    ivoai_pid: process.pid,
+    ivoai_ticks: processStartTicks(process.pid),
+    server_pid: serverPid ?? null,
+    server_ticks: serverPid === undefined ? null : processStartTicks(serverPid),
+  };
+  await writeFileAtomic(file, JSON.stringify(mark), { mode: 0o600 });
+  return file;
+}
+
+/**
+ * Ends the OpenCode servers of ivoai processes that are gone (killed before they could): only when the
+ * recorded ivoai no longer runs and the server is still the recorded process (pid and start time).
+ */
+async function endOrphanedServers(home: string): Promise<void> {
+  const dir = path.join(home, "servers");
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  for (const name of names.filter((entry) => /^\d+\.json$/.test(entry))) {
+    const file = path.join(dir, name);
+    try {
+      const mark = JSON.parse(await fs.readFile(file, "utf8")) as {
+        ivoai_pid: number;
+        ivoai_ticks: string | null;
+        server_pid: number | null;
+        server_ticks: string | null;
+      };
+      if (mark.ivoai_ticks !== null && processStartTicks(mark.ivoai_pid) === mark.ivoai_ticks) continue;
+      if (
+        mark.server_pid !== null &&
+        mark.server_ticks !== null &&
+        processStartTicks(mark.server_pid) === mark.server_ticks
+      ) {
+        try {
+          process.kill(-mark.server_pid, "SIGKILL");
+        } catch {
+          // gone meanwhile
+        }
+      }
+      await fs.rm(file, { force: true });
+    } catch {
+      await fs.rm(file, { force: true });
+    }
+  }
 }
