@@ -1,11 +1,13 @@
 // The whole AUTO frontend chain with the real pinned OpenCode: `opencode run` → ivoai's bridge → the AUTO engine →
 // the fake official CLIs. A turn streams back; a follow-up turn continues the same executor conversation; an
 // unavailable explicit model fails with ivoai's message; a hard limit mid-answer fails over and the stream goes on.
+import type { ChildProcess } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TESTED_VERSIONS } from "../src/client/agents/catalog.js";
+import { procStat } from "../src/client/auto/executors/process.js";
 import { loadExecutorRegistry } from "../src/client/auto/registry.js";
 import { openRegistry } from "../src/client/connections/registry.js";
 import { type Bridge, startBridge } from "../src/client/frontend/bridge.js";
@@ -26,7 +28,13 @@ let bridge: Bridge;
 let fakes: FakeClis;
 let provider: ReturnType<typeof opencodeProviderConfig>;
 
-function run(args: string[]) {
+/** Whether a process still runs (a zombie nobody reaped counts as ended). */
+function isRunning(pid: number): boolean {
+  const state = procStat(pid)?.state;
+  return state !== undefined && state !== "Z" && state !== "X";
+}
+
+function run(args: string[], onSpawn?: (child: ChildProcess) => void) {
   const config = {
     share: "disabled",
     autoupdate: false,
@@ -39,6 +47,7 @@ function run(args: string[]) {
   return runOpencode(path.join(bin, "opencode"), args, {
     cwd: path.join(root, "project"),
     env: opencodeEnv(path.join(root, "oc-home"), config, { [SECRET_ENV]: bridge.secret }),
+    ...(onSpawn ? { onSpawn } : {}),
   });
 }
 const turns = async () => (await fakes.log()).filter((line) => line.role !== "app-server");
@@ -132,4 +141,27 @@ describe("OpenCode → bridge → AUTO → official CLIs", () => {
       ["claude", "handoff"],
     ]);
   });
+
+  it("ends the executor's process group when OpenCode goes away mid-turn", async () => {
+    await fakes.reset();
+    await fakes.script({ codex: { turns: { plan: [{ hang: true, grandchild: true }] } }, claude: {} });
+    // The previous test's usage limit would keep codex from being admitted.
+    await rm(path.join(root, "state", "ivoai", "auto", "quota.json"), { force: true });
+    let client: ChildProcess | undefined;
+    const running = run(["run", "-m", "ivoai/auto", "Implement the slow stage"], (child) => {
+      client = child;
+    });
+    let hung: Awaited<ReturnType<typeof turns>>[number] | undefined;
+    for (const deadline = Date.now() + 60_000; !hung && Date.now() < deadline; ) {
+      hung = (await turns()).find((line) => line.grandchild_pid);
+      if (!hung) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(hung?.grandchild_pid).toBeGreaterThan(0);
+    client?.kill("SIGKILL");
+    await running;
+    const alive = () => [hung?.pid, hung?.grandchild_pid].some((pid) => isRunning(pid as number));
+    for (const deadline = Date.now() + 20_000; alive() && Date.now() < deadline; )
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(alive()).toBe(false);
+  }, 120_000);
 });

@@ -179,8 +179,13 @@ describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
     try {
       const home = await tui.waitScreen("Ask anything");
       expect(home).toContain("ivoai auto");
-      // ivoai's TUI plugin draws the compact status it reads from the launcher's status endpoint.
+      // ivoai's TUI plugin draws the compact status it reads from the launcher's status endpoint, and `/ivoai`
+      // opens the panel with the executors.
       await tui.waitScreen("ivoai · sources");
+      await tui.tmux("send-keys", "-l", "/ivoai");
+      await tui.tmux("send-keys", "Enter");
+      await tui.waitScreen("Executor: codex");
+      await tui.tmux("send-keys", "Escape");
 
       // While it runs: the secrets live only in the server's environment.
       const server = await until("the opencode server", () =>

@@ -5,6 +5,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { readBody, sendJson } from "../../shared/http-json.js";
 import { checkOrigin } from "../../shared/origin-policy.js";
+import { withTimeout } from "../../shared/timeout.js";
 import {
   ChatRequest,
   chunk,
@@ -58,6 +59,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const created = Math.floor(Date.now() / 1000);
+  /** Engine turns still running, so that close() can let them finish recording. */
+  const inflight = new Set<Promise<FrontendTurnResult>>();
 
   const authorised = (header: string | undefined): boolean =>
     header !== undefined && timingSafeEqual(createHash("sha256").update(header).digest(), secretHash);
@@ -131,7 +134,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     }
     let result: FrontendTurnResult;
     try {
-      result = await options.engine.turn({
+      const turn = options.engine.turn({
         frontendSession: frontendSessionFrom(req.headers[sessionHeader]),
         prompt,
         selection: entry.selection,
@@ -143,6 +146,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
           res.write(chunk(id, created, model, { content: delta }, null));
         },
       });
+      inflight.add(turn);
+      try {
+        result = await turn;
+      } finally {
+        inflight.delete(turn);
+      }
     } catch (error) {
       result = {
         finish: "error",
@@ -231,6 +240,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // Closed connections abort their turns; each still records its end (bounded wait).
+      await withTimeout(Promise.allSettled([...inflight]), 15_000).catch(() => undefined);
     },
   };
 }
