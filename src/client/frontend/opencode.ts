@@ -211,9 +211,9 @@ async function run(
       [BRIDGE_SECRET_ENV]: bridge.secret,
     },
   });
-  // Recorded so that the next `ivoai auto` ends this server if ivoai is killed before it can.
-  const serverMark = await markServer(home, server.pid);
-  cleanups.push(() => fs.rm(serverMark, { force: true }));
+  // Watched from its spawn's own tick: a server that exits at once is still seen exiting.
+  const listening = serverUrl(server, port, options.startTimeoutMs ?? 60_000);
+  listening.catch(() => undefined);
   const killServer = () => killGroup(server, "SIGKILL");
   // Even if ivoai dies on an uncaught error, the server's group does not outlive it.
   process.once("exit", killServer);
@@ -221,8 +221,11 @@ async function run(
     process.off("exit", killServer);
     await stopGroup(server, killAfterMs);
   });
+  // Recorded so that the next `ivoai auto` ends this server if ivoai is killed before it can.
+  const serverMark = await markServer(home, server.pid);
+  cleanups.push(() => fs.rm(serverMark, { force: true }));
   const url = await relay.unlessStopped(
-    serverUrl(server, port, options.startTimeoutMs ?? 60_000).catch((error: Error) => {
+    listening.catch((error: Error) => {
       throw new IvoaiError("INTERNAL", `opencode serve did not start: ${error.message}`);
     }),
   );
