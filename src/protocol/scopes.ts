@@ -12,6 +12,10 @@ export const SCOPES = [
   // Deciding approvals is a person's job: never in the default set, only granted explicitly.
   "approvals:read",
   "approvals:decide",
+  // Operator reads and actions the web console uses; never in the default set either.
+  "audit:read",
+  "clients:read",
+  "clients:revoke",
 ] as const;
 
 export const scopeSchema = z.enum(SCOPES);
@@ -34,3 +38,40 @@ export function parseScopeList(text: string): Scope[] | { unknown: string[] } {
   if (unknown.length > 0) return { unknown };
   return [...new Set(names as Scope[])];
 }
+
+/** The scopes of each web console role (`ivoai server console login --role`). */
+export const CONSOLE_ROLE_SCOPES = {
+  viewer: [
+    "status:read",
+    "doctor:read",
+    "connector:read",
+    "context:read",
+    "memory:read",
+    "approvals:read",
+    "audit:read",
+    "clients:read",
+  ],
+  approver: [
+    "status:read",
+    "doctor:read",
+    "connector:read",
+    "context:read",
+    "memory:read",
+    "approvals:read",
+    "audit:read",
+    "clients:read",
+    "approvals:decide",
+  ],
+  admin: [
+    "status:read",
+    "doctor:read",
+    "connector:read",
+    "context:read",
+    "memory:read",
+    "approvals:read",
+    "audit:read",
+    "clients:read",
+    "approvals:decide",
+    "clients:revoke",
+  ],
+} as const satisfies Record<"viewer" | "approver" | "admin", readonly Scope[]>;
