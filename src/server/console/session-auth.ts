@@ -75,8 +75,8 @@ export interface ConsoleAuth {
   cookieName(): string;
   /** The cookie's value, if the request carries one. */
   cookieOf(c: Context<GatewayEnv>): string | undefined;
-  /** `Set-Cookie` for a new session, ending with it. */
-  setCookie(c: Context<GatewayEnv>, token: string, session: ConsoleSessionRecord): void;
+  /** `Set-Cookie` for a session opened at `now`, ending with it. */
+  setCookie(c: Context<GatewayEnv>, token: string, session: ConsoleSessionRecord, now: Date): void;
   /** `Set-Cookie` that removes the cookie. */
   clearCookie(c: Context<GatewayEnv>): void;
   /** The live session of the request's cookie (activity recorded), else a 401 that clears the cookie. */
@@ -139,12 +139,9 @@ export function createConsoleAuth(options: ConsoleAuthOptions): ConsoleAuth {
   return {
     cookieName,
     cookieOf,
-    setCookie(c, token, session) {
+    setCookie(c, token, session, now) {
       // The browser forgets the cookie when the session ends anyway (its absolute end).
-      const maxAge = Math.max(
-        0,
-        Math.floor((Date.parse(session.expires_at) - options.now().getTime()) / 1000),
-      );
+      const maxAge = Math.max(0, Math.floor((Date.parse(session.expires_at) - now.getTime()) / 1000));
       c.header("Set-Cookie", `${cookieName()}=${token}; Max-Age=${maxAge}; ${attributes()}`, {
         append: true,
       });

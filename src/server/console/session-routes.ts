@@ -50,7 +50,7 @@ export function createConsoleSessionRoutes(deps: ConsoleSessionRoutesDeps): Hono
       role: opened.session.role,
       remote: source,
     });
-    deps.auth.setCookie(c, opened.token, opened.session);
+    deps.auth.setCookie(c, opened.token, opened.session, now);
     return c.json(deps.auth.sessionBody(opened.session, opened.token));
   });
 
