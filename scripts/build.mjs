@@ -1,8 +1,8 @@
 // Builds the web console (Vite, into dist/console), then bundles the CLI into one ESM file with the console's
 // files inside it; native modules stay external (they cannot be bundled).
 // Outputs are written to a temporary name and renamed, so a test or `npm pack` running at the same
-// time never executes or packs a half-written bundle.
-import { chmod, mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
+// time never executes or packs a half-written bundle (the console too: built aside, embedded from there, swapped in).
+import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { build } from "esbuild";
 import { build as viteBuild } from "vite";
@@ -10,9 +10,13 @@ import { build as viteBuild } from "vite";
 const root = new URL("..", import.meta.url).pathname;
 const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
 const outfile = new URL("../dist/ivoai.mjs", import.meta.url).pathname;
-const consoleDir = path.join(root, "dist/console");
+const consoleDir = path.join(root, `dist/.console.${process.pid}.tmp`);
 
-await viteBuild({ configFile: path.join(root, "web/vite.config.ts"), logLevel: "warn" });
+await viteBuild({
+  configFile: path.join(root, "web/vite.config.ts"),
+  logLevel: "warn",
+  build: { outDir: consoleDir, emptyOutDir: true },
+});
 
 const MEDIA_TYPES = {
   ".html": "text/html; charset=utf-8",
@@ -89,3 +93,11 @@ for (const output of outputs) {
   await chmod(temporary, output.path === outfile ? 0o755 : 0o644);
   await rename(temporary, output.path);
 }
+// dist/console for running from source (the gateway falls back to it when nothing is bundled).
+const finalConsole = path.join(root, "dist/console");
+const previous = path.join(root, `dist/.console.${process.pid}.old`);
+await rename(finalConsole, previous).catch((error) => {
+  if (error.code !== "ENOENT") throw error;
+});
+await rename(consoleDir, finalConsole);
+await rm(previous, { recursive: true, force: true });
