@@ -33,9 +33,12 @@ describe("console session routes (in process)", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const app = (publicUrl: string, consoleSite?: ConsoleSite) =>
+  const app = (publicUrl: string, consoleSite?: ConsoleSite, attempts = 30) =>
     createGatewayApp({
-      config: serverConfigSchema.parse({ server: { public_url: publicUrl } }),
+      config: serverConfigSchema.parse({
+        server: { public_url: publicUrl },
+        enrollment: { attempts_per_minute: attempts },
+      }),
       paths: serverPaths(dir),
       enrollment: createEnrollmentService({ store: enrollment }),
       logger: silentLogger,
@@ -84,6 +87,22 @@ describe("console session routes (in process)", () => {
     const idle = await read();
     expect(idle.status).toBe(401);
     expect(((await idle.json()) as { error: string }).error).toBe("session_expired");
+  });
+
+  it("rate-limits sign-in attempts per source, a right code included once over the budget", async () => {
+    const base = "http://127.0.0.1:8787";
+    const gateway = app(base, undefined, 3);
+    const wrong = () =>
+      gateway.request(`${base}/v1/console/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ code: "ivoai_con_guess" }),
+      });
+    expect([(await wrong()).status, (await wrong()).status, (await wrong()).status]).toEqual([401, 401, 401]);
+    const limited = await signIn(gateway, base);
+    expect(limited.status).toBe(429);
+    expect(((await limited.json()) as { error: string }).error).toBe("rate_limited");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
   it("answers 503 console_unavailable until the console was built", async () => {
