@@ -1,12 +1,67 @@
-// Bundles the CLI into one ESM file; native modules stay external (they cannot be bundled).
+// Builds the web console (Vite, into dist/console), then bundles the CLI into one ESM file with the console's
+// files inside it; native modules stay external (they cannot be bundled).
 // Outputs are written to a temporary name and renamed, so a test or `npm pack` running at the same
-// time never executes or packs a half-written bundle.
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+// time never executes or packs a half-written bundle (the console too: built aside, embedded from there, swapped in).
+import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { build } from "esbuild";
+import { build as viteBuild } from "vite";
 
+const root = new URL("..", import.meta.url).pathname;
 const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
 const outfile = new URL("../dist/ivoai.mjs", import.meta.url).pathname;
+const consoleDir = path.join(root, `dist/.console.${process.pid}.tmp`);
+
+await viteBuild({
+  configFile: path.join(root, "web/vite.config.ts"),
+  logLevel: "warn",
+  build: { outDir: consoleDir, emptyOutDir: true },
+});
+
+const MEDIA_TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".webp": "image/webp",
+  ".woff2": "font/woff2",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+/** dist/console as {path → {type, encoding, body}}: text as is, anything else base64. */
+async function consoleAssets() {
+  const assets = {};
+  const entries = await readdir(consoleDir, { recursive: true, withFileTypes: true });
+  for (const entry of entries.filter((e) => e.isFile()).sort((a, b) => a.name.localeCompare(b.name))) {
+    const file = path.join(entry.parentPath ?? entry.path, entry.name);
+    const name = path.relative(consoleDir, file).split(path.sep).join("/");
+    const type = MEDIA_TYPES[path.extname(name).toLowerCase()] ?? "application/octet-stream";
+    const body = await readFile(file);
+    const text = /^(text\/|application\/json|image\/svg)/.test(type);
+    assets[name] = {
+      type,
+      encoding: text ? "utf8" : "base64",
+      body: body.toString(text ? "utf8" : "base64"),
+    };
+  }
+  if (!assets["index.html"]) throw new Error(`${consoleDir} has no index.html: the console build failed`);
+  return assets;
+}
+
+/** Replaces src/server/console/bundled-assets.ts (which exports undefined from source) with the built files. */
+const embedConsole = {
+  name: "embed-console",
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]src[\\/]server[\\/]console[\\/]bundled-assets\.ts$/ }, async () => ({
+      contents: `export const BUNDLED_CONSOLE_ASSETS = ${JSON.stringify(await consoleAssets())};\n`,
+      loader: "js",
+    }));
+  },
+};
 
 const result = await build({
   entryPoints: [new URL("../src/cli/main.ts", import.meta.url).pathname],
@@ -25,6 +80,7 @@ const result = await build({
       "const require = __ivoaiCreateRequire(import.meta.url);",
     ].join("\n"),
   },
+  plugins: [embedConsole],
   logLevel: "warning",
   write: false,
 });
@@ -37,3 +93,11 @@ for (const output of outputs) {
   await chmod(temporary, output.path === outfile ? 0o755 : 0o644);
   await rename(temporary, output.path);
 }
+// dist/console for running from source (the gateway falls back to it when nothing is bundled).
+const finalConsole = path.join(root, "dist/console");
+const previous = path.join(root, `dist/.console.${process.pid}.old`);
+await rename(finalConsole, previous).catch((error) => {
+  if (error.code !== "ENOENT") throw error;
+});
+await rename(consoleDir, finalConsole);
+await rm(previous, { recursive: true, force: true });

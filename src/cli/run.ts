@@ -17,6 +17,7 @@ import { serverActivationGroup } from "./commands/server-activation.js";
 import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
 import { serverBackupGroup, serverRestoreCommand } from "./commands/server-backup.js";
 import { serverClientsGroup } from "./commands/server-clients.js";
+import { serverConsoleGroup } from "./commands/server-console.js";
 import { serverConnectorGroup, serverIngestCommand, serverSearchCommand } from "./commands/server-context.js";
 import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
 import { serverInitCommand } from "./commands/server-init.js";
@@ -56,6 +57,7 @@ export const COMMAND_TREE: GroupSpec = {
         serverSystemdGroup,
         serverEnrollmentGroup,
         serverClientsGroup,
+        serverConsoleGroup,
         serverConnectorGroup,
         serverIngestCommand,
         serverSearchCommand,

@@ -73,6 +73,14 @@ export const serverConfigSchema = z.object({
       refresh_family_ttl: z.string().refine(isDuration, "use a duration like 90d, 12h or 30m").default("90d"),
     })
     .prefault({}),
+  console: z
+    .object({
+      /** A web console session ends after this long without a request. */
+      idle_timeout: z.string().refine(isDuration, "use a duration like 30m or 1h").default("30m"),
+      /** A web console session ends this long after sign-in, however active. */
+      absolute_timeout: z.string().refine(isDuration, "use a duration like 12h or 1d").default("12h"),
+    })
+    .prefault({}),
   memory: z
     .object({
       /** Pending approval requests expire after this long. */

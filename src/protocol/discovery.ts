@@ -10,6 +10,8 @@ export const discoveryFeaturesSchema = z.object({
   web_mcp: z.boolean(),
   oauth_pkce: z.boolean(),
   remote_admin_read_only: z.boolean(),
+  /** The web console at /console (people sign in with `ivoai server console login`). */
+  web_console: z.boolean().default(false),
 });
 
 export const discoveryDocumentSchema = z.object({

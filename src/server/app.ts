@@ -12,6 +12,10 @@ import { IVOAI_VERSION } from "../shared/version.js";
 import { createAdminRoutes } from "./admin/routes.js";
 import { createApprovalRoutes } from "./approvals/routes.js";
 import type { AuditLog } from "./audit/store.js";
+import { CONSOLE_SESSION_PATH, createConsoleAuth, isConsoleApiPath } from "./console/session-auth.js";
+import { createConsoleSessionRoutes } from "./console/session-routes.js";
+import { type ConsoleSite, createConsoleSiteRoutes, loadConsoleSite } from "./console/static-site.js";
+import type { ConsoleStore } from "./console/store.js";
 import type { ContextService } from "./context/service.js";
 import { CONTEXT_INSTRUCTIONS } from "./context/tools.js";
 import { createRateLimiter } from "./enrollment/rate-limit.js";
@@ -52,6 +56,10 @@ export interface GatewayAppDeps {
   audit?: AuditLog;
   /** OAuth state; with it the gateway serves Web MCP (/mcp) and its authorization server. */
   oauth?: OAuthStore;
+  /** Web console sign-in state; with it the console's session cookie authenticates the console's API. */
+  console?: ConsoleStore;
+  /** The console's static files (default: the bundled ones, else dist/console of a checkout). */
+  consoleSite?: ConsoleSite;
   startedAt?: Date;
   now?: () => Date;
 }
@@ -67,6 +75,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     web_mcp: deps.oauth !== undefined,
     oauth_pkce: deps.oauth !== undefined,
     remote_admin_read_only: true,
+    web_console: deps.console !== undefined,
   };
 
   app.use(clientAddressMiddleware(deps.config.server.trusted_proxy_cidrs));
@@ -74,7 +83,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     const started = performance.now();
     c.set("requestId", newId("req_"));
     await next();
-    c.header("Cache-Control", "no-store");
+    // The console's static files set their own caching; everything else is never stored.
+    if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
     c.header("X-Content-Type-Options", "nosniff");
     // Path only: a query string may carry a token a client should never have sent.
     deps.logger.info("request", {
@@ -134,6 +144,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   });
   app.use("/v1/*", guard);
   app.use(ENDPOINTS.webMcp, guard);
+  app.use("/console", guard);
+  app.use("/console/*", guard);
 
   app.route(
     ENDPOINTS.enroll,
@@ -144,8 +156,45 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     }),
   );
 
+  const consoleStore = deps.console;
+  const consoleAuth =
+    consoleStore &&
+    createConsoleAuth({
+      store: consoleStore,
+      publicUrl: deps.publicUrl,
+      idleMs: parseDuration(deps.config.console.idle_timeout),
+      now,
+    });
+  if (consoleStore && consoleAuth) {
+    app.route(
+      CONSOLE_SESSION_PATH,
+      createConsoleSessionRoutes({
+        store: consoleStore,
+        auth: consoleAuth,
+        limiter: createRateLimiter({ perMinute: deps.config.enrollment.attempts_per_minute }),
+        logger: deps.logger,
+        absoluteMs: parseDuration(deps.config.console.absolute_timeout),
+        idleMs: parseDuration(deps.config.console.idle_timeout),
+        now,
+      }),
+    );
+  }
+
   const auth = bearerAuth({ authenticate: (credential) => deps.enrollment.authenticate(credential) });
-  app.use("/v1/*", (c, next) => (c.req.path === ENDPOINTS.enroll ? next() : auth(c, next)));
+  app.use("/v1/*", (c, next) => {
+    if (c.req.path === ENDPOINTS.enroll || (consoleAuth && c.req.path === CONSOLE_SESSION_PATH))
+      return next();
+    // A browser's console session (no bearer) works on the console's API only, never on MCP, hooks or enroll.
+    if (
+      consoleAuth &&
+      c.req.header("authorization") === undefined &&
+      isConsoleApiPath(c.req.path) &&
+      consoleAuth.cookieOf(c) !== undefined
+    ) {
+      return consoleAuth.middleware(c, next);
+    }
+    return auth(c, next);
+  });
   app.route(
     "/v1/admin",
     createAdminRoutes({
@@ -213,6 +262,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       }),
     );
   }
+
+  app.route("/", createConsoleSiteRoutes(deps.consoleSite ?? loadConsoleSite()));
 
   app.notFound((c) => problem(c, 404, "not_found", "no such endpoint"));
   app.onError((error, c) => {

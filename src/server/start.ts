@@ -13,6 +13,7 @@ import type { Logger } from "../shared/logger.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { createGatewayApp } from "./app.js";
 import { openAuditLog } from "./audit/store.js";
+import { consoleDbPath, openConsoleStore } from "./console/store.js";
 import { openContextService } from "./context/service.js";
 import { createEnrollmentService } from "./enrollment/service.js";
 import { createEnrollmentStore } from "./enrollment/store.js";
@@ -76,6 +77,7 @@ async function serveGateway(
   const enrollment = createEnrollmentService({ store });
   const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
   const oauth = openOAuthStore(paths.oauthDb);
+  const consoleStore = openConsoleStore(consoleDbPath(paths));
   const context = openContextService({ paths, config, logger: options.logger });
   // Memory failing to open degrades the server (context keeps working); /ready names it.
   let memory: MemoryService | undefined;
@@ -119,6 +121,7 @@ async function serveGateway(
     memory: memory ?? null,
     audit,
     oauth,
+    console: consoleStore,
     readiness: [
       { name: "enrollment", critical: true, check: async () => void (await store.read()) },
       { name: "context", critical: true, check: async () => void (await context.catalogue.generation()) },
@@ -185,6 +188,7 @@ async function serveGateway(
           memory?.close();
           audit.close();
           oauth.close();
+          consoleStore.close();
           options.logger.info("gateway stopped");
         })
         .finally(() => pid?.release());

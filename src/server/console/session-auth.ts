@@ -1,0 +1,169 @@
+// Cookie authentication of web console sessions: the cookie's attributes, the CSRF token derived from the
+// session token, and the check that turns a live session into the request's principal.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { Context, MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import {
+  CONSOLE_COOKIE,
+  CONSOLE_COOKIE_SECURE,
+  type ConsoleSession,
+  CSRF_HEADER,
+} from "../../protocol/console-api.js";
+import { CONSOLE_ROLE_SCOPES } from "../../protocol/scopes.js";
+import type { AuthenticatedClient } from "../enrollment/service.js";
+import type { GatewayEnv } from "../http/env.js";
+import { problem } from "../http/problem.js";
+import {
+  CONSOLE_SESSION_PREFIX,
+  type ConsoleSessionRecord,
+  type ConsoleStore,
+  consoleSessionState,
+  idleEnd,
+} from "./store.js";
+
+/** The sign-in and session endpoint. */
+export const CONSOLE_SESSION_PATH = "/v1/console/session";
+
+/**
+ * The only API prefixes a console cookie authenticates: the ones the console calls. MCP endpoints, hooks and
+ * enrollment take a bearer only, so a browser session can never act as an agent.
+ */
+export const CONSOLE_API_PREFIXES = [
+  "/v1/console",
+  "/v1/admin",
+  "/v1/approvals",
+  "/v1/audit",
+  "/v1/memory/pages",
+  "/v1/memory/page",
+  "/v1/memory/graph",
+  "/v1/context/search",
+] as const;
+
+export function isConsoleApiPath(pathname: string): boolean {
+  return CONSOLE_API_PREFIXES.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
+}
+
+/** The CSRF token of a session: HMAC-SHA256 keyed by its token, so it can be recomputed and is never stored. */
+export function csrfTokenFor(sessionToken: string): string {
+  return createHmac("sha256", sessionToken).update("ivoai console csrf").digest("base64url");
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+const TOKEN_SHAPE = new RegExp(`^${CONSOLE_SESSION_PREFIX}[A-Za-z0-9_-]{43}$`);
+/** Activity is written at most this often (never less often than a tenth of the idle timeout). */
+const TOUCH_INTERVAL_MS = 30_000;
+
+export interface ConsoleAuthOptions {
+  store: ConsoleStore;
+  /** The public base URL: https gets the `__Host-` cookie with Secure. */
+  publicUrl: () => string;
+  idleMs: number;
+  now: () => Date;
+}
+
+export type ConsoleAuthResult =
+  | { ok: true; session: ConsoleSessionRecord; token: string }
+  | { ok: false; response: Response };
+
+export interface ConsoleAuth {
+  /** The cookie's name under the current public URL. */
+  cookieName(): string;
+  /** The cookie's value, if the request carries one. */
+  cookieOf(c: Context<GatewayEnv>): string | undefined;
+  /** `Set-Cookie` for a session opened at `now`, ending with it. */
+  setCookie(c: Context<GatewayEnv>, token: string, session: ConsoleSessionRecord, now: Date): void;
+  /** `Set-Cookie` that removes the cookie. */
+  clearCookie(c: Context<GatewayEnv>): void;
+  /** The live session of the request's cookie (activity recorded), else a 401 that clears the cookie. */
+  authenticate(c: Context<GatewayEnv>): ConsoleAuthResult;
+  /** A 403 unless the request is safe (GET/HEAD) or carries the session's CSRF token. */
+  checkCsrf(c: Context<GatewayEnv>, token: string): Response | undefined;
+  /** What GET/POST /v1/console/session answer. */
+  sessionBody(session: ConsoleSessionRecord, token: string): ConsoleSession;
+  /** Authenticates /v1 requests by cookie (with CSRF on mutations) and sets the principal. */
+  middleware: MiddlewareHandler<GatewayEnv>;
+}
+
+export function consolePrincipal(session: ConsoleSessionRecord): AuthenticatedClient {
+  return {
+    id: `console_${session.id}`,
+    name: `${session.name} (console)`,
+    scopes: CONSOLE_ROLE_SCOPES[session.role],
+  };
+}
+
+export function createConsoleAuth(options: ConsoleAuthOptions): ConsoleAuth {
+  const secure = () => options.publicUrl().startsWith("https:");
+  const cookieName = () => (secure() ? CONSOLE_COOKIE_SECURE : CONSOLE_COOKIE);
+  const attributes = () => `Path=/; HttpOnly; SameSite=Strict${secure() ? "; Secure" : ""}`;
+  const touchEvery = Math.min(TOUCH_INTERVAL_MS, Math.floor(options.idleMs / 10));
+
+  const clearCookie = (c: Context<GatewayEnv>) =>
+    c.header("Set-Cookie", `${cookieName()}=; Max-Age=0; ${attributes()}`, { append: true });
+  const expired = (c: Context<GatewayEnv>) => {
+    clearCookie(c);
+    return problem(c, 401, "session_expired", "the console session ended; sign in again");
+  };
+  const cookieOf = (c: Context<GatewayEnv>) => getCookie(c, cookieName()) || undefined;
+
+  const authenticate = (c: Context<GatewayEnv>): ConsoleAuthResult => {
+    const token = cookieOf(c);
+    if (token === undefined) {
+      return { ok: false, response: problem(c, 401, "unauthorized", "sign in to the console first") };
+    }
+    const found = TOKEN_SHAPE.test(token) ? options.store.findSession(token) : undefined;
+    const now = options.now();
+    if (!found || consoleSessionState(found, now, options.idleMs) !== "active") {
+      return { ok: false, response: expired(c) };
+    }
+    let session = found;
+    if (now.getTime() - Date.parse(found.last_seen_at) >= touchEvery) {
+      options.store.touch(found.id, now);
+      session = { ...found, last_seen_at: now.toISOString() };
+    }
+    return { ok: true, session, token };
+  };
+
+  const checkCsrf = (c: Context<GatewayEnv>, token: string): Response | undefined => {
+    if (c.req.method === "GET" || c.req.method === "HEAD") return undefined;
+    const sent = c.req.header(CSRF_HEADER) ?? "";
+    if (safeEqual(sent, csrfTokenFor(token))) return undefined;
+    return problem(c, 403, "csrf_failed", `this request needs the session's ${CSRF_HEADER} header`);
+  };
+
+  return {
+    cookieName,
+    cookieOf,
+    setCookie(c, token, session, now) {
+      // The browser forgets the cookie when the session ends anyway (its absolute end).
+      const maxAge = Math.max(0, Math.floor((Date.parse(session.expires_at) - now.getTime()) / 1000));
+      c.header("Set-Cookie", `${cookieName()}=${token}; Max-Age=${maxAge}; ${attributes()}`, {
+        append: true,
+      });
+    },
+    clearCookie,
+    authenticate,
+    checkCsrf,
+    sessionBody: (session, token) => ({
+      name: session.name,
+      role: session.role,
+      scopes: [...CONSOLE_ROLE_SCOPES[session.role]],
+      csrf_token: csrfTokenFor(token),
+      expires_at: session.expires_at,
+      idle_expires_at: idleEnd(session, options.idleMs),
+    }),
+    async middleware(c, next) {
+      const result = authenticate(c);
+      if (!result.ok) return result.response;
+      const refused = checkCsrf(c, result.token);
+      if (refused) return refused;
+      c.set("client", consolePrincipal(result.session));
+      await next();
+    },
+  };
+}

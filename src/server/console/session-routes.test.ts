@@ -1,0 +1,147 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { serverConfigSchema } from "../../config/server-config.js";
+import { serverPaths } from "../../config/server-paths.js";
+import { silentLogger } from "../../shared/logger.js";
+import { createGatewayApp } from "../app.js";
+import { createEnrollmentService } from "../enrollment/service.js";
+import { createEnrollmentStore, type EnrollmentStore } from "../enrollment/store.js";
+import { type ConsoleSite, loadConsoleSite } from "./static-site.js";
+import { type ConsoleStore, openConsoleStore } from "./store.js";
+
+const MINUTE = 60_000;
+
+describe("console session routes (in process)", () => {
+  let dir: string;
+  let enrollment: EnrollmentStore;
+  let store: ConsoleStore;
+  let clock: Date;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "ivoai-console-routes-"));
+    enrollment = createEnrollmentStore({
+      statePath: path.join(dir, "state.json"),
+      lockPath: path.join(dir, "state.lock"),
+    });
+    store = openConsoleStore(path.join(dir, "console.sqlite"));
+    clock = new Date("2026-12-01T10:00:00.000Z");
+  });
+  afterEach(async () => {
+    enrollment.close();
+    store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const app = (publicUrl: string, consoleSite?: ConsoleSite, attempts = 30) =>
+    createGatewayApp({
+      config: serverConfigSchema.parse({
+        server: { public_url: publicUrl },
+        enrollment: { attempts_per_minute: attempts },
+      }),
+      paths: serverPaths(dir),
+      enrollment: createEnrollmentService({ store: enrollment }),
+      logger: silentLogger,
+      listenerMode: "loopback",
+      publicUrl: () => publicUrl,
+      readiness: [],
+      console: store,
+      ...(consoleSite ? { consoleSite } : {}),
+      now: () => clock,
+    });
+  const signIn = (gateway: ReturnType<typeof app>, base: string) => {
+    const { code } = store.createCode({ role: "viewer", name: "Eva", ttlMs: 10 * MINUTE, now: clock });
+    return gateway.request(`${base}/v1/console/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ code }),
+    });
+  };
+
+  it("uses the __Host- cookie with Secure behind an https public URL, and only that cookie", async () => {
+    const base = "https://ai.example.com";
+    const gateway = app(base);
+    const response = await signIn(gateway, base);
+    expect(response.status).toBe(200);
+    const header = response.headers.get("set-cookie") ?? "";
+    const token = /^__Host-ivoai_console=([^;]+); /.exec(header)?.[1] ?? "";
+    expect(header).toBe(
+      `__Host-ivoai_console=${token}; Max-Age=43200; Path=/; HttpOnly; SameSite=Strict; Secure`,
+    );
+    const read = (cookie: string) => gateway.request(`${base}/v1/console/session`, { headers: { cookie } });
+    expect((await read(`__Host-ivoai_console=${token}`)).status).toBe(200);
+    expect((await read(`ivoai_console=${token}`)).status).toBe(401);
+  });
+
+  it("ends an idle session at the configured idle end and moves the end with each request", async () => {
+    const base = "http://127.0.0.1:8787";
+    const gateway = app(base);
+    const response = await signIn(gateway, base);
+    const cookie = (response.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const read = () => gateway.request(`${base}/v1/admin/status`, { headers: { cookie } });
+    clock = new Date(clock.getTime() + 29 * MINUTE);
+    expect((await read()).status).toBe(200);
+    clock = new Date(clock.getTime() + 29 * MINUTE);
+    expect((await read()).status).toBe(200);
+    clock = new Date(clock.getTime() + 30 * MINUTE);
+    const idle = await read();
+    expect(idle.status).toBe(401);
+    expect(((await idle.json()) as { error: string }).error).toBe("session_expired");
+  });
+
+  it("rate-limits sign-in attempts per source, a right code included once over the budget", async () => {
+    const base = "http://127.0.0.1:8787";
+    const gateway = app(base, undefined, 3);
+    const wrong = () =>
+      gateway.request(`${base}/v1/console/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ code: "ivoai_con_guess" }),
+      });
+    expect([(await wrong()).status, (await wrong()).status, (await wrong()).status]).toEqual([401, 401, 401]);
+    const limited = await signIn(gateway, base);
+    expect(limited.status).toBe(429);
+    expect(((await limited.json()) as { error: string }).error).toBe("rate_limited");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("answers 503 console_unavailable until the console was built", async () => {
+    const gateway = app("http://127.0.0.1:8787", loadConsoleSite(undefined, path.join(dir, "no-console")));
+    const response = await gateway.request("http://127.0.0.1:8787/console/");
+    expect(response.status).toBe(503);
+    const body = (await response.json()) as { error: string; message: string };
+    expect(body.error).toBe("console_unavailable");
+    expect(body.message).toContain("npm run build");
+  });
+
+  it("serves bundled files, compressing only what is worth it", async () => {
+    const site = loadConsoleSite({
+      "index.html": { type: "text/html; charset=utf-8", encoding: "utf8", body: "<!doctype html><p>hi</p>" },
+      "assets/app-1.css": {
+        type: "text/css; charset=utf-8",
+        encoding: "utf8",
+        body: "p{color:red}".repeat(100),
+      },
+      "assets/logo-1.png": {
+        type: "image/png",
+        encoding: "base64",
+        body: Buffer.from([137, 80, 78, 71]).toString("base64"),
+      },
+    });
+    const gateway = app("http://127.0.0.1:8787", site);
+    const css = await gateway.request("http://127.0.0.1:8787/console/assets/app-1.css", {
+      headers: { "accept-encoding": "br;q=1, gzip;q=0.5" },
+    });
+    expect(css.headers.get("content-encoding")).toBe("gzip");
+    const refused = await gateway.request("http://127.0.0.1:8787/console/assets/app-1.css", {
+      headers: { "accept-encoding": "gzip;q=0" },
+    });
+    expect(refused.headers.get("content-encoding")).toBeNull();
+    expect(await refused.text()).toBe("p{color:red}".repeat(100));
+    const png = await gateway.request("http://127.0.0.1:8787/console/assets/logo-1.png", {
+      headers: { "accept-encoding": "gzip" },
+    });
+    expect(png.headers.get("content-encoding")).toBeNull();
+    expect([...new Uint8Array(await png.arrayBuffer())]).toEqual([137, 80, 78, 71]);
+  });
+});
