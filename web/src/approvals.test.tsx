@@ -150,19 +150,10 @@ describe("approvals", () => {
   });
 
   it("hides the decision for a role without approvals:decide", async () => {
-    gateway = createFakeGateway({ approvals: [approval(1)] });
-    const viewer = gateway.fetch;
-    vi.stubGlobal("fetch", async (input: RequestInfo | URL, init?: RequestInit) => {
-      const response = await viewer(input, init);
-      if (String(input) !== "/v1/console/session") return response;
-      const session = await response.json();
-      return new Response(JSON.stringify({ ...session, role: "viewer", scopes: ["approvals:read"] }), {
-        status: 200,
-        headers: { "content-type": "application/json" },
-      });
+    start("/console/approvals", {
+      approvals: [approval(1)],
+      session: { role: "viewer", scopes: ["approvals:read"] },
     });
-    window.history.replaceState(null, "", "/console/approvals");
-    render(<ConsoleApp />);
     const list = await openList();
     fireEvent.click(within(list).getAllByRole("option")[0] as HTMLElement);
     const details = await screen.findByRole("region", { name: "Approval details" });

@@ -67,16 +67,24 @@ export interface FakeGateway {
   fetch: typeof fetch;
 }
 
-function json(status: number, body: unknown): Response {
+export function json(status: number, body: unknown): Response {
   return new Response(body === undefined ? null : JSON.stringify(body), {
     status,
     headers: { "content-type": "application/json" },
   });
 }
 
-export function createFakeGateway(
-  options: { approvals?: ApprovalRecord[]; signedIn?: boolean } = {},
-): FakeGateway {
+export interface FakeGatewayOptions {
+  approvals?: ApprovalRecord[];
+  signedIn?: boolean;
+  /** The session's role and scopes (default: an approver). */
+  session?: Partial<ConsoleSession>;
+  /** More routes by "METHOD /path" (no query): a JSON body to answer 200 with, or a function of the request. */
+  routes?: Record<string, unknown>;
+}
+
+export function createFakeGateway(options: FakeGatewayOptions = {}): FakeGateway {
+  const session = { ...SESSION, ...options.session };
   let expiredWith: string | null = null;
   const gateway: FakeGateway = {
     requests: [],
@@ -104,7 +112,7 @@ export function createFakeGateway(
         gateway.code = "used";
         gateway.signedIn = true;
         expiredWith = null;
-        return json(200, SESSION);
+        return json(200, session);
       }
       if (expiredWith) return json(401, { error: expiredWith, message: "The console session expired." });
       if (!gateway.signedIn) return json(401, { error: "unauthorized", message: "Sign in first." });
@@ -116,7 +124,14 @@ export function createFakeGateway(
           gateway.signedIn = false;
           return new Response(null, { status: 204 });
         }
-        return json(200, SESSION);
+        return json(200, session);
+      }
+      const extra = options.routes?.[`${method} ${path}`];
+      if (extra !== undefined) {
+        const request = gateway.requests[gateway.requests.length - 1] as RecordedRequest;
+        return typeof extra === "function"
+          ? (extra as (r: RecordedRequest) => Response)(request)
+          : json(200, extra);
       }
       if (path === "/v1/approvals/counts") {
         const counts = { pending: 0, applied: 0, rejected: 0, expired: 0, conflict: 0 };

@@ -129,7 +129,7 @@ function DocumentSearch() {
   };
   return (
     <section aria-labelledby="kn-search">
-      <h2 id="kn-search">Search documents</h2>
+      <h2 id="kn-search">Document search</h2>
       {/* biome-ignore lint/a11y/useSemanticElements: React's JSX types have no <search> element yet */}
       <form className="toolbar" role="search" onSubmit={submit}>
         <label htmlFor="kn-search-input">Search documents</label>
