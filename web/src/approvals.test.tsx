@@ -83,6 +83,10 @@ describe("approvals", () => {
     const outcome = await within(details).findByRole("status");
     expect(outcome.textContent).toContain("Applied");
     expect(outcome.textContent).toContain("Agents see it now");
+    expect(document.activeElement).toBe(outcome);
+    // The details now show the decided record.
+    await waitFor(() => expect(within(details).getByText("applied")).toBeTruthy());
+    expect(within(details).queryByRole("button", { name: "Approve" })).toBeNull();
     const post = gateway.requests.find((request) => request.method === "POST");
     expect(post?.path).toBe("/v1/approvals/apr_00001/approve");
     expect(post?.headers["x-csrf-token"]).toBe("csrf-test-token");

@@ -1,5 +1,5 @@
 // Small shared pieces: loading/error states for queries and readable times.
-import type { ReactNode } from "react";
+import { type ReactNode, useEffect } from "react";
 import { errorMessage } from "./api.js";
 
 interface QueryLike {
@@ -64,4 +64,11 @@ export function duration(seconds: number): string {
 
 export function formatNumber(value: number): string {
   return value.toLocaleString("en");
+}
+
+/** Names the browser tab after the view ("Approvals · ivoai console"). */
+export function useTitle(title: string): void {
+  useEffect(() => {
+    document.title = `${title} · ivoai console`;
+  }, [title]);
 }

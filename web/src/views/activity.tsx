@@ -2,7 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { query } from "../api.js";
-import { formatNumber, QueryState, When } from "../common.js";
+import { formatNumber, QueryState, useTitle, When } from "../common.js";
 import { useApi } from "../context.js";
 import type { Activity, ActivityBucket, ActivityFigures, SessionTimeline } from "../types.js";
 import { CallsChart, LatencyChart } from "./charts.js";
@@ -19,6 +19,7 @@ export function totalsText(totals: ActivityFigures): string {
 }
 
 export function ActivityView() {
+  useTitle("Activity");
   const api = useApi();
   const [windowName, setWindowName] = useState<WindowName>("day");
   const [showTable, setShowTable] = useState(false);

@@ -34,6 +34,8 @@ export const OUTCOME_TEXT: Record<DecisionOutcomeName, { title: string; text: st
 export function ApprovalDetail({ id, canDecide }: { id: string; canDecide: boolean }) {
   const api = useApi();
   const headingRef = useRef<HTMLHeadingElement>(null);
+  // Kept here, not in the form: the decided record replaces the cached one and the form goes away.
+  const [result, setResult] = useState<DecisionResult | null>(null);
   const detail = useQuery({
     queryKey: ["approval", id],
     queryFn: () => api.get<ApprovalRecord>(`/v1/approvals/${encodeURIComponent(id)}`),
@@ -96,7 +98,10 @@ export function ApprovalDetail({ id, canDecide }: { id: string; canDecide: boole
               </dl>
               <h3>Change</h3>
               <DiffView diff={record.diff} label={`Diff of ${record.scope}:${record.path}`} />
-              {record.status === "pending" && canDecide && <DecisionForm key={record.id} record={record} />}
+              {result && <OutcomeNotice result={result} />}
+              {!result && record.status === "pending" && canDecide && (
+                <DecisionForm record={record} onDecided={setResult} />
+              )}
               {record.status === "pending" && !canDecide && (
                 <p className="muted">Your role cannot approve or reject requests.</p>
               )}
@@ -108,13 +113,18 @@ export function ApprovalDetail({ id, canDecide }: { id: string; canDecide: boole
   );
 }
 
-function DecisionForm({ record }: { record: ApprovalRecord }) {
+function DecisionForm({
+  record,
+  onDecided,
+}: {
+  record: ApprovalRecord;
+  onDecided: (result: DecisionResult) => void;
+}) {
   const api = useApi();
   const queryClient = useQueryClient();
   const reasonId = useId();
   const [reason, setReason] = useState("");
   const [invalid, setInvalid] = useState<string | null>(null);
-  const [result, setResult] = useState<DecisionResult | null>(null);
   const decide = useMutation({
     mutationFn: (verb: "approve" | "reject") => {
       const trimmed = reason.trim();
@@ -125,13 +135,12 @@ function DecisionForm({ record }: { record: ApprovalRecord }) {
       );
     },
     onSuccess: (outcome) => {
-      setResult(outcome);
+      queryClient.setQueryData(["approval", record.id], outcome.approval);
+      onDecided(outcome);
       void queryClient.invalidateQueries({ queryKey: ["approvals"] });
       void queryClient.invalidateQueries({ queryKey: ["approval-counts"] });
     },
   });
-
-  if (result) return <OutcomeNotice result={result} />;
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -187,8 +196,11 @@ function DecisionForm({ record }: { record: ApprovalRecord }) {
 
 function OutcomeNotice({ result }: { result: DecisionResult }) {
   const text = OUTCOME_TEXT[result.outcome] ?? { title: result.outcome, text: "" };
+  const ref = useRef<HTMLDivElement>(null);
+  // The buttons that had focus are gone: focus goes to the outcome, one Shift+Tab from the list.
+  useEffect(() => ref.current?.focus(), []);
   return (
-    <div role="status" className={`outcome outcome-${result.outcome}`}>
+    <div ref={ref} tabIndex={-1} role="status" className={`outcome outcome-${result.outcome}`}>
       <p>
         <strong>{text.title}.</strong> {text.text}
       </p>

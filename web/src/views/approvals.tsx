@@ -3,7 +3,7 @@ import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { type KeyboardEvent, useEffect, useMemo, useRef, useState } from "react";
 import { query } from "../api.js";
-import { age, formatNumber, QueryState } from "../common.js";
+import { age, formatNumber, QueryState, useTitle } from "../common.js";
 import { useApi, useCan } from "../context.js";
 import type { ApprovalCounts, ApprovalPage, ApprovalStatusName, ApprovalSummary } from "../types.js";
 import { ApprovalDetail } from "./approval-detail.js";
@@ -15,6 +15,7 @@ const ROW_HEIGHT = 68;
 const LIVE_MS = 2000;
 
 export function ApprovalsView() {
+  useTitle("Approvals");
   const api = useApi();
   const canDecide = useCan("approvals:decide");
   const [status, setStatus] = useState<ApprovalStatusName>("pending");

@@ -2,7 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage } from "../api.js";
-import { QueryState, When } from "../common.js";
+import { QueryState, useTitle, When } from "../common.js";
 import { useApi, useCan } from "../context.js";
 import type { EnrolledClient, WebClient } from "../types.js";
 
@@ -13,6 +13,7 @@ interface RevokeTarget {
 }
 
 export function ClientsView() {
+  useTitle("Clients");
   const api = useApi();
   const canRevoke = useCan("clients:revoke");
   const queryClient = useQueryClient();

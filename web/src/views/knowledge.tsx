@@ -3,7 +3,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useDeferredValue, useState } from "react";
 import { query } from "../api.js";
-import { formatNumber, QueryState, When } from "../common.js";
+import { formatNumber, QueryState, useTitle, When } from "../common.js";
 import { useApi } from "../context.js";
 import type { ConnectorView, LastIngest, PageDetail, PageList, SearchResults } from "../types.js";
 import { PageGraphView } from "./page-graph.js";
@@ -15,6 +15,7 @@ export interface KnowledgeSearch {
 }
 
 export function KnowledgeView() {
+  useTitle("Knowledge");
   const search = useSearch({ strict: false }) as KnowledgeSearch;
   return (
     <>

@@ -1,7 +1,7 @@
 // Overview: readiness, versions, uptime, counts, the last ingest and the pending approvals.
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
-import { duration, formatNumber, QueryState, When } from "../common.js";
+import { duration, formatNumber, QueryState, useTitle, When } from "../common.js";
 import { useApi } from "../context.js";
 import type { Overview } from "../types.js";
 
@@ -12,6 +12,7 @@ const READY_TEXT = {
 } as const;
 
 export function OverviewView() {
+  useTitle("Overview");
   const api = useApi();
   const overview = useQuery({
     queryKey: ["overview"],
