@@ -244,6 +244,15 @@ function Timeline({ sessionId, onClose }: { sessionId: string; onClose: () => vo
                   <p>
                     <strong>{event.kind}</strong> <span className="mono">{event.project}</span> ·{" "}
                     <When iso={event.recorded_at} />
+                    {typeof (event as { credential_id?: unknown }).credential_id === "string" && (
+                      <>
+                        {" "}
+                        · by{" "}
+                        <span className="mono">
+                          {String((event as { credential_id?: unknown }).credential_id)}
+                        </span>
+                      </>
+                    )}
                     {event.valid_from || event.valid_to ? (
                       <>
                         {" "}

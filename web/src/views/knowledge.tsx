@@ -274,6 +274,8 @@ function PageView({ scope, path }: { scope: string; path: string }) {
                 {versions.map((version) => (
                   <li key={version.version}>
                     v{version.version} “{version.title}” by {version.author}, <When iso={version.at} />
+                    {/* `deleted` is an optional field newer gateways send (a version that removed the page). */}
+                    {(version as { deleted?: boolean }).deleted === true && " (deleted)"}
                   </li>
                 ))}
               </ol>
