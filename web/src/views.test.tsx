@@ -289,6 +289,16 @@ describe("clients", () => {
     await waitFor(() => expect(screen.queryByRole("button", { name: "Revoke laptop" })).toBeNull());
   });
 
+  it("tells clients that share a name apart by their id", async () => {
+    const twin = { ...enrolledClient(), id: "cli_2" };
+    start("/console/clients", {
+      session: { role: "admin", scopes: ["clients:read", "clients:revoke"] },
+      routes: { ...routes(), "GET /v1/admin/clients": { clients: [enrolledClient(), twin] } },
+    });
+    expect(await screen.findByRole("button", { name: "Revoke laptop (cli_1)" })).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Revoke laptop (cli_2)" })).toBeTruthy();
+  });
+
   it("disables revoking without clients:revoke", async () => {
     start("/console/clients", { session: { role: "viewer", scopes: ["clients:read"] }, routes: routes() });
     const button = await screen.findByRole("button", { name: "Revoke laptop" });

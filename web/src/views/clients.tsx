@@ -37,6 +37,8 @@ export function ClientsView() {
       void queryClient.invalidateQueries({ queryKey: ["overview"] });
     },
   });
+  const enrolledNames = nameCounts((enrolled.data?.clients ?? []).map((client) => client.name));
+  const webNames = nameCounts((web.data?.clients ?? []).map((client) => client.client_name));
   const ask = (target: RevokeTarget) => {
     revoke.reset();
     setDone(null);
@@ -126,9 +128,9 @@ export function ClientsView() {
                     </td>
                     <td>
                       {revokeButton(
-                        `Revoke ${client.name || client.id}`,
+                        `Revoke ${clientLabel(client.name, client.id, enrolledNames)}`,
                         {
-                          what: `client ${client.name || client.id}`,
+                          what: `client ${clientLabel(client.name, client.id, enrolledNames)}`,
                           path: `/v1/admin/clients/${encodeURIComponent(client.id)}/revoke`,
                         },
                         client.revoked_at,
@@ -165,7 +167,7 @@ export function ClientsView() {
                   </tr>
                 )}
                 {web.data?.clients.map((client) => {
-                  const name = client.client_name || client.client_id;
+                  const name = clientLabel(client.client_name, client.client_id, webNames);
                   return (
                     <tr key={client.client_id}>
                       <th scope="row">{client.client_name ?? <span className="muted">(no name)</span>}</th>
@@ -222,4 +224,16 @@ export function ClientsView() {
       </QueryState>
     </>
   );
+}
+
+function nameCounts(names: (string | null)[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const name of names) if (name) counts.set(name, (counts.get(name) ?? 0) + 1);
+  return counts;
+}
+
+/** A client's name, or its id when it has none; the id is added when several clients share the name. */
+export function clientLabel(name: string | null, id: string, counts: Map<string, number>): string {
+  if (!name) return id;
+  return (counts.get(name) ?? 0) > 1 ? `${name} (${id})` : name;
 }
