@@ -1,0 +1,41 @@
+// Code-based routes under /console: one per view, inside the signed-in layout.
+import { createRootRoute, createRoute, createRouter, type RouterHistory } from "@tanstack/react-router";
+import { Layout, NotFound } from "./layout.js";
+import { ActivityView } from "./views/activity.js";
+import { ApprovalsView } from "./views/approvals.js";
+import { ClientsView } from "./views/clients.js";
+import { type KnowledgeSearch, KnowledgeView } from "./views/knowledge.js";
+import { OverviewView } from "./views/overview.js";
+
+export function createConsoleRouter(history?: RouterHistory) {
+  const rootRoute = createRootRoute({ component: Layout, notFoundComponent: NotFound });
+  const routeTree = rootRoute.addChildren([
+    createRoute({ getParentRoute: () => rootRoute, path: "/", component: OverviewView }),
+    createRoute({ getParentRoute: () => rootRoute, path: "/approvals", component: ApprovalsView }),
+    createRoute({ getParentRoute: () => rootRoute, path: "/activity", component: ActivityView }),
+    createRoute({
+      getParentRoute: () => rootRoute,
+      path: "/knowledge",
+      component: KnowledgeView,
+      validateSearch: (search: Record<string, unknown>): KnowledgeSearch => {
+        const scope = typeof search.scope === "string" ? search.scope : undefined;
+        const path = typeof search.path === "string" ? search.path : undefined;
+        return scope !== undefined && path !== undefined ? { scope, path } : {};
+      },
+    }),
+    createRoute({ getParentRoute: () => rootRoute, path: "/clients", component: ClientsView }),
+  ]);
+  return createRouter({
+    routeTree,
+    basepath: "/console",
+    ...(history ? { history } : {}),
+    defaultPreload: false,
+    scrollRestoration: false,
+  });
+}
+
+declare module "@tanstack/react-router" {
+  interface Register {
+    router: ReturnType<typeof createConsoleRouter>;
+  }
+}
