@@ -5,18 +5,9 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consoleLogin } from "./console-helpers.js";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
 import { MCP_INITIALIZE } from "./raw-http.js";
-
-interface Login {
-  id: string;
-  code: string;
-  url: string;
-  role: string;
-  name: string;
-  scopes: string[];
-  expires_at: string;
-}
 
 interface SessionBody {
   name: string;
@@ -30,12 +21,6 @@ interface SessionBody {
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
   "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
-async function login(root: string, ...args: string[]): Promise<Login> {
-  const result = await runIvoai(["server", "console", "login", "--root", root, "--json", ...args]);
-  if (result.code !== 0) throw new Error(`console login failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as Login;
-}
 
 function signIn(url: string, body: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${url}/v1/console/session`, {
@@ -65,7 +50,7 @@ function tokenOf(response: Response): string {
 }
 
 async function session(url: string, root: string, ...args: string[]) {
-  const { code } = await login(root, ...args);
+  const { code } = await consoleLogin(root, ...args);
   const response = await signIn(url, JSON.stringify({ code }));
   expect(response.status).toBe(200);
   return { token: tokenOf(response), body: (await response.json()) as SessionBody };
@@ -88,7 +73,7 @@ describe("web console sign-in", () => {
   });
 
   it("exchanges a single-use code from the CLI for an HttpOnly SameSite=Strict cookie", async () => {
-    const created = await login(root, "--role", "approver", "--name", "Ana Lima", "--ttl", "5m");
+    const created = await consoleLogin(root, "--role", "approver", "--name", "Ana Lima", "--ttl", "5m");
     secrets.push(created.code);
     expect(created).toMatchObject({ role: "approver", name: "Ana Lima" });
     expect(created.scopes).toContain("approvals:decide");
@@ -267,7 +252,7 @@ describe("web console sign-in", () => {
   });
 
   it("refuses a foreign Origin and malformed or oversized sign-in bodies with JSON errors", async () => {
-    const { code } = await login(root);
+    const { code } = await consoleLogin(root);
     secrets.push(code);
     const foreign = await signIn(server.url, JSON.stringify({ code }), { origin: "https://evil.example" });
     expect(foreign.status).toBe(403);
