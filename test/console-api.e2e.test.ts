@@ -165,7 +165,9 @@ describe("console API end to end", () => {
       ["context_search", 2, 0],
       ["memory_nope", 1, 1],
     ]);
-    expect(body.by_credential.map((entry) => [entry.key, entry.calls])).toEqual([[agentId, 7]]);
+    expect(body.by_credential.map((entry) => [entry.key, entry.name, entry.calls])).toEqual([
+      [agentId, "test", 7],
+    ]);
     expect(body.by_session.map((entry) => [entry.key, entry.calls])).toEqual([[SESSION, 7]]);
 
     // Approve two, reject one, leave one pending: the counts follow.

@@ -81,7 +81,8 @@ export interface Activity {
   series: (ActivityFigures & { start: string })[];
   /** Largest first, at most 50 each. */
   by_tool: (ActivityFigures & { key: string })[];
-  by_credential: (ActivityFigures & { key: string })[];
+  /** `name`: the enrolled client's or Web MCP client's name, when the credential is still known. */
+  by_credential: (ActivityFigures & { key: string; name?: string })[];
   by_session: (ActivityFigures & { key: string })[];
 }
 

@@ -223,7 +223,13 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   );
   app.route(
     "/v1/audit",
-    createAuditRoutes({ audit: deps.audit, memory: deps.memory?.store, now: consoleNow }),
+    createAuditRoutes({
+      audit: deps.audit,
+      memory: deps.memory?.store,
+      enrollment: deps.enrollment,
+      oauth: deps.oauth,
+      now: consoleNow,
+    }),
   );
   app.route("/v1/memory", createPageRoutes({ store: deps.memory?.store }));
   if (deps.context) {

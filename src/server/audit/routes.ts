@@ -3,11 +3,13 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { SessionTimeline } from "../../protocol/console-api.js";
+import type { EnrollmentService } from "../enrollment/service.js";
 import { requireScope } from "../http/bearer-auth.js";
 import type { GatewayEnv } from "../http/env.js";
 import { problem } from "../http/problem.js";
 import { isoTimeSchema, parseQuery } from "../http/query.js";
 import type { MemoryStore } from "../memory/store.js";
+import type { OAuthStore } from "../oauth/store.js";
 import { BUCKET_MS, bucketCount, MAX_ACTIVITY_BUCKETS } from "./activity.js";
 import { AUDIT_KINDS, type AuditLog } from "./store.js";
 
@@ -30,6 +32,8 @@ const SESSION_ID = /^[\w:./@-]{1,256}$/;
 
 export interface AuditRoutesDeps {
   audit: AuditLog | undefined;
+  enrollment?: EnrollmentService | undefined;
+  oauth?: OAuthStore | undefined;
   /** The memory store holding episodic events; undefined when memory is unavailable. */
   memory: MemoryStore | undefined;
   now: () => Date;
@@ -40,7 +44,7 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
   const { audit, memory } = deps;
   const read = requireScope("audit:read");
 
-  app.get("/activity", read, (c) => {
+  app.get("/activity", read, async (c) => {
     if (!audit) return problem(c, 503, "audit_unavailable", "this server keeps no audit log");
     const query = parseQuery(c, activitySchema);
     if (!query.ok) return query.response;
@@ -59,7 +63,14 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
         `the window holds ${buckets} ${window.bucket} buckets; at most ${MAX_ACTIVITY_BUCKETS}: use a larger bucket or a shorter window`,
       );
     }
-    return c.json(audit.activity(window));
+    const activity = audit.activity(window);
+    // Credentials by name too: an enrolled client's name, a Web MCP client's registered name.
+    const names = await credentialNames(deps);
+    for (const entry of activity.by_credential) {
+      const name = names.get(entry.key);
+      if (name) entry.name = name;
+    }
+    return c.json(activity);
   });
 
   app.get("/events", read, (c) => {
@@ -106,4 +117,13 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
     return c.json(timeline);
   });
   return app;
+}
+
+/** Credential id → a name a person recognises (audit events carry ids only). */
+async function credentialNames(deps: AuditRoutesDeps): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  for (const client of (await deps.enrollment?.listClients()) ?? []) names.set(client.id, client.name);
+  for (const client of deps.oauth?.listClients() ?? [])
+    names.set(`oauth:${client.client_id}`, client.client_name ?? client.client_id);
+  return names;
 }
