@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../../test/helpers.js";
-import { bucketCount, percentile } from "./activity.js";
+import { ACTIVITY_CHUNK, bucketCount, percentile } from "./activity.js";
 import { type AuditLog, openAuditLog, type ToolCallEvent } from "./store.js";
 
 const call = (over: Partial<ToolCallEvent> = {}): ToolCallEvent => ({
@@ -46,7 +46,7 @@ describe("activity aggregation", () => {
     expect(percentile(hundred, 0.95)).toBe(95);
   });
 
-  it("counts calls, errors, latency and tokens per bucket, empty buckets included", () => {
+  it("counts calls, errors, latency and tokens per bucket, empty buckets included", async () => {
     at("2026-01-01T10:05:00.000Z", call({ latency_ms: 10, tokens_consumed: 1 }));
     at("2026-01-01T10:59:59.999Z", call({ latency_ms: 30, tokens_consumed: 2, status: "FAILED" }));
     at("2026-01-01T10:30:00.000Z", call({ latency_ms: 20, tokens_consumed: 3, tool: "memory_query" }));
@@ -58,7 +58,7 @@ describe("activity aggregation", () => {
     clock = new Date("2026-01-01T11:00:00Z");
     audit.record({ kind: "approval_decision", actor: "ann", detail: {} });
 
-    const activity = audit.activity({
+    const activity = await audit.activity({
       since: new Date("2026-01-01T10:00:00Z"),
       until: new Date("2026-01-01T13:00:00Z"),
       bucket: "hour",
@@ -83,7 +83,7 @@ describe("activity aggregation", () => {
     expect(activity.by_session.map((entry) => [entry.key, entry.calls])).toEqual([["s1", 4]]);
   });
 
-  it("aligns buckets to the clock and counts them up front", () => {
+  it("aligns buckets to the clock and counts them up front", async () => {
     const query = {
       since: new Date("2026-01-01T10:30:10Z"),
       until: new Date("2026-01-01T10:33:00Z"),
@@ -91,7 +91,7 @@ describe("activity aggregation", () => {
     };
     expect(bucketCount(query)).toBe(3);
     at("2026-01-01T10:30:20.000Z", call());
-    const activity = audit.activity(query);
+    const activity = await audit.activity(query);
     expect(activity.series.map((entry) => entry.start)).toEqual([
       "2026-01-01T10:30:00.000Z",
       "2026-01-01T10:31:00.000Z",
@@ -104,12 +104,12 @@ describe("activity aggregation", () => {
     );
   });
 
-  it("keeps the top 50 of each breakdown, largest first", () => {
+  it("keeps the top 50 of each breakdown, largest first", async () => {
     for (let index = 0; index < 60; index += 1) {
       for (let repeat = 0; repeat <= index % 3; repeat += 1)
         at("2026-01-01T10:00:00.000Z", call({ session_id: `s${index}` }));
     }
-    const activity = audit.activity({
+    const activity = await audit.activity({
       since: new Date("2026-01-01T10:00:00Z"),
       until: new Date("2026-01-01T11:00:00Z"),
       bucket: "hour",
@@ -124,7 +124,18 @@ describe("activity aggregation", () => {
     expect(activity.totals.calls).toBe(20 * 1 + 20 * 2 + 20 * 3);
   });
 
-  it("aggregates 100,000 calls in the window in reasonable time", () => {
+  it("reads calls recorded at the same instant across chunk boundaries exactly once", async () => {
+    for (let index = 0; index < ACTIVITY_CHUNK * 2 + 7; index += 1)
+      at("2026-01-01T10:00:00.000Z", call({ latency_ms: index % 100 }));
+    const activity = await audit.activity({
+      since: new Date("2026-01-01T10:00:00Z"),
+      until: new Date("2026-01-01T11:00:00Z"),
+      bucket: "hour",
+    });
+    expect(activity.totals.calls).toBe(ACTIVITY_CHUNK * 2 + 7);
+  });
+
+  it("aggregates 100,000 calls in the window in reasonable time", async () => {
     const base = Date.parse("2026-01-01T00:00:00Z");
     const tools = ["context_search", "memory_query", "memory_write_page", "context_get_document"];
     for (let index = 0; index < 100_000; index += 1) {
@@ -139,13 +150,23 @@ describe("activity aggregation", () => {
         }),
       );
     }
+    // Other work runs while it aggregates: it yields between chunks.
+    let ticks = 0;
+    let done = false;
+    const tick = () => {
+      ticks += 1;
+      if (!done) setImmediate(tick);
+    };
+    setImmediate(tick);
     const started = performance.now();
-    const activity = audit.activity({
+    const activity = await audit.activity({
       since: new Date(base),
       until: new Date(base + 86_400_000),
       bucket: "minute",
     });
     const elapsed = performance.now() - started;
+    done = true;
+    expect(ticks).toBeGreaterThanOrEqual(100_000 / ACTIVITY_CHUNK - 1);
     console.info(`activity over 100,000 calls, 1,440 minute buckets: ${elapsed.toFixed(0)} ms`);
     expect(activity.totals.calls).toBe(100_000);
     expect(activity.totals.errors).toBe(10_000);

@@ -83,6 +83,7 @@ function tallyOf(groups: Map<string, Tally>, key: string): Tally {
 }
 
 type CallRow = [
+  id: number,
   at: string,
   tool: string,
   credential: string,
@@ -92,8 +93,14 @@ type CallRow = [
   tokens: number,
 ];
 
-/** Aggregates the tool calls recorded in [since, until); the caller bounds the bucket count. */
-export function aggregateActivity(db: Database.Database, query: ActivityQuery): Activity {
+/** Rows read per statement; between chunks the event loop serves other requests. */
+export const ACTIVITY_CHUNK = 5_000;
+
+/**
+ * Aggregates the tool calls recorded in [since, until); the caller bounds the bucket count. Read in keyset
+ * chunks of (at, id) with a yield between them, so 100,000 calls never hold the server's event loop for long.
+ */
+export async function aggregateActivity(db: Database.Database, query: ActivityQuery): Promise<Activity> {
   const unit = BUCKET_MS[query.bucket];
   const start = firstBucketStart(query.since, query.bucket);
   const buckets = Array.from({ length: bucketCount(query) }, () => new Tally());
@@ -101,25 +108,39 @@ export function aggregateActivity(db: Database.Database, query: ActivityQuery): 
   const byTool = new Map<string, Tally>();
   const byCredential = new Map<string, Tally>();
   const bySession = new Map<string, Tally>();
-  // Times are stored as toISOString(), so the range compares as text on the `at` index.
-  const rows = db
+  // Times are stored as toISOString(), so the range compares as text on the `at` index (which holds the id).
+  const chunk = db
     .prepare(
-      `SELECT at, json_extract(body, '$.tool'), json_extract(body, '$.credential_id'),
+      `SELECT id, at, json_extract(body, '$.tool'), json_extract(body, '$.credential_id'),
         json_extract(body, '$.session_id'), json_extract(body, '$.status'),
         json_extract(body, '$.latency_ms'), json_extract(body, '$.tokens_consumed')
-       FROM events WHERE at >= ? AND at < ? AND kind = 'tool_call'`,
+       FROM events WHERE at >= @from AND at < @until AND kind = 'tool_call' AND (at > @from OR id > @after_id)
+       ORDER BY at, id LIMIT @limit`,
     )
-    .raw()
-    .iterate(query.since.toISOString(), query.until.toISOString()) as IterableIterator<CallRow>;
-  for (const [at, tool, credential, session, status, latency, tokens] of rows) {
-    const latencyMs = Number(latency) || 0;
-    const tokenCount = Number(tokens) || 0;
-    totals.add(status, latencyMs, tokenCount);
-    buckets[Math.floor((Date.parse(at) - start) / unit)]?.add(status, latencyMs, tokenCount);
-    tallyOf(byTool, String(tool)).add(status, latencyMs, tokenCount);
-    tallyOf(byCredential, String(credential)).add(status, latencyMs, tokenCount);
-    // Calls without a session (no x-ivoai-session-id) are in every other figure, not in by_session.
-    if (session) tallyOf(bySession, String(session)).add(status, latencyMs, tokenCount);
+    .raw();
+  // Each chunk's index range starts at the last row read: (at, id) after it, never a rescan from `since`.
+  let after = { at: query.since.toISOString(), id: 0 };
+  for (;;) {
+    const rows = chunk.all({
+      from: after.at,
+      until: query.until.toISOString(),
+      after_id: after.id,
+      limit: ACTIVITY_CHUNK,
+    }) as CallRow[];
+    for (const [, at, tool, credential, session, status, latency, tokens] of rows) {
+      const latencyMs = Number(latency) || 0;
+      const tokenCount = Number(tokens) || 0;
+      totals.add(status, latencyMs, tokenCount);
+      buckets[Math.floor((Date.parse(at) - start) / unit)]?.add(status, latencyMs, tokenCount);
+      tallyOf(byTool, String(tool)).add(status, latencyMs, tokenCount);
+      tallyOf(byCredential, String(credential)).add(status, latencyMs, tokenCount);
+      // Calls without a session (no x-ivoai-session-id) are in every other figure, not in by_session.
+      if (session) tallyOf(bySession, String(session)).add(status, latencyMs, tokenCount);
+    }
+    const last = rows.at(-1);
+    if (!last || rows.length < ACTIVITY_CHUNK) break;
+    after = { at: last[1], id: last[0] };
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return {
     since: query.since.toISOString(),

@@ -63,7 +63,7 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
         `the window holds ${buckets} ${window.bucket} buckets; at most ${MAX_ACTIVITY_BUCKETS}: use a larger bucket or a shorter window`,
       );
     }
-    const activity = audit.activity(window);
+    const activity = await audit.activity(window);
     // Credentials by name too: an enrolled client's name, a Web MCP client's registered name.
     const names = await credentialNames(deps);
     for (const entry of activity.by_credential) {

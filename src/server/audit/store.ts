@@ -44,7 +44,7 @@ export interface AuditLog {
   record(event: AuditEvent): void;
   list(options: { since?: string; limit?: number; kind?: AuditEvent["kind"] }): AuditRecord[];
   /** Tool calls in a window, aggregated (the console's activity view). */
-  activity(query: ActivityQuery): Activity;
+  activity(query: ActivityQuery): Promise<Activity>;
   close(): void;
 }
 
