@@ -143,8 +143,14 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     if (!columns.some((column) => column.name === "allow_hardlinks"))
       db.exec("ALTER TABLE connectors ADD COLUMN allow_hardlinks INTEGER NOT NULL DEFAULT 0");
     // Catalogues made before ingest summaries were kept: NULL until the connector's next run.
-    if (!columns.some((column) => column.name === "last_ingest"))
-      db.exec("ALTER TABLE connectors ADD COLUMN last_ingest TEXT");
+    if (!columns.some((column) => column.name === "last_ingest")) {
+      try {
+        db.exec("ALTER TABLE connectors ADD COLUMN last_ingest TEXT");
+      } catch (error) {
+        // Another process (`server ingest` beside the server) added it between the check and here.
+        if (!/duplicate column/i.test(String(error))) throw error;
+      }
+    }
   }
   const q = {
     addConnector: db.prepare(
