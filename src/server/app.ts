@@ -199,7 +199,6 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   // ---- The web console's read/act API (src/protocol/console-api.ts): overview, clients and revocation,
   // audit activity/events/timelines, memory pages and graph, context search. Bearer-authenticated like all
   // of /v1; each route checks its own scope.
-  const consoleNow = now;
   app.route(
     "/v1/admin",
     createOverviewRoutes({
@@ -208,8 +207,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       context: deps.context,
       memory: deps.memory?.store,
       oauth: deps.oauth,
-      startedAt: deps.startedAt ?? consoleNow(),
-      now: consoleNow,
+      startedAt: deps.startedAt ?? now(),
+      now: now,
     }),
   );
   app.route(
@@ -218,7 +217,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       enrollment: deps.enrollment,
       oauth: deps.oauth,
       audit: deps.audit,
-      now: consoleNow,
+      now: now,
     }),
   );
   app.route(
@@ -228,7 +227,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       memory: deps.memory?.store,
       enrollment: deps.enrollment,
       oauth: deps.oauth,
-      now: consoleNow,
+      now: now,
     }),
   );
   app.route("/v1/memory", createPageRoutes({ store: deps.memory?.store }));
