@@ -130,7 +130,7 @@ describe("mistakes", () => {
     );
     const kind = await runIvoai(["server", "audit", "--kind", "tool"]);
     expect(kind.stderr).toContain(
-      'invalid --kind "tool": expected one of tool_call, approval_decision, approval_expired, page_expired',
+      'invalid --kind "tool": expected one of tool_call, approval_decision, approval_expired, page_expired, client_revoked',
     );
     const level = await runIvoai(["server", "start", "--log-level", "loud"]);
     expect(level.code).toBe(2);

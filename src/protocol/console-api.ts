@@ -64,7 +64,7 @@ export type ActivityBucket = "minute" | "hour" | "day";
 
 export interface ActivityFigures {
   calls: number;
-  /** Calls whose status was ERROR, REJECTED or DENIED. */
+  /** Calls that failed: status FAILED (the tool or its guardrail refused) or REJECTED (never ran). */
   errors: number;
   p50_ms: number;
   p95_ms: number;
@@ -81,7 +81,8 @@ export interface Activity {
   series: (ActivityFigures & { start: string })[];
   /** Largest first, at most 50 each. */
   by_tool: (ActivityFigures & { key: string })[];
-  by_credential: (ActivityFigures & { key: string })[];
+  /** `name`: the enrolled client's or Web MCP client's name, when the credential is still known. */
+  by_credential: (ActivityFigures & { key: string; name?: string })[];
   by_session: (ActivityFigures & { key: string })[];
 }
 
@@ -105,6 +106,8 @@ export interface SessionTimeline {
     valid_from: string | null;
     valid_to: string | null;
     data: Record<string, unknown>;
+    /** The credential that recorded the event. */
+    credential_id?: string;
   }[];
 }
 
@@ -179,7 +182,7 @@ export interface PageDetail {
     created_at: string;
   };
   /** Every version, newest first (metadata only). */
-  versions: { version: number; title: string; author: string; at: string }[];
+  versions: { version: number; title: string; author: string; at: string; deleted?: boolean }[];
   backlinks: { from: string; type: string }[];
 }
 
@@ -188,6 +191,8 @@ export interface PageGraph {
   center: { scope: string; path: string };
   nodes: { scope: string; path: string; title: string; missing: boolean }[];
   edges: { from: string; to: string; type: string }[];
+  /** True when nodes past the cap (200) were left out. */
+  truncated?: boolean;
 }
 
 // ---- Clients (clients:read; revoking needs clients:revoke) ------------------------------------------------------

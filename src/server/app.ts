@@ -9,13 +9,17 @@ import { isIvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
 import { newId } from "../shared/tokens.js";
 import { IVOAI_VERSION } from "../shared/version.js";
+import { createClientRoutes } from "./admin/clients-routes.js";
+import { createOverviewRoutes } from "./admin/overview.js";
 import { createAdminRoutes } from "./admin/routes.js";
 import { createApprovalRoutes } from "./approvals/routes.js";
+import { createAuditRoutes } from "./audit/routes.js";
 import type { AuditLog } from "./audit/store.js";
 import { CONSOLE_SESSION_PATH, createConsoleAuth, isConsoleApiPath } from "./console/session-auth.js";
 import { createConsoleSessionRoutes } from "./console/session-routes.js";
 import { type ConsoleSite, createConsoleSiteRoutes, loadConsoleSite } from "./console/static-site.js";
 import type { ConsoleStore } from "./console/store.js";
+import { createContextRoutes } from "./context/routes.js";
 import type { ContextService } from "./context/service.js";
 import { CONTEXT_INSTRUCTIONS } from "./context/tools.js";
 import { createRateLimiter } from "./enrollment/rate-limit.js";
@@ -31,6 +35,7 @@ import { problem, problemForError } from "./http/problem.js";
 import { reverseProxyGuard } from "./http/reverse-proxy.js";
 import { createMcpEndpoint } from "./mcp/endpoint.js";
 import { createHookRoutes } from "./memory/hooks-routes.js";
+import { createPageRoutes } from "./memory/pages-routes.js";
 import type { MemoryService } from "./memory/service.js";
 import { MEMORY_INSTRUCTIONS } from "./memory/tools.js";
 import { createOAuthRoutes } from "./oauth/routes.js";
@@ -239,6 +244,53 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     app.route(ENDPOINTS.memoryHooks, createHookRoutes({ store: memory?.store }));
     app.route("/v1/approvals", createApprovalRoutes({ gate: memory?.gate }));
   }
+
+  // ---- The web console's read/act API (src/protocol/console-api.ts): overview, clients and revocation,
+  // audit activity/events/timelines, memory pages and graph, context search. Bearer-authenticated like all
+  // of /v1; each route checks its own scope.
+  app.route(
+    "/v1/admin",
+    createOverviewRoutes({
+      enrollment: deps.enrollment,
+      readiness: deps.readiness,
+      context: deps.context,
+      memory: deps.memory?.store,
+      oauth: deps.oauth,
+      startedAt: deps.startedAt ?? now(),
+      now: now,
+    }),
+  );
+  app.route(
+    "/v1/admin",
+    createClientRoutes({
+      enrollment: deps.enrollment,
+      oauth: deps.oauth,
+      audit: deps.audit,
+      now: now,
+    }),
+  );
+  app.route(
+    "/v1/audit",
+    createAuditRoutes({
+      audit: deps.audit,
+      memory: deps.memory?.store,
+      enrollment: deps.enrollment,
+      oauth: deps.oauth,
+      now: now,
+    }),
+  );
+  app.route("/v1/memory", createPageRoutes({ store: deps.memory?.store }));
+  if (deps.context) {
+    app.route(
+      "/v1/context",
+      createContextRoutes({
+        context: deps.context,
+        logger: deps.logger,
+        ...(deps.audit ? { audit: deps.audit } : {}),
+      }),
+    );
+  }
+  // ---- end of the console API
 
   if (deps.oauth) {
     app.route(

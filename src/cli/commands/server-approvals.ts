@@ -4,7 +4,7 @@ import { userInfo } from "node:os";
 import path from "node:path";
 import { loadServerConfig } from "../../config/server-config.js";
 import { DEFAULT_APPROVAL_PAGE, MAX_APPROVAL_PAGE } from "../../server/approvals/gate.js";
-import { type AuditEvent, openAuditLog } from "../../server/audit/store.js";
+import { AUDIT_KINDS, type AuditEvent, openAuditLog } from "../../server/audit/store.js";
 import { type MemoryService, openMemoryService } from "../../server/memory/service.js";
 import type { ApprovalRecord, ApprovalStatus, ApprovalSummary } from "../../server/memory/store.js";
 import { parseDuration } from "../../shared/duration.js";
@@ -29,7 +29,6 @@ async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) =
 }
 
 const STATUSES = ["pending", "applied", "rejected", "expired", "conflict", "all"] as const;
-const AUDIT_KINDS = ["tool_call", "approval_decision", "approval_expired", "page_expired"] as const;
 
 const listCommand: CommandSpec = {
   kind: "command",

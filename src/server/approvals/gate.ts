@@ -54,6 +54,8 @@ export interface ApprovalGate {
   ): Promise<DecisionOutcome>;
   /** Marks pending requests past their expiry; returns their ids. */
   expire(): Promise<string[]>;
+  /** How many requests are in each status. */
+  counts(): Promise<Record<ApprovalStatus, number>>;
 }
 
 export interface ApprovalGateDeps {
@@ -142,6 +144,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       }
       return outcome;
     },
+    counts: () => deps.store.approvalCounts(),
     async expire() {
       const ids = await deps.store.expireApprovals(now().toISOString());
       for (const id of ids)

@@ -33,6 +33,8 @@ export function createApprovalRoutes(deps: { gate: ApprovalGate | undefined }): 
     // A bad cursor is a USAGE error: the app's error map answers it with 400.
     return c.json(await gate.list(parsed.data));
   });
+  // Before "/:id", which would take "counts" for an id.
+  app.get("/counts", requireScope("approvals:read"), async (c) => c.json(await gate.counts()));
   app.get("/:id", requireScope("approvals:read"), async (c) => {
     const approval = await gate.get(c.req.param("id"));
     return approval ? c.json(approval) : problem(c, 404, "not_found", "no such approval");

@@ -1,8 +1,10 @@
 // The audit log: every MCP tool call (guardrail outcome and telemetry) and every human decision, in SQLite.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
+import type { Activity } from "../../protocol/console-api.js";
 import type { SecurityTier, ToolStatus } from "../../protocol/tool-envelope.js";
 import { openSqlite } from "../../shared/native-sqlite.js";
+import { type ActivityQuery, aggregateActivity } from "./activity.js";
 
 export interface ToolCallEvent {
   kind: "tool_call";
@@ -21,18 +23,28 @@ export interface ToolCallEvent {
   detail?: Record<string, unknown>;
 }
 
+/** A person's or the system's decision: approvals, expiry, and revoking a client (`client_revoked`). */
 export interface DecisionEvent {
-  kind: "approval_decision" | "page_expired" | "approval_expired";
+  kind: "approval_decision" | "page_expired" | "approval_expired" | "client_revoked";
   actor: string;
   detail: Record<string, unknown>;
 }
 
 export type AuditEvent = ToolCallEvent | DecisionEvent;
+export const AUDIT_KINDS = [
+  "tool_call",
+  "approval_decision",
+  "approval_expired",
+  "page_expired",
+  "client_revoked",
+] as const satisfies readonly AuditEvent["kind"][];
 export type AuditRecord = AuditEvent & { id: number; at: string };
 
 export interface AuditLog {
   record(event: AuditEvent): void;
   list(options: { since?: string; limit?: number; kind?: AuditEvent["kind"] }): AuditRecord[];
+  /** Tool calls in a window, aggregated (the console's activity view). */
+  activity(query: ActivityQuery): Promise<Activity>;
   close(): void;
 }
 
@@ -68,6 +80,7 @@ export function openAuditLog(file: string, now: () => Date = () => new Date()): 
         .reverse()
         .map((row) => ({ ...(JSON.parse(row.body) as AuditEvent), id: row.id, at: row.at }));
     },
+    activity: (query) => aggregateActivity(db, query),
     close: () => db.close(),
   };
 }

@@ -1,5 +1,6 @@
 // The context catalogue in SQLite (WAL): connector registry, normalised documents and their chunks.
 // Each document's chunks are replaced inside one transaction, so a killed ingest leaves old or new, never a mix.
+import type { LastIngest } from "../../protocol/console-api.js";
 import { openSqlite } from "../../shared/native-sqlite.js";
 
 export interface ConnectorRecord {
@@ -10,6 +11,8 @@ export interface ConnectorRecord {
   last_ingest_at: string | null;
   /** The connector also reads files with several hard links (`connector add --allow-hardlinks`). */
   allow_hardlinks: boolean;
+  /** The summary of its last ingest run, complete or not; null before the first. */
+  last_ingest: LastIngest | null;
 }
 
 export interface DocumentRecord {
@@ -62,6 +65,8 @@ export interface Catalogue {
   listConnectors(): Promise<ConnectorRecord[]>;
   deleteConnector(name: string): Promise<void>;
   markIngested(name: string, at: string): Promise<void>;
+  /** Keeps the summary of a connector's latest ingest run (the console's "last ingest"). */
+  recordIngestSummary(name: string, summary: LastIngest): Promise<void>;
   /** Fingerprint (pipeline version + content hash) per document of a connector, to skip unchanged ones. */
   documentFingerprints(connector: string): Promise<Map<string, string>>;
   /** Atomically replaces whole documents (metadata and chunks). */
@@ -110,11 +115,15 @@ CREATE TABLE IF NOT EXISTS removed_chunks (seq INTEGER PRIMARY KEY, generation I
 CREATE INDEX IF NOT EXISTS removed_chunks_generation ON removed_chunks (generation);
 `;
 
-type ConnectorRow = Omit<ConnectorRecord, "allow_hardlinks"> & { allow_hardlinks?: number };
+type ConnectorRow = Omit<ConnectorRecord, "allow_hardlinks" | "last_ingest"> & {
+  allow_hardlinks?: number;
+  last_ingest?: string | null;
+};
 
 const connectorOf = (row: ConnectorRow): ConnectorRecord => ({
   ...row,
   allow_hardlinks: row.allow_hardlinks === 1,
+  last_ingest: row.last_ingest ? (JSON.parse(row.last_ingest) as LastIngest) : null,
 });
 
 /** Tombstones kept for servers catching up; an older miss only leaves an entry the result join drops. */
@@ -133,6 +142,15 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     const columns = db.prepare("PRAGMA table_info(connectors)").all() as { name: string }[];
     if (!columns.some((column) => column.name === "allow_hardlinks"))
       db.exec("ALTER TABLE connectors ADD COLUMN allow_hardlinks INTEGER NOT NULL DEFAULT 0");
+    // Catalogues made before ingest summaries were kept: NULL until the connector's next run.
+    if (!columns.some((column) => column.name === "last_ingest")) {
+      try {
+        db.exec("ALTER TABLE connectors ADD COLUMN last_ingest TEXT");
+      } catch (error) {
+        // Another process (`server ingest` beside the server) added it between the check and here.
+        if (!/duplicate column/i.test(String(error))) throw error;
+      }
+    }
   }
   const q = {
     addConnector: db.prepare(
@@ -142,6 +160,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     listConnectors: db.prepare("SELECT * FROM connectors ORDER BY name"),
     deleteConnector: db.prepare("DELETE FROM connectors WHERE name = ?"),
     markIngested: db.prepare("UPDATE connectors SET last_ingest_at = ? WHERE name = ?"),
+    recordIngestSummary: db.prepare("UPDATE connectors SET last_ingest = ? WHERE name = ?"),
     fingerprints: db.prepare("SELECT id, fingerprint FROM documents WHERE connector = ?"),
     upsertDocument: db.prepare(`INSERT INTO documents
       (id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata)
@@ -243,7 +262,8 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
 
   return {
     async addConnector(record) {
-      q.addConnector.run({ ...record, allow_hardlinks: record.allow_hardlinks ? 1 : 0 });
+      const { last_ingest: _summary, ...fields } = record;
+      q.addConnector.run({ ...fields, allow_hardlinks: record.allow_hardlinks ? 1 : 0 });
     },
     async getConnector(name) {
       const row = q.getConnector.get(name) as ConnectorRow | undefined;
@@ -257,6 +277,9 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     },
     async markIngested(name, at) {
       q.markIngested.run(at, name);
+    },
+    async recordIngestSummary(name, summary) {
+      q.recordIngestSummary.run(JSON.stringify(summary), name);
     },
     async documentFingerprints(connector) {
       const rows = q.fingerprints.all(connector) as { id: string; fingerprint: string }[];

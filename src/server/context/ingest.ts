@@ -214,5 +214,17 @@ export async function ingestConnector(
     await options.catalogue.markIngested(connector.name, now().toISOString());
   }
   summary.duration_ms = Math.round(performance.now() - started);
+  await options.catalogue.recordIngestSummary(connector.name, {
+    at: now().toISOString(),
+    added: summary.added,
+    updated: summary.updated,
+    unchanged: summary.unchanged,
+    removed: summary.removed,
+    skipped: summary.skipped,
+    skipped_by_reason: summary.skipped_by_reason as Record<string, number>,
+    skipped_examples: summary.skipped_examples,
+    complete: summary.complete,
+    ...(summary.error !== undefined ? { error: summary.error } : {}),
+  });
   return summary;
 }

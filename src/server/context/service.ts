@@ -137,6 +137,7 @@ export function openContextService(options: ContextServiceOptions): ContextServi
         path: input.path,
         created_at: now().toISOString(),
         last_ingest_at: null,
+        last_ingest: null,
         allow_hardlinks: input.allowHardlinks === true,
       };
       await catalogue.addConnector(record);

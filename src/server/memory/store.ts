@@ -127,6 +127,21 @@ export interface MemoryStore {
     paths: readonly string[],
   ): Promise<{ from: string; type: string; page: PageRecord }[]>;
   backlinks(scope: string, path: string): Promise<{ from: string; type: string }[]>;
+  /** Pages most recently updated first, one keyset page at a time; `q` matches title or path (a bad cursor is USAGE). */
+  listPages(query: { q?: string; scope?: string; limit: number; cursor?: string }): Promise<{
+    pages: PageRecord[];
+    next_cursor: string | null;
+  }>;
+  /** Every stored version of a page (deletions included), newest first, metadata only. */
+  pageVersions(
+    scope: string,
+    path: string,
+  ): Promise<{ version: number; title: string; author: string; at: string; deleted: boolean }[]>;
+  /** Edges of these scopes that start or end at one of the paths (targets need not exist). */
+  edgesAround(
+    scopes: readonly string[],
+    paths: readonly string[],
+  ): Promise<{ scope: string; from: string; type: string; to: string }[]>;
   pageTermsAfter(
     afterKey: number,
     limit: number,
@@ -154,6 +169,8 @@ export interface MemoryStore {
     prepare: (approval: ApprovalRecord) => PageWrite | undefined,
   ): Promise<DecisionOutcome>;
   expireApprovals(now: string): Promise<string[]>;
+  /** How many requests are in each status (one GROUP BY over the status index). */
+  approvalCounts(): Promise<Record<ApprovalStatus, number>>;
 
   /** Records an event; returns its random id. */
   addEpisode(input: EpisodeInput): Promise<string>;
@@ -166,6 +183,8 @@ export interface MemoryStore {
     limit: number;
     kinds?: readonly string[];
   }): Promise<EpisodeRecord[]>;
+  /** An operator's view of one session: its events from every credential, as of a time, newest first. */
+  sessionEpisodes(query: { session_id: string; as_of: string; limit: number }): Promise<EpisodeRecord[]>;
   /** One event, only for the credential that recorded it (anyone else gets undefined, as for an unknown id). */
   getEpisode(id: string, credentialId: string): Promise<EpisodeRecord | undefined>;
   stats(): Promise<Record<string, number>>;
@@ -254,6 +273,28 @@ function decodeCursor(cursor: string): { created_at: string; id: string } {
     // falls through to the usage error
   }
   throw new IvoaiError("USAGE", "invalid cursor: pass the next_cursor of the previous page unchanged");
+}
+
+/** The page list cursor: the (updated_at, key) of the last page shown, opaque to callers. */
+function encodePageCursor(page: { updated_at: string; key: number }): string {
+  return Buffer.from(JSON.stringify([page.updated_at, page.key])).toString("base64url");
+}
+
+function decodePageCursor(cursor: string): { updated_at: string; key: number } {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(value) && typeof value[0] === "string" && Number.isSafeInteger(value[1])) {
+      return { updated_at: value[0], key: value[1] as number };
+    }
+  } catch {
+    // falls through to the usage error
+  }
+  throw new IvoaiError("USAGE", "invalid cursor: pass the next_cursor of the previous page unchanged");
+}
+
+/** A LIKE pattern matching `text` anywhere, its wildcards taken literally (ESCAPE '\\'). */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 }
 
 type Row = Record<string, unknown>;
@@ -369,6 +410,19 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
       (session_id, project, kind, recorded_at, valid_from, valid_to, data, credential_id, event_id)
       VALUES (@session_id, @project, @kind, @recorded_at, @valid_from, @valid_to, @data, @credential_id, @event_id)`),
     episode: db.prepare("SELECT * FROM episodes WHERE event_id = ? AND credential_id = ?"),
+    // The same as_of rules as episodes(), without the credential: the operator's console sees every recorder.
+    sessionEpisodes: db.prepare(`SELECT * FROM episodes WHERE session_id = ? AND recorded_at <= ?
+      AND (valid_from IS NULL OR valid_from <= ?) AND (valid_to IS NULL OR valid_to > ?)
+      ORDER BY recorded_at DESC, id DESC LIMIT ?`),
+    approvalCounts: db.prepare("SELECT status, COUNT(*) AS n FROM approvals GROUP BY status"),
+    pageList: db.prepare(`SELECT * FROM pages
+      WHERE (@scope IS NULL OR scope = @scope)
+        AND (@pattern IS NULL OR title LIKE @pattern ESCAPE '\\' OR path LIKE @pattern ESCAPE '\\')
+        AND (@after_updated IS NULL OR updated_at < @after_updated OR (updated_at = @after_updated AND key < @after_key))
+      ORDER BY updated_at DESC, key DESC LIMIT @limit`),
+    versions: db.prepare(
+      "SELECT version, title, author, written_at, deleted FROM page_versions WHERE scope = ? AND path = ? ORDER BY version DESC",
+    ),
     stats:
       db.prepare(`SELECT (SELECT COUNT(*) FROM pages) AS pages, (SELECT COUNT(*) FROM page_versions) AS versions,
       (SELECT COUNT(*) FROM edges) AS edges, (SELECT COUNT(*) FROM episodes) AS episodes,
@@ -560,6 +614,38 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
     async backlinks(scope, path) {
       return q.backlinks.all(scope, path) as { from: string; type: string }[];
     },
+    async listPages(query) {
+      const after = query.cursor === undefined ? undefined : decodePageCursor(query.cursor);
+      const rows = q.pageList.all({
+        scope: query.scope ?? null,
+        pattern: query.q ? containsPattern(query.q) : null,
+        after_updated: after?.updated_at ?? null,
+        after_key: after?.key ?? null,
+        limit: query.limit + 1,
+      }) as Row[];
+      const pages = rows.slice(0, query.limit).map(toPage);
+      const last = pages.at(-1);
+      return { pages, next_cursor: rows.length > query.limit && last ? encodePageCursor(last) : null };
+    },
+    async pageVersions(scope, path) {
+      return (q.versions.all(scope, path) as Row[]).map((row) => ({
+        version: Number(row.version),
+        title: String(row.title),
+        author: String(row.author),
+        at: String(row.written_at),
+        deleted: row.deleted === 1,
+      }));
+    },
+    async edgesAround(scopes, paths) {
+      if (scopes.length === 0 || paths.length === 0) return [];
+      return db
+        .prepare(
+          `SELECT scope, from_path AS "from", type, to_path AS "to" FROM edges
+           WHERE scope IN (${inList(scopes)}) AND (from_path IN (${inList(paths)}) OR to_path IN (${inList(paths)}))
+           ORDER BY scope, from_path, type, to_path`,
+        )
+        .all(...scopes, ...paths, ...paths) as { scope: string; from: string; type: string; to: string }[];
+    },
     async pageTermsAfter(afterKey, limit) {
       return q.termsAfter.all(afterKey, limit) as {
         key: number;
@@ -608,6 +694,19 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
     async expireApprovals(now) {
       return (q.expireApprovals.all(now, now) as { id: string }[]).map((row) => row.id);
     },
+    async approvalCounts() {
+      const counts: Record<ApprovalStatus, number> = {
+        pending: 0,
+        applied: 0,
+        rejected: 0,
+        expired: 0,
+        conflict: 0,
+      };
+      for (const row of q.approvalCounts.all() as { status: ApprovalStatus; n: number }[]) {
+        if (row.status in counts) counts[row.status] = row.n;
+      }
+      return counts;
+    },
     async addEpisode(input) {
       const id = newEventId();
       q.addEpisode.run({ ...input, data: JSON.stringify(input.data), event_id: id });
@@ -639,6 +738,11 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
         )
         .all(...args, query.limit) as Row[];
       return rows.map(toEpisode);
+    },
+    async sessionEpisodes(query) {
+      return (
+        q.sessionEpisodes.all(query.session_id, query.as_of, query.as_of, query.as_of, query.limit) as Row[]
+      ).map(toEpisode);
     },
     async getEpisode(id, credentialId) {
       const row = q.episode.get(id, credentialId) as Row | undefined;

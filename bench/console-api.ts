@@ -1,0 +1,164 @@
+// The console API at scale through the real gateway: /v1/audit/activity over 100,000 tool calls in its
+// window, /v1/approvals/counts with 10,000 pending requests, and /v1/admin/overview beside them.
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { serverPaths } from "../src/config/server-paths.js";
+import { openAuditLog } from "../src/server/audit/store.js";
+import { createEnrollmentService } from "../src/server/enrollment/service.js";
+import { createEnrollmentStore } from "../src/server/enrollment/store.js";
+import { memoryFile } from "../src/server/memory/service.js";
+import { openMemoryStore } from "../src/server/memory/store.js";
+import { startGateway } from "../src/server/start.js";
+import { silentLogger } from "../src/shared/logger.js";
+import { percentile } from "./lib/ir.js";
+import { createBenchTree, machineLine } from "./lib/server-tree.js";
+
+const calls = Number(process.argv.find((arg) => arg.startsWith("--calls="))?.slice(8) ?? "100000");
+const pending = Number(process.argv.find((arg) => arg.startsWith("--pending="))?.slice(10) ?? "10000");
+const RUNS = 30;
+
+const tree = await createBenchTree("console-api");
+const paths = serverPaths(tree.root);
+const now = Date.now();
+
+// Tool calls spread evenly over the last 24 hours, as the MCP endpoints record them.
+let clock = new Date(now);
+const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"), () => clock);
+const tools = [
+  "context_search",
+  "memory_query",
+  "memory_write_page",
+  "context_get_document",
+  "memory_read_page",
+];
+for (let index = 0; index < calls; index += 1) {
+  clock = new Date(now - 86_400_000 + Math.floor((index * 86_400_000) / calls));
+  audit.record({
+    kind: "tool_call",
+    tool: tools[index % tools.length] as string,
+    endpoint: "ivoai-memory",
+    credential_id: `cli_${index % 40}`,
+    session_id: `sess-${index % 2000}`,
+    tier: "read",
+    status: index % 20 === 0 ? "FAILED" : "SUCCESS",
+    latency_ms: (index * 7919) % 400,
+    tokens_consumed: 100 + (index % 900),
+    guardrail_checked: true,
+  });
+}
+audit.close();
+
+const memory = openMemoryStore(memoryFile(paths));
+for (let index = 0; index < pending; index += 1) {
+  await memory.createApproval({
+    id: `apr_${index}`,
+    created_at: new Date(now - index * 1000).toISOString(),
+    expires_at: new Date(now + 86_400_000).toISOString(),
+    status: "pending",
+    tool: "memory_write_page",
+    action: "write_page",
+    scope: "_global",
+    path: `notes/${index}`,
+    requester: `cli_${index % 50}`,
+    session_id: null,
+    summary: "Create a page",
+    diff: "+ line\n".repeat(200),
+    payload: { body: "x".repeat(2000) },
+    base_version: 0,
+    decided_by: null,
+    decided_at: null,
+    reason: null,
+  });
+}
+memory.close();
+
+const gateway = await startGateway({ root: tree.root, logger: silentLogger });
+const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+const enrollment = createEnrollmentService({ store });
+const { code } = await enrollment.createCode({
+  ttlMs: 60_000,
+  scopes: ["status:read", "approvals:read", "audit:read"],
+});
+const exchanged = await enrollment.exchange(code, "bench");
+store.close();
+if (!exchanged.ok) throw new Error("enrollment failed");
+const bearer = exchanged.credential;
+
+async function measure(route: string, check: (body: Record<string, unknown>) => void) {
+  const times: number[] = [];
+  for (let run = 0; run < RUNS + 3; run += 1) {
+    const started = performance.now();
+    const response = await fetch(`${gateway.url}${route}`, {
+      headers: { authorization: `Bearer ${bearer}` },
+    });
+    const body = (await response.json()) as Record<string, unknown>;
+    const elapsed = performance.now() - started;
+    if (response.status !== 200) throw new Error(`${route}: ${response.status} ${JSON.stringify(body)}`);
+    check(body);
+    if (run >= 3) times.push(elapsed);
+  }
+  times.sort((a, b) => a - b);
+  return { route, p50: percentile(times, 50), p95: percentile(times, 95) };
+}
+
+const window = (bucket: string) =>
+  `/v1/audit/activity?${new URLSearchParams({
+    since: new Date(now - 86_400_000).toISOString(),
+    until: new Date(now + 1).toISOString(),
+    bucket,
+  })}`;
+const activityCheck = (body: Record<string, unknown>) => {
+  if ((body.totals as { calls: number }).calls !== calls) throw new Error("activity missed calls");
+};
+const results: { route: string; p50: number; p95: number }[] = [
+  await measure(window("hour"), activityCheck),
+  await measure(window("minute"), activityCheck),
+  await measure("/v1/approvals/counts", (body) => {
+    if (body.pending !== pending) throw new Error("counts missed pending requests");
+  }),
+  await measure("/v1/admin/overview", () => {}),
+];
+// Another request while activity aggregates: it waits for one chunk, not for the whole aggregation.
+const during: number[] = [];
+for (let run = 0; run < 10; run += 1) {
+  const activity = fetch(`${gateway.url}${window("hour")}`, {
+    headers: { authorization: `Bearer ${bearer}` },
+  }).then((response) => response.arrayBuffer());
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const started = performance.now();
+  await (
+    await fetch(`${gateway.url}/v1/approvals/counts`, {
+      headers: { authorization: `Bearer ${bearer}` },
+    })
+  ).arrayBuffer();
+  during.push(performance.now() - started);
+  await activity;
+}
+during.sort((a, b) => a - b);
+results.push({
+  route: "/v1/approvals/counts, sent 50 ms into an activity request",
+  p50: percentile(during, 50),
+  p95: percentile(during, 95),
+});
+await gateway.close();
+await tree.cleanup();
+
+const lines = [
+  "# console API",
+  "",
+  `${machineLine()}, ${new Date().toISOString()}.`,
+  "",
+  `Through the real gateway over HTTP, ${RUNS} requests each after 3 warm-up: ${calls.toLocaleString("en")} tool calls in the`,
+  `audit log's 24-hour window (40 credentials, 2,000 sessions), ${pending.toLocaleString("en")} pending approval requests.`,
+  "",
+  "| request | p50 ms | p95 ms |",
+  "|---|---|---|",
+  ...results.map(
+    (r) =>
+      `| \`${r.route.replace(/since=[^&]+&until=[^&]+&/, "")}\` | **${r.p50.toFixed(1)}** | ${r.p95.toFixed(1)} |`,
+  ),
+  "",
+];
+if (!process.argv.includes("--no-save"))
+  await writeFile(path.resolve("bench/results/console-api.md"), lines.join("\n"));
+process.stdout.write(lines.join("\n"));

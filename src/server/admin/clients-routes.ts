@@ -1,0 +1,93 @@
+// Clients for the console: enrolled credentials and Web MCP (OAuth) clients with their grants (clients:read),
+// and revoking them (clients:revoke). A revocation is recorded in the audit log with who did it.
+import { Hono } from "hono";
+import type { EnrolledClient, WebClient } from "../../protocol/console-api.js";
+import type { AuditLog } from "../audit/store.js";
+import type { EnrollmentService } from "../enrollment/service.js";
+import { requireScope } from "../http/bearer-auth.js";
+import type { GatewayEnv } from "../http/env.js";
+import { problem } from "../http/problem.js";
+import type { OAuthClientView, OAuthStore } from "../oauth/store.js";
+
+export interface ClientRoutesDeps {
+  enrollment: EnrollmentService;
+  oauth?: OAuthStore | undefined;
+  audit?: AuditLog | undefined;
+  now: () => Date;
+}
+
+const ID = /^[\w-]{1,128}$/;
+
+function webClient(view: OAuthClientView): WebClient {
+  return {
+    client_id: view.client_id,
+    client_name: view.client_name,
+    redirect_uris: view.redirect_uris,
+    created_at: view.created_at,
+    revoked_at: view.revoked_at,
+    grants: view.grants.map((grant) => ({
+      id: grant.id,
+      scopes: grant.scopes,
+      resource: grant.resource,
+      created_at: grant.created_at,
+      expires_at: grant.expires_at,
+      revoked_at: grant.revoked_at,
+      last_refreshed_at: grant.last_refreshed_at,
+    })),
+  };
+}
+
+export function createClientRoutes(deps: ClientRoutesDeps): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
+  const revoked = (
+    c: { get(key: "client"): { id: string; name: string } },
+    target: "client" | "oauth_client" | "grant",
+    id: string,
+  ) => {
+    const actor = c.get("client");
+    deps.audit?.record({
+      kind: "client_revoked",
+      actor: `${actor.name} (${actor.id})`,
+      detail: { target, id, actor_id: actor.id },
+    });
+  };
+
+  app.get("/clients", requireScope("clients:read"), async (c) => {
+    const clients: EnrolledClient[] = await deps.enrollment.listClients();
+    return c.json({ clients });
+  });
+
+  app.post("/clients/:id/revoke", requireScope("clients:revoke"), async (c) => {
+    const id = c.req.param("id");
+    if (!ID.test(id)) return problem(c, 400, "invalid_request", "invalid client id");
+    // An unknown id is NOT_FOUND: the app's error map answers 404.
+    const client: EnrolledClient = await deps.enrollment.revokeClient(id);
+    revoked(c, "client", id);
+    return c.json(client);
+  });
+
+  app.get("/oauth-clients", requireScope("clients:read"), (c) =>
+    c.json({ clients: (deps.oauth?.listClients() ?? []).map(webClient) }),
+  );
+
+  app.post("/oauth-clients/:id/revoke", requireScope("clients:revoke"), (c) => {
+    const id = c.req.param("id");
+    if (!ID.test(id)) return problem(c, 400, "invalid_request", "invalid client id");
+    const view = deps.oauth?.revokeClient(id, deps.now().toISOString());
+    if (!view) return problem(c, 404, "not_found", `no OAuth client with id ${id}`);
+    revoked(c, "oauth_client", id);
+    return c.json(webClient(view));
+  });
+
+  // Answers the grant's client, as the client list shows it, so the console can replace that row.
+  app.post("/grants/:id/revoke", requireScope("clients:revoke"), (c) => {
+    const id = c.req.param("id");
+    if (!ID.test(id)) return problem(c, 400, "invalid_request", "invalid grant id");
+    const grant = deps.oauth?.revokeGrant(id, deps.now().toISOString());
+    if (!grant) return problem(c, 404, "not_found", `no grant with id ${id}`);
+    revoked(c, "grant", id);
+    const owner = deps.oauth?.listClients().find((client) => client.client_id === grant.client_id);
+    return c.json(owner ? webClient(owner) : grant);
+  });
+  return app;
+}

@@ -1,0 +1,67 @@
+// GET /v1/admin/overview (status:read): the console's first screen in one answer — versions, uptime,
+// readiness, counts and the latest ingest of any connector.
+import { Hono } from "hono";
+import type { LastIngest, Overview } from "../../protocol/console-api.js";
+import { PROTOCOL_VERSION } from "../../protocol/discovery.js";
+import { IVOAI_VERSION } from "../../shared/version.js";
+import type { ContextService } from "../context/service.js";
+import type { EnrollmentService } from "../enrollment/service.js";
+import { evaluateReadiness, type ReadinessCheck } from "../health/readiness.js";
+import { requireScope } from "../http/bearer-auth.js";
+import type { GatewayEnv } from "../http/env.js";
+import type { MemoryStore } from "../memory/store.js";
+import type { OAuthStore } from "../oauth/store.js";
+
+export interface OverviewDeps {
+  enrollment: EnrollmentService;
+  readiness: readonly ReadinessCheck[];
+  context?: ContextService | undefined;
+  memory?: MemoryStore | undefined;
+  oauth?: OAuthStore | undefined;
+  startedAt: Date;
+  now: () => Date;
+}
+
+export function createOverviewRoutes(deps: OverviewDeps): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
+  app.get("/overview", requireScope("status:read"), async (c) => {
+    const now = deps.now();
+    const [report, clients, catalogue, connectors, memory, approvals] = await Promise.all([
+      evaluateReadiness(deps.readiness),
+      deps.enrollment.listClients(),
+      deps.context?.catalogue.stats(),
+      deps.context?.catalogue.listConnectors() ?? [],
+      // Memory failing is already a degraded readiness check; the counts then say 0.
+      deps.memory?.stats().catch(() => undefined),
+      deps.memory?.approvalCounts().catch(() => undefined),
+    ]);
+    let lastIngest: (LastIngest & { connector: string }) | null = null;
+    for (const connector of connectors) {
+      if (connector.last_ingest && (!lastIngest || connector.last_ingest.at > lastIngest.at))
+        lastIngest = { ...connector.last_ingest, connector: connector.name };
+    }
+    const overview: Overview = {
+      server_version: IVOAI_VERSION,
+      protocol_version: String(PROTOCOL_VERSION),
+      started_at: deps.startedAt.toISOString(),
+      uptime_seconds: Math.floor((now.getTime() - deps.startedAt.getTime()) / 1000),
+      ready: {
+        // /ready says ready_degraded; the console's contract names it degraded.
+        status: report.status === "ready_degraded" ? "degraded" : report.status,
+        degraded: report.degraded,
+        failed: report.failed,
+      },
+      counts: {
+        clients_active: clients.filter((client) => !client.revoked_at).length,
+        oauth_clients_active: (deps.oauth?.listClients() ?? []).filter((client) => !client.revoked_at).length,
+        documents: catalogue?.documents ?? 0,
+        chunks: catalogue?.chunks ?? 0,
+        pages: memory?.pages ?? 0,
+        pending_approvals: approvals?.pending ?? 0,
+      },
+      last_ingest: lastIngest,
+    };
+    return c.json(overview);
+  });
+  return app;
+}

@@ -1,0 +1,129 @@
+// The audit log over HTTP for the console (audit:read): activity aggregates, raw events, and a session's
+// episodic timeline across every credential that recorded in it.
+import { Hono } from "hono";
+import { z } from "zod";
+import type { SessionTimeline } from "../../protocol/console-api.js";
+import type { EnrollmentService } from "../enrollment/service.js";
+import { requireScope } from "../http/bearer-auth.js";
+import type { GatewayEnv } from "../http/env.js";
+import { problem } from "../http/problem.js";
+import { isoTimeSchema, parseQuery } from "../http/query.js";
+import type { MemoryStore } from "../memory/store.js";
+import type { OAuthStore } from "../oauth/store.js";
+import { BUCKET_MS, bucketCount, MAX_ACTIVITY_BUCKETS } from "./activity.js";
+import { AUDIT_KINDS, type AuditLog } from "./store.js";
+
+const DAY_MS = 86_400_000;
+const activitySchema = z.object({
+  since: isoTimeSchema.optional(),
+  until: isoTimeSchema.optional(),
+  bucket: z.enum(Object.keys(BUCKET_MS) as ["minute", "hour", "day"]).default("hour"),
+});
+const eventsSchema = z.object({
+  since: isoTimeSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).default(1000),
+  kind: z.enum(AUDIT_KINDS).optional(),
+});
+const timelineSchema = z.object({
+  as_of: isoTimeSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(5000).default(1000),
+});
+const SESSION_ID = /^[\w:./@-]{1,256}$/;
+
+export interface AuditRoutesDeps {
+  audit: AuditLog | undefined;
+  enrollment?: EnrollmentService | undefined;
+  oauth?: OAuthStore | undefined;
+  /** The memory store holding episodic events; undefined when memory is unavailable. */
+  memory: MemoryStore | undefined;
+  now: () => Date;
+}
+
+export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
+  const { audit, memory } = deps;
+  const read = requireScope("audit:read");
+
+  app.get("/activity", read, async (c) => {
+    if (!audit) return problem(c, 503, "audit_unavailable", "this server keeps no audit log");
+    const query = parseQuery(c, activitySchema);
+    if (!query.ok) return query.response;
+    const until = query.value.until ?? deps.now();
+    const since = query.value.since ?? new Date(until.getTime() - DAY_MS);
+    if (since.getTime() >= until.getTime()) {
+      return problem(c, 400, "invalid_request", "since must be before until");
+    }
+    const window = { since, until, bucket: query.value.bucket };
+    const buckets = bucketCount(window);
+    if (buckets > MAX_ACTIVITY_BUCKETS) {
+      return problem(
+        c,
+        400,
+        "invalid_request",
+        `the window holds ${buckets} ${window.bucket} buckets; at most ${MAX_ACTIVITY_BUCKETS}: use a larger bucket or a shorter window`,
+      );
+    }
+    const activity = await audit.activity(window);
+    // Credentials by name too: an enrolled client's name, a Web MCP client's registered name.
+    const names = await credentialNames(deps);
+    for (const entry of activity.by_credential) {
+      const name = names.get(entry.key);
+      if (name) entry.name = name;
+    }
+    return c.json(activity);
+  });
+
+  app.get("/events", read, (c) => {
+    if (!audit) return problem(c, 503, "audit_unavailable", "this server keeps no audit log");
+    const query = parseQuery(c, eventsSchema);
+    if (!query.ok) return query.response;
+    const { since, limit, kind } = query.value;
+    return c.json({
+      events: audit.list({
+        limit,
+        ...(since ? { since: since.toISOString() } : {}),
+        ...(kind ? { kind } : {}),
+      }),
+    });
+  });
+
+  app.get("/sessions/:id/timeline", read, async (c) => {
+    if (!memory) return problem(c, 503, "memory_unavailable", "the memory service is unavailable");
+    const sessionId = c.req.param("id");
+    if (!SESSION_ID.test(sessionId)) return problem(c, 400, "invalid_request", "invalid session id");
+    const query = parseQuery(c, timelineSchema);
+    if (!query.ok) return query.response;
+    const asOf = (query.value.as_of ?? deps.now()).toISOString();
+    const episodes = await memory.sessionEpisodes({
+      session_id: sessionId,
+      as_of: asOf,
+      limit: query.value.limit,
+    });
+    const timeline: SessionTimeline = {
+      session_id: sessionId,
+      as_of: asOf,
+      // The store answers newest first (so a limit keeps the latest); a timeline reads oldest first.
+      events: episodes.reverse().map((episode) => ({
+        id: episode.id,
+        kind: episode.kind,
+        project: episode.project,
+        recorded_at: episode.recorded_at,
+        valid_from: episode.valid_from,
+        valid_to: episode.valid_to,
+        data: episode.data,
+        credential_id: episode.credential_id,
+      })),
+    };
+    return c.json(timeline);
+  });
+  return app;
+}
+
+/** Credential id → a name a person recognises (audit events carry ids only). */
+async function credentialNames(deps: AuditRoutesDeps): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  for (const client of (await deps.enrollment?.listClients()) ?? []) names.set(client.id, client.name);
+  for (const client of deps.oauth?.listClients() ?? [])
+    names.set(`oauth:${client.client_id}`, client.client_name ?? client.client_id);
+  return names;
+}
