@@ -21,6 +21,14 @@ function signedOutAfter(error: unknown): AuthState {
   return { status: "signed_out", error: errorMessage(error) };
 }
 
+/** The code in the address bar's fragment, removed from it (and from history) whatever the exchange answers. */
+function takeCodeFromHash(): string | undefined {
+  const code = codeFromHash(window.location.hash);
+  if (code)
+    window.history.replaceState(window.history.state, "", window.location.pathname + window.location.search);
+  return code;
+}
+
 export function ConsoleApp({ history }: { history?: RouterHistory } = {}) {
   const [auth, setAuth] = useState<AuthState>({ status: "loading" });
   const [queryClient] = useState(
@@ -66,16 +74,20 @@ export function ConsoleApp({ history }: { history?: RouterHistory } = {}) {
   );
 
   useEffect(() => {
+    // A sign-in link opened in a tab that already shows the console changes only the fragment: no reload.
+    const onHashChange = () => {
+      const code = takeCodeFromHash();
+      if (code) exchange(code);
+    };
+    window.addEventListener("hashchange", onHashChange);
+    return () => window.removeEventListener("hashchange", onHashChange);
+  }, [exchange]);
+
+  useEffect(() => {
     if (started.current) return;
     started.current = true;
-    const code = codeFromHash(window.location.hash);
+    const code = takeCodeFromHash();
     if (code) {
-      // The code must not stay in the address bar or history, whatever the exchange answers.
-      window.history.replaceState(
-        window.history.state,
-        "",
-        window.location.pathname + window.location.search,
-      );
       exchange(code);
       return;
     }
