@@ -6,10 +6,9 @@ import { serverPaths } from "../src/config/server-paths.js";
 import { openAuditLog } from "../src/server/audit/store.js";
 import { createEnrollmentService } from "../src/server/enrollment/service.js";
 import { createEnrollmentStore } from "../src/server/enrollment/store.js";
-import { memoryFile } from "../src/server/memory/service.js";
-import { openMemoryStore } from "../src/server/memory/store.js";
 import { startGateway } from "../src/server/start.js";
 import { silentLogger } from "../src/shared/logger.js";
+import { seedPendingApprovals } from "./lib/approvals-seed.js";
 import { percentile } from "./lib/ir.js";
 import { createBenchTree, machineLine } from "./lib/server-tree.js";
 
@@ -48,29 +47,7 @@ for (let index = 0; index < calls; index += 1) {
 }
 audit.close();
 
-const memory = openMemoryStore(memoryFile(paths));
-for (let index = 0; index < pending; index += 1) {
-  await memory.createApproval({
-    id: `apr_${index}`,
-    created_at: new Date(now - index * 1000).toISOString(),
-    expires_at: new Date(now + 86_400_000).toISOString(),
-    status: "pending",
-    tool: "memory_write_page",
-    action: "write_page",
-    scope: "_global",
-    path: `notes/${index}`,
-    requester: `cli_${index % 50}`,
-    session_id: null,
-    summary: "Create a page",
-    diff: "+ line\n".repeat(200),
-    payload: { body: "x".repeat(2000) },
-    base_version: 0,
-    decided_by: null,
-    decided_at: null,
-    reason: null,
-  });
-}
-memory.close();
+await seedPendingApprovals(tree.root, pending, now);
 
 const gateway = await startGateway({ root: tree.root, logger: silentLogger });
 const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
