@@ -18,34 +18,20 @@ await viteBuild({
   build: { outDir: consoleDir, emptyOutDir: true },
 });
 
-const MEDIA_TYPES = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".json": "application/json",
-  ".svg": "image/svg+xml",
-  ".png": "image/png",
-  ".ico": "image/x-icon",
-  ".webp": "image/webp",
-  ".woff2": "font/woff2",
-  ".txt": "text/plain; charset=utf-8",
-};
+/** Files embedded as text (JSON-escaped, about their own size); anything else is embedded as base64. */
+const TEXT_FILES = /\.(html|m?js|css|json|svg|txt)$/i;
 
-/** dist/console as {path → {type, encoding, body}}: text as is, anything else base64. */
+/** dist/console as {path → {encoding, body}}; the gateway derives each file's media type from its name. */
 async function consoleAssets() {
   const assets = {};
   const entries = await readdir(consoleDir, { recursive: true, withFileTypes: true });
   for (const entry of entries.filter((e) => e.isFile()).sort((a, b) => a.name.localeCompare(b.name))) {
     const file = path.join(entry.parentPath ?? entry.path, entry.name);
     const name = path.relative(consoleDir, file).split(path.sep).join("/");
-    const type = MEDIA_TYPES[path.extname(name).toLowerCase()] ?? "application/octet-stream";
-    const body = await readFile(file);
-    const text = /^(text\/|application\/json|image\/svg)/.test(type);
+    const text = TEXT_FILES.test(name);
     assets[name] = {
-      type,
       encoding: text ? "utf8" : "base64",
-      body: body.toString(text ? "utf8" : "base64"),
+      body: (await readFile(file)).toString(text ? "utf8" : "base64"),
     };
   }
   if (!assets["index.html"]) throw new Error(`${consoleDir} has no index.html: the console build failed`);

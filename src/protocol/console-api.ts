@@ -1,5 +1,6 @@
 // The HTTP API the web console calls (the same /v1 API scripts use with a bearer credential). Types only, so
 // the browser bundle (web/) imports them without pulling server code.
+import type { ApprovalStatus } from "./approvals.js";
 import type { Scope } from "./scopes.js";
 
 // ---- Sign-in -------------------------------------------------------------------------------------------------
@@ -55,7 +56,7 @@ export interface Overview {
 
 // ---- Approvals: the existing /v1/approvals routes; plus GET /v1/approvals/counts (approvals:read) -------------
 
-export type ApprovalStatusName = "pending" | "applied" | "rejected" | "expired" | "conflict";
+export type ApprovalStatusName = ApprovalStatus;
 export type ApprovalCounts = Record<ApprovalStatusName, number>;
 
 // ---- Activity (audit:read) ------------------------------------------------------------------------------------

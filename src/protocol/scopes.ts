@@ -39,39 +39,21 @@ export function parseScopeList(text: string): Scope[] | { unknown: string[] } {
   return [...new Set(names as Scope[])];
 }
 
-/** The scopes of each web console role (`ivoai server console login --role`). */
+const CONSOLE_VIEWER_SCOPES = [
+  "status:read",
+  "doctor:read",
+  "connector:read",
+  "context:read",
+  "memory:read",
+  "approvals:read",
+  "audit:read",
+  "clients:read",
+] as const satisfies readonly Scope[];
+const CONSOLE_APPROVER_SCOPES = [...CONSOLE_VIEWER_SCOPES, "approvals:decide"] as const;
+
+/** The scopes of each web console role (`ivoai server console login --role`): each adds to the one before. */
 export const CONSOLE_ROLE_SCOPES = {
-  viewer: [
-    "status:read",
-    "doctor:read",
-    "connector:read",
-    "context:read",
-    "memory:read",
-    "approvals:read",
-    "audit:read",
-    "clients:read",
-  ],
-  approver: [
-    "status:read",
-    "doctor:read",
-    "connector:read",
-    "context:read",
-    "memory:read",
-    "approvals:read",
-    "audit:read",
-    "clients:read",
-    "approvals:decide",
-  ],
-  admin: [
-    "status:read",
-    "doctor:read",
-    "connector:read",
-    "context:read",
-    "memory:read",
-    "approvals:read",
-    "audit:read",
-    "clients:read",
-    "approvals:decide",
-    "clients:revoke",
-  ],
+  viewer: CONSOLE_VIEWER_SCOPES,
+  approver: CONSOLE_APPROVER_SCOPES,
+  admin: [...CONSOLE_APPROVER_SCOPES, "clients:revoke"],
 } as const satisfies Record<"viewer" | "approver" | "admin", readonly Scope[]>;

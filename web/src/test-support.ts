@@ -1,5 +1,6 @@
 // A fake of the gateway's console API for component tests: the real routes and JSON shapes, state in memory,
 // every request recorded. Installed as the global fetch (the app's only boundary).
+import { CONSOLE_ROLE_SCOPES } from "../../src/protocol/scopes.js";
 import type { ApprovalRecord, ApprovalSummary, ConsoleSession } from "./types.js";
 
 export interface RecordedRequest {
@@ -12,17 +13,7 @@ export interface RecordedRequest {
 export const SESSION: ConsoleSession = {
   name: "Ana",
   role: "approver",
-  scopes: [
-    "status:read",
-    "doctor:read",
-    "connector:read",
-    "context:read",
-    "memory:read",
-    "approvals:read",
-    "audit:read",
-    "clients:read",
-    "approvals:decide",
-  ],
+  scopes: [...CONSOLE_ROLE_SCOPES.approver],
   csrf_token: "csrf-test-token",
   expires_at: "2099-01-01T00:00:00.000Z",
   idle_expires_at: "2099-01-01T00:00:00.000Z",

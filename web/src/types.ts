@@ -1,4 +1,11 @@
-// Web-side copies of the approval shapes (src/server/memory/store.ts): the browser bundle never imports server code.
+// The API shapes the console uses, from src/protocol (types only: the browser bundle never imports server code).
+
+export type {
+  ApprovalAction,
+  ApprovalPage,
+  ApprovalRecord,
+  ApprovalSummary,
+} from "../../src/protocol/approvals.js";
 export type {
   Activity,
   ActivityBucket,
@@ -21,41 +28,7 @@ export type {
   WebClient,
 } from "../../src/protocol/console-api.js";
 
-import type { ApprovalStatusName } from "../../src/protocol/console-api.js";
-
-export type ApprovalAction = "write_page" | "delete_page" | "feedback";
-
-/** One row of GET /v1/approvals: metadata only. */
-export interface ApprovalSummary {
-  id: string;
-  status: ApprovalStatusName;
-  tool: string;
-  action: ApprovalAction;
-  scope: string;
-  path: string;
-  requester: string;
-  session_id: string | null;
-  summary: string;
-  created_at: string;
-  expires_at: string;
-  decided_by: string | null;
-  decided_at: string | null;
-  diff_bytes: number;
-  payload_bytes: number;
-}
-
-/** GET /v1/approvals/:id: the full request, diff included. */
-export interface ApprovalRecord extends Omit<ApprovalSummary, "diff_bytes" | "payload_bytes"> {
-  diff: string;
-  payload: Record<string, unknown>;
-  base_version: number;
-  reason: string | null;
-}
-
-export interface ApprovalPage {
-  approvals: ApprovalSummary[];
-  next_cursor: string | null;
-}
+import type { ApprovalRecord } from "../../src/protocol/approvals.js";
 
 export type DecisionOutcomeName = "applied" | "rejected" | "conflict" | "expired" | "already_decided";
 

@@ -1,9 +1,8 @@
 // The built console's files inside the single-file binary: scripts/build.mjs replaces this module with the
 // contents of dist/console. From source it holds nothing, and the gateway reads dist/console from disk instead.
 
-/** One file of the built console: its media type and its body (text as is, anything else base64). */
+/** One file of the built console: its body, text as is or anything else base64 (its name gives its type). */
 export interface BundledAsset {
-  type: string;
   encoding: "utf8" | "base64";
   body: string;
 }

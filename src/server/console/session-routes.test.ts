@@ -116,14 +116,12 @@ describe("console session routes (in process)", () => {
 
   it("serves bundled files, compressing only what is worth it", async () => {
     const site = loadConsoleSite({
-      "index.html": { type: "text/html; charset=utf-8", encoding: "utf8", body: "<!doctype html><p>hi</p>" },
+      "index.html": { encoding: "utf8", body: "<!doctype html><p>hi</p>" },
       "assets/app-1.css": {
-        type: "text/css; charset=utf-8",
         encoding: "utf8",
         body: "p{color:red}".repeat(100),
       },
       "assets/logo-1.png": {
-        type: "image/png",
         encoding: "base64",
         body: Buffer.from([137, 80, 78, 71]).toString("base64"),
       },

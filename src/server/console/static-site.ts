@@ -84,7 +84,7 @@ export function loadConsoleSite(
       files: prepare(
         Object.entries(bundled).map(([name, asset]) => [
           name,
-          { type: asset.type, body: Buffer.from(asset.body, asset.encoding) },
+          { type: mediaTypeOf(name), body: Buffer.from(asset.body, asset.encoding) },
         ]),
       ),
     };
