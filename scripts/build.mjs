@@ -12,11 +12,24 @@ const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url
 const outfile = new URL("../dist/ivoai.mjs", import.meta.url).pathname;
 const consoleDir = path.join(root, `dist/.console.${process.pid}.tmp`);
 
-await viteBuild({
-  configFile: path.join(root, "web/vite.config.ts"),
-  logLevel: "warn",
-  build: { outDir: consoleDir, emptyOutDir: true },
-});
+// Always React's production build, whatever NODE_ENV the caller has (vitest runs this with NODE_ENV=test): the
+// development build is larger and would carry this checkout's absolute source paths to every browser.
+const callerNodeEnv = process.env.NODE_ENV;
+process.env.NODE_ENV = "production";
+try {
+  await viteBuild({
+    configFile: path.join(root, "web/vite.config.ts"),
+    mode: "production",
+    logLevel: "warn",
+    build: { outDir: consoleDir, emptyOutDir: true },
+  });
+} catch (error) {
+  await rm(consoleDir, { recursive: true, force: true });
+  throw error;
+} finally {
+  if (callerNodeEnv === undefined) delete process.env.NODE_ENV;
+  else process.env.NODE_ENV = callerNodeEnv;
+}
 
 /** Files embedded as text (JSON-escaped, about their own size); anything else is embedded as base64. */
 const TEXT_FILES = /\.(html|m?js|css|json|svg|txt)$/i;
@@ -49,41 +62,47 @@ const embedConsole = {
   },
 };
 
-const result = await build({
-  entryPoints: [new URL("../src/cli/main.ts", import.meta.url).pathname],
-  outfile,
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20.19",
-  sourcemap: "linked",
-  external: ["better-sqlite3"],
-  define: { __IVOAI_VERSION__: JSON.stringify(pkg.version) },
-  banner: {
-    js: [
-      "#!/usr/bin/env node",
-      "import { createRequire as __ivoaiCreateRequire } from 'node:module';",
-      "const require = __ivoaiCreateRequire(import.meta.url);",
-    ].join("\n"),
-  },
-  plugins: [embedConsole],
-  logLevel: "warning",
-  write: false,
-});
-await mkdir(path.dirname(outfile), { recursive: true });
-// The map first: the bundle's last line points at it.
-const outputs = [...result.outputFiles].sort((a) => (a.path === outfile ? 1 : -1));
-for (const output of outputs) {
-  const temporary = `${output.path}.${process.pid}.tmp`;
-  await writeFile(temporary, output.contents, { mode: output.path === outfile ? 0o755 : 0o644 });
-  await chmod(temporary, output.path === outfile ? 0o755 : 0o644);
-  await rename(temporary, output.path);
+// Nothing half-built is left behind: the console's temporary folder goes with a failed bundle.
+try {
+  const result = await build({
+    entryPoints: [new URL("../src/cli/main.ts", import.meta.url).pathname],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20.19",
+    sourcemap: "linked",
+    external: ["better-sqlite3"],
+    define: { __IVOAI_VERSION__: JSON.stringify(pkg.version) },
+    banner: {
+      js: [
+        "#!/usr/bin/env node",
+        "import { createRequire as __ivoaiCreateRequire } from 'node:module';",
+        "const require = __ivoaiCreateRequire(import.meta.url);",
+      ].join("\n"),
+    },
+    plugins: [embedConsole],
+    logLevel: "warning",
+    write: false,
+  });
+  await mkdir(path.dirname(outfile), { recursive: true });
+  // The map first: the bundle's last line points at it.
+  const outputs = [...result.outputFiles].sort((a) => (a.path === outfile ? 1 : -1));
+  for (const output of outputs) {
+    const temporary = `${output.path}.${process.pid}.tmp`;
+    await writeFile(temporary, output.contents, { mode: output.path === outfile ? 0o755 : 0o644 });
+    await chmod(temporary, output.path === outfile ? 0o755 : 0o644);
+    await rename(temporary, output.path);
+  }
+  // dist/console for running from source (the gateway falls back to it when nothing is bundled).
+  const finalConsole = path.join(root, "dist/console");
+  const previous = path.join(root, `dist/.console.${process.pid}.old`);
+  await rename(finalConsole, previous).catch((error) => {
+    if (error.code !== "ENOENT") throw error;
+  });
+  await rename(consoleDir, finalConsole);
+  await rm(previous, { recursive: true, force: true });
+} catch (error) {
+  await rm(consoleDir, { recursive: true, force: true });
+  throw error;
 }
-// dist/console for running from source (the gateway falls back to it when nothing is bundled).
-const finalConsole = path.join(root, "dist/console");
-const previous = path.join(root, `dist/.console.${process.pid}.old`);
-await rename(finalConsole, previous).catch((error) => {
-  if (error.code !== "ENOENT") throw error;
-});
-await rename(consoleDir, finalConsole);
-await rm(previous, { recursive: true, force: true });

@@ -15,6 +15,11 @@ export const CONSOLE_COOKIE = "ivoai_console";
 export const CONSOLE_COOKIE_SECURE = "__Host-ivoai_console";
 /** Header every console mutation carries (the session's CSRF token). */
 export const CSRF_HEADER = "x-csrf-token";
+/**
+ * Header every console request carries: whole seconds since the person last typed, clicked or scrolled. The
+ * page polls on its own, so a request alone is no sign of a person; the idle timeout counts from this.
+ */
+export const IDLE_HEADER = "x-ivoai-idle";
 
 /** POST /v1/console/session  body {code}  → 200 ConsoleSession + Set-Cookie (no bearer, rate limited). */
 export interface ConsoleSignIn {

@@ -1,6 +1,20 @@
 // The console's HTTP client: same-origin fetch with the session cookie, the CSRF token held in memory only, and
 // one place that turns a 401 into "back to sign-in".
+import { CSRF_HEADER, IDLE_HEADER } from "../../src/protocol/console-api.js";
 import type { ConsoleSession, ProblemBody } from "./types.js";
+
+/** When the person last used the page (typed, clicked, scrolled, touched): polling alone keeps no session alive. */
+let lastInput = Date.now();
+if (typeof window !== "undefined") {
+  for (const event of ["pointerdown", "keydown", "wheel", "touchstart"]) {
+    window.addEventListener(event, () => (lastInput = Date.now()), { capture: true, passive: true });
+  }
+}
+
+/** Whole seconds since the person's last input. */
+export function idleSeconds(now = Date.now()): number {
+  return Math.max(0, Math.floor((now - lastInput) / 1000));
+}
 
 /** An HTTP answer other than 2xx, with the gateway's {error, message} body when it sent one. */
 export class ApiError extends Error {
@@ -89,9 +103,12 @@ export class ConsoleApi {
 
   async request<T>(path: string, options: RequestOptions = {}, reportUnauthorized = true): Promise<T> {
     const method = options.method ?? "GET";
-    const headers: Record<string, string> = { accept: "application/json" };
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      [IDLE_HEADER]: String(idleSeconds()),
+    };
     if (options.body !== undefined) headers["content-type"] = "application/json";
-    if (method !== "GET" && this.#session) headers["x-csrf-token"] = this.#session.csrf_token;
+    if (method !== "GET" && this.#session) headers[CSRF_HEADER] = this.#session.csrf_token;
     const init: RequestInit = { method, headers, credentials: "same-origin", cache: "no-store" };
     if (options.body !== undefined) init.body = JSON.stringify(options.body);
     let response: Response;

@@ -8,6 +8,7 @@ import {
   CONSOLE_COOKIE_SECURE,
   type ConsoleSession,
   CSRF_HEADER,
+  IDLE_HEADER,
 } from "../../protocol/console-api.js";
 import { CONSOLE_ROLE_SCOPES } from "../../protocol/scopes.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
@@ -89,6 +90,12 @@ export interface ConsoleAuth {
   middleware: MiddlewareHandler<GatewayEnv>;
 }
 
+/** The idle time the page reports (IDLE_HEADER, whole seconds); 0 when absent or malformed. */
+function idleMsOf(c: Context<GatewayEnv>): number {
+  const text = c.req.header(IDLE_HEADER) ?? "";
+  return /^\d{1,9}$/.test(text) ? Number(text) * 1000 : 0;
+}
+
 export function consolePrincipal(session: ConsoleSessionRecord): AuthenticatedClient {
   return {
     id: `console_${session.id}`,
@@ -121,10 +128,12 @@ export function createConsoleAuth(options: ConsoleAuthOptions): ConsoleAuth {
     if (!found || consoleSessionState(found, now, options.idleMs) !== "active") {
       return { ok: false, response: expired(c) };
     }
+    // The person's last input, not the request, is the activity: the page polls by itself.
+    const activeAt = new Date(now.getTime() - idleMsOf(c));
     let session = found;
-    if (now.getTime() - Date.parse(found.last_seen_at) >= touchEvery) {
-      options.store.touch(found.id, now);
-      session = { ...found, last_seen_at: now.toISOString() };
+    if (activeAt.getTime() - Date.parse(found.last_seen_at) >= touchEvery) {
+      options.store.touch(found.id, activeAt);
+      session = { ...found, last_seen_at: activeAt.toISOString() };
     }
     return { ok: true, session, token };
   };

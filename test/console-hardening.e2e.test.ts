@@ -1,4 +1,4 @@
-// Review of issue 14 (web console): defects found in review, each shown by a test that fails until it is fixed.
+// The console under hostile or unusual conditions: activity windows at the edge of the time range, the build under any NODE_ENV.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleLogin } from "./console-helpers.js";
 import { initRoot, type RunningServer, startServer, tempDir } from "./helpers.js";
