@@ -289,14 +289,14 @@ describe("web console session expiry", () => {
       await mkdir(docs);
       await writeFile(path.join(docs, "a.md"), "# A\n\nalpha\n");
       await initWithDocs(path.join(dir, "server"), docs);
-      await setIdleTimeout(path.join(dir, "server"), "3s");
+      await setIdleTimeout(path.join(dir, "server"), "5s");
       server = await startServer(path.join(dir, "server"));
       browser = await launchChromium();
       const page = await browser.newPage();
       const login = await consoleLogin(path.join(dir, "server"), "--role", "viewer");
       await page.goto(login.url);
       await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
-      // The approvals view polls every 2 s, more often than the 3 s idle timeout: polling is no sign of a person,
+      // The approvals view polls every 2 s, more often than the 5 s idle timeout: polling is no sign of a person,
       // so with nobody touching the page the session still ends.
       await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Approvals" }).click();
       await page.getByLabel("Sign-in code").waitFor({ timeout: 20_000 });
