@@ -227,6 +227,27 @@ describe("web console sign-in", () => {
     expect(gone.status).toBe(401);
   });
 
+  it("ends the browser's older session when it signs in again", async () => {
+    const first = await session(server.url, root, "--name", "Eva");
+    secrets.push(first.token);
+    const { code } = await consoleLogin(root, "--name", "Eva");
+    const again = await signIn(server.url, JSON.stringify({ code }), {
+      cookie: `ivoai_console=${first.token}`,
+    });
+    expect(again.status).toBe(200);
+    const second = tokenOf(again);
+    secrets.push(second);
+    expect(second).not.toBe(first.token);
+    const old = await fetch(`${server.url}/v1/console/session`, {
+      headers: { cookie: `ivoai_console=${first.token}` },
+    });
+    expect(old.status).toBe(401);
+    const current = await fetch(`${server.url}/v1/console/session`, {
+      headers: { cookie: `ivoai_console=${second}` },
+    });
+    expect(current.status).toBe(200);
+  });
+
   it("checks the CLI's flags (exit 2) and revokes every session with --all", async () => {
     for (const args of [
       ["--role", "root"],

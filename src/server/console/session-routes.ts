@@ -45,10 +45,15 @@ export function createConsoleSessionRoutes(deps: ConsoleSessionRoutesDeps): Hono
       deps.logger.warn("console sign-in refused", { remote: source });
       return problem(c, 401, "invalid_code", "the sign-in code is invalid, used or expired");
     }
+    // A browser that signs in again (a new link in a signed-in tab) leaves no older session valid behind it.
+    const previous = deps.auth.cookieOf(c);
+    const replaced = previous === undefined ? undefined : deps.store.findSession(previous);
+    if (replaced && !replaced.revoked_at) deps.store.revoke(replaced.id, now);
     deps.logger.info("console session opened", {
       session_id: opened.session.id,
       role: opened.session.role,
       remote: source,
+      ...(replaced ? { replaced_session_id: replaced.id } : {}),
     });
     deps.auth.setCookie(c, opened.token, opened.session, now);
     return c.json(deps.auth.sessionBody(opened.session, opened.token));
