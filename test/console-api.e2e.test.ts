@@ -253,10 +253,10 @@ describe("console API end to end", () => {
     expect(first.status).toBe(202);
     const later = new Date(Date.now() + 3_600_000).toISOString();
     await hook(other, { event: "tool_used", data: { n: 2 }, valid_from: later });
-    const now = await get<SessionTimeline>(`/v1/audit/sessions/${SESSION}/timeline`);
+    const now = await get<SessionTimeline>(`/v1/audit/timeline?session_id=${SESSION}`);
     expect(now.body.events.map((event) => event.data.n)).toEqual([1]);
     const future = await get<SessionTimeline>(
-      `/v1/audit/sessions/${SESSION}/timeline?as_of=${encodeURIComponent(new Date(Date.now() + 7_200_000).toISOString())}`,
+      `/v1/audit/timeline?session_id=${SESSION}&as_of=${encodeURIComponent(new Date(Date.now() + 7_200_000).toISOString())}`,
     );
     expect(future.body.events.map((event) => [event.kind, event.data.n])).toEqual([
       ["session_start", 1],
@@ -342,7 +342,7 @@ describe("console API end to end", () => {
     for (const route of [
       "/v1/audit/activity",
       "/v1/audit/events",
-      `/v1/audit/sessions/${SESSION}/timeline`,
+      `/v1/audit/timeline?session_id=${SESSION}`,
     ]) {
       const refused = await get<{ error: string }>(route, agent);
       expect(refused).toMatchObject({ status: 403, body: { error: "insufficient_scope" } });
@@ -364,7 +364,7 @@ describe("console API end to end", () => {
       `/v1/audit/activity?bucket=minute&since=${new Date(Date.now() - 30 * 24 * hour).toISOString()}`,
       "/v1/audit/events?limit=0",
       "/v1/audit/events?kind=bogus",
-      "/v1/audit/sessions/x/timeline?as_of=soon",
+      "/v1/audit/timeline?session_id=x&as_of=soon",
       "/v1/memory/pages?limit=100000",
       "/v1/memory/pages?cursor=not-a-cursor",
       "/v1/memory/page?scope=x",

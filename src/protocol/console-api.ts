@@ -100,7 +100,7 @@ export interface AuditEventRow {
   [field: string]: unknown;
 }
 
-/** GET /v1/audit/sessions/:id/timeline?as_of=ISO → episodic events of one session, oldest first. */
+/** GET /v1/audit/timeline?session_id=ID&as_of=ISO → episodic events of one session, oldest first. */
 export interface SessionTimeline {
   session_id: string;
   as_of: string;

@@ -28,6 +28,15 @@ export function createConsoleRouter(history?: RouterHistory) {
   return createRouter({
     routeTree,
     basepath: "/console",
+    // Search values stay strings: the default JSON parsing would turn a page path like "2024" into a number.
+    parseSearch: (text) => Object.fromEntries(new URLSearchParams(text)),
+    stringifySearch: (search) => {
+      const params = new URLSearchParams();
+      for (const [key, value] of Object.entries(search))
+        if (value !== undefined) params.set(key, String(value));
+      const text = params.toString();
+      return text ? `?${text}` : "";
+    },
     ...(history ? { history } : {}),
     defaultPreload: false,
     scrollRestoration: false,

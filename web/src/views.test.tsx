@@ -93,7 +93,7 @@ describe("activity", () => {
     const { container } = start("/console/activity", {
       routes: {
         "GET /v1/audit/activity": activity,
-        "GET /v1/audit/sessions/ses_9/timeline": {
+        "GET /v1/audit/timeline": {
           session_id: "ses_9",
           as_of: AT,
           events: [
@@ -132,6 +132,7 @@ describe("activity", () => {
       within(screen.getByRole("table", { name: "By session" })).getByRole("button", { name: "ses_9" }),
     );
     expect(await screen.findByText(/"note": "<script>x<\/script>"/)).toBeTruthy();
+    expect(gateway.requests.some((r) => r.path === "/v1/audit/timeline?session_id=ses_9")).toBe(true);
     expect(screen.getByLabelText("As of")).toBeTruthy();
     expect(container.querySelector("script")).toBeNull();
   });
@@ -196,6 +197,25 @@ describe("knowledge", () => {
     fireEvent.click(await within(region).findByRole("link", { name: "Open page Page B" }));
     await waitFor(() => expect(within(region).getByRole("heading", { level: 2 }).textContent).toBe("Page B"));
     expect(new URLSearchParams(window.location.search).get("path")).toBe("b.md");
+  });
+
+  it("keeps a page path that looks like a number a plain string in the address bar and the request", async () => {
+    start("/console/knowledge", {
+      routes: {
+        "GET /v1/admin/connectors": { connectors: [] },
+        "GET /v1/memory/pages": {
+          pages: [{ ...page, scope: "2024", path: "2024", title: "Year page" }],
+          next_cursor: null,
+        },
+        "GET /v1/memory/page": detail("2024", "Year page"),
+        "GET /v1/memory/graph": graph,
+      },
+    });
+    fireEvent.click(await screen.findByRole("link", { name: "Year page" }));
+    const region = await screen.findByRole("region", { name: "Page details" });
+    expect((await within(region).findByRole("heading", { level: 2 })).textContent).toBe("Year page");
+    expect(window.location.search).toBe("?scope=2024&path=2024");
+    expect(gateway.requests.some((r) => r.path === "/v1/memory/page?scope=2024&path=2024")).toBe(true);
   });
 
   it("searches documents and shows results as untrusted text", async () => {

@@ -24,11 +24,13 @@ const eventsSchema = z.object({
   limit: z.coerce.number().int().min(1).max(10_000).default(1000),
   kind: z.enum(AUDIT_KINDS).optional(),
 });
+// The session id is a query parameter: ids are the agents' own (`.` and `..` among the allowed), which a path
+// segment would not carry through URL normalisation.
 const timelineSchema = z.object({
+  session_id: z.string().regex(/^[\w:./@-]{1,256}$/, "invalid session id"),
   as_of: isoTimeSchema.optional(),
   limit: z.coerce.number().int().min(1).max(5000).default(1000),
 });
-const SESSION_ID = /^[\w:./@-]{1,256}$/;
 
 export interface AuditRoutesDeps {
   audit: AuditLog | undefined;
@@ -87,12 +89,11 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
     });
   });
 
-  app.get("/sessions/:id/timeline", read, async (c) => {
+  app.get("/timeline", read, async (c) => {
     if (!memory) return problem(c, 503, "memory_unavailable", "the memory service is unavailable");
-    const sessionId = c.req.param("id");
-    if (!SESSION_ID.test(sessionId)) return problem(c, 400, "invalid_request", "invalid session id");
     const query = parseQuery(c, timelineSchema);
     if (!query.ok) return query.response;
+    const sessionId = query.value.session_id;
     const asOf = (query.value.as_of ?? deps.now()).toISOString();
     const episodes = await memory.sessionEpisodes({
       session_id: sessionId,

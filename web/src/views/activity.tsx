@@ -212,9 +212,7 @@ function Timeline({ sessionId, onClose }: { sessionId: string; onClose: () => vo
   const timeline = useQuery({
     queryKey: ["timeline", sessionId, asOfIso ?? "now"],
     queryFn: () =>
-      api.get<SessionTimeline>(
-        `/v1/audit/sessions/${encodeURIComponent(sessionId)}/timeline${query({ as_of: asOfIso })}`,
-      ),
+      api.get<SessionTimeline>(`/v1/audit/timeline${query({ session_id: sessionId, as_of: asOfIso })}`),
   });
   return (
     <section className="panel" aria-labelledby={`${asOfId}-h`}>
