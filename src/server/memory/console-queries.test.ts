@@ -103,6 +103,7 @@ describe("memory store: console queries", () => {
       ["a", "b"],
     ]);
     expect((await store.edgesAround(["_global"], ["a"])).map((edge) => edge.to)).toEqual(["b", "c"]);
+    expect((await store.edgesAround(["_global"], ["a"], 1)).map((edge) => edge.to)).toEqual(["b"]);
   });
 
   it("answers a session's events from every credential, honouring as_of", async () => {

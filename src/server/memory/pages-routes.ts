@@ -14,6 +14,8 @@ export const DEFAULT_PAGE_LIST = 50;
 export const MAX_PAGE_LIST = 200;
 /** Nodes of a graph answer at most; the rest is cut (and `truncated` says so). */
 export const MAX_GRAPH_NODES = 200;
+/** Edges read per step (a page may link to thousands): more than this and the graph is cut. */
+export const MAX_GRAPH_EDGES = 2_000;
 
 const listSchema = z.object({
   q: z.string().min(1).max(256).optional(),
@@ -116,7 +118,9 @@ export async function pageGraph(
   let truncated = false;
   for (let step = 0; step < depth && frontier.length > 0; step += 1) {
     const next: string[] = [];
-    for (const edge of await store.edgesAround(scopes, frontier)) {
+    const around = await store.edgesAround(scopes, frontier, MAX_GRAPH_EDGES);
+    if (around.length >= MAX_GRAPH_EDGES) truncated = true;
+    for (const edge of around) {
       for (const end of [edge.from, edge.to]) {
         if (nodes.has(end)) continue;
         if (nodes.size >= MAX_GRAPH_NODES) {

@@ -97,10 +97,11 @@ export interface MemoryStore {
     scope: string,
     path: string,
   ): Promise<{ version: number; title: string; author: string; at: string; deleted: boolean }[]>;
-  /** Edges of these scopes that start or end at one of the paths (targets need not exist). */
+  /** Edges of these scopes that start or end at one of the paths (targets need not exist), at most `limit`. */
   edgesAround(
     scopes: readonly string[],
     paths: readonly string[],
+    limit?: number,
   ): Promise<{ scope: string; from: string; type: string; to: string }[]>;
   pageTermsAfter(
     afterKey: number,
@@ -596,15 +597,15 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
         deleted: row.deleted === 1,
       }));
     },
-    async edgesAround(scopes, paths) {
+    async edgesAround(scopes, paths, limit = 10_000) {
       if (scopes.length === 0 || paths.length === 0) return [];
       return db
         .prepare(
           `SELECT scope, from_path AS "from", type, to_path AS "to" FROM edges
            WHERE scope IN (${inList(scopes)}) AND (from_path IN (${inList(paths)}) OR to_path IN (${inList(paths)}))
-           ORDER BY scope, from_path, type, to_path`,
+           ORDER BY scope, from_path, type, to_path LIMIT ?`,
         )
-        .all(...scopes, ...paths, ...paths) as { scope: string; from: string; type: string; to: string }[];
+        .all(...scopes, ...paths, ...paths, limit) as { scope: string; from: string; type: string; to: string }[];
     },
     async pageTermsAfter(afterKey, limit) {
       return q.termsAfter.all(afterKey, limit) as {

@@ -13,6 +13,12 @@ const PAGE_SIZE = 200;
 const ROW_HEIGHT = 68;
 /** Pending requests are polled: an agent's new write appears without a reload. */
 const LIVE_MS = 2000;
+/**
+ * A refresh re-reads every page loaded so far: once someone has scrolled deep (many pages of 200), the list is
+ * refreshed less often so that one open tab never costs the server dozens of requests every 2 s.
+ */
+const DEEP_LIVE_MS = 20_000;
+const DEEP_PAGES = 3;
 
 export function ApprovalsView() {
   useTitle("Approvals");
@@ -33,7 +39,8 @@ export function ApprovalsView() {
       api.get<ApprovalPage>(`/v1/approvals${query({ status, limit: PAGE_SIZE, cursor: pageParam })}`),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.next_cursor ?? undefined,
-    refetchInterval: live ? LIVE_MS : false,
+    refetchInterval: (current) =>
+      live ? ((current.state.data?.pages.length ?? 0) > DEEP_PAGES ? DEEP_LIVE_MS : LIVE_MS) : false,
   });
   const rows = useMemo(() => list.data?.pages.flatMap((page) => page.approvals) ?? [], [list.data]);
   const total = counts.data?.[status];
@@ -66,7 +73,7 @@ export function ApprovalsView() {
         </select>
         <p className="count" aria-live="polite">
           {total !== undefined ? `${formatNumber(total)} ${status}` : ""}
-          {live ? " · updates every 2 s" : ""}
+          {live ? ` · updates every ${(list.data?.pages.length ?? 0) > DEEP_PAGES ? 20 : 2} s` : ""}
         </p>
       </div>
       <div className="approvals">
