@@ -605,7 +605,12 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
            WHERE scope IN (${inList(scopes)}) AND (from_path IN (${inList(paths)}) OR to_path IN (${inList(paths)}))
            ORDER BY scope, from_path, type, to_path LIMIT ?`,
         )
-        .all(...scopes, ...paths, ...paths, limit) as { scope: string; from: string; type: string; to: string }[];
+        .all(...scopes, ...paths, ...paths, limit) as {
+        scope: string;
+        from: string;
+        type: string;
+        to: string;
+      }[];
     },
     async pageTermsAfter(afterKey, limit) {
       return q.termsAfter.all(afterKey, limit) as {
