@@ -95,8 +95,13 @@ describe("activity aggregation", () => {
     expect(small.size).toBe(20);
     small.tally("k20").add("SUCCESS", 1, 1);
     expect(small.size).toBe(11);
-    // The oldest of equally busy keys stay, and the newcomer.
-    expect([...small.tallies.keys()]).toEqual([...Array.from({ length: 10 }, (_, i) => `k${i}`), "k20"]);
+    // The newest of equally busy keys stay, and the newcomer; a busier old key stays too.
+    expect([...small.tallies.keys()]).toEqual([...Array.from({ length: 10 }, (_, i) => `k${i + 10}`), "k20"]);
+    const old = new ActivityGroups(10);
+    old.tally("old").add("SUCCESS", 1, 1);
+    old.tally("old").add("SUCCESS", 1, 1);
+    for (let index = 0; index < 20; index += 1) old.tally(`k${index}`).add("SUCCESS", 1, 1);
+    expect([...old.tallies.keys()]).toEqual(["old", ...Array.from({ length: 10 }, (_, i) => `k${i + 10}`)]);
   });
 
   it("takes percentiles from the histogram within 0.1 ms below 100 ms and 1 % above", () => {

@@ -130,7 +130,7 @@ export const ACTIVITY_GROUP_KEEP = 2_000;
 
 /**
  * One breakdown (by tool, credential or session): a tally per key, at most 2 × `keep` keys. When full, it keeps
- * the `keep` busiest (ties: the oldest) and drops the rest. Exact whenever the window holds at most 2 × `keep`
+ * the `keep` busiest (ties: the newest) and drops the rest. Exact whenever the window holds at most 2 × `keep`
  * distinct keys (it never prunes then); beyond that a dropped key that comes back counts from zero, so a key
  * can only be undercounted if it was ever among the least busy half — never one busy enough for the top 50
  * in practice. Totals and the series are always exact.
@@ -163,16 +163,22 @@ export class ActivityGroups {
 
   private prune(): void {
     // The keep-th largest count, from a typed sort of the counts (cheaper than sorting the entries); keys above
-    // it stay, and keys equal to it in insertion order until `keep` remain.
+    // it stay, keys below go, and of the keys equal to it the newest stay (an old key seen as often as a new one
+    // is the one less likely to come back), until `keep` remain.
     const counts = Float64Array.from(this.tallies.values(), (tally) => tally.calls).sort();
     const threshold = counts[counts.length - this.keep] ?? 0;
     let above = 0;
-    for (const count of counts) if (count > threshold) above += 1;
-    let tiesKept = 0;
+    let ties = 0;
+    for (const count of counts) {
+      if (count > threshold) above += 1;
+      else if (count === threshold) ties += 1;
+    }
+    let tiesToDrop = above + ties - this.keep;
     for (const [key, tally] of this.tallies) {
       if (tally.calls > threshold) continue;
-      if (tally.calls === threshold && above + tiesKept < this.keep) tiesKept += 1;
-      else this.tallies.delete(key);
+      if (tally.calls === threshold && tiesToDrop <= 0) continue;
+      if (tally.calls === threshold) tiesToDrop -= 1;
+      this.tallies.delete(key);
     }
   }
 }
