@@ -82,8 +82,8 @@ describe("activity aggregation", () => {
     const groups = new ActivityGroups();
     let largest = 0;
     for (let index = 0; index < 10_000; index += 1) {
-      groups.tally(`one-${index}`).add("SUCCESS", 1, 1);
-      if (index % 10 === 0) groups.tally("busy").add("SUCCESS", 1, 1);
+      groups.tally(`one-${index}`).add(false, 10, 1);
+      if (index % 10 === 0) groups.tally("busy").add(false, 10, 1);
       largest = Math.max(largest, groups.size);
     }
     expect(largest).toBe(2 * ACTIVITY_GROUP_KEEP);
@@ -91,16 +91,16 @@ describe("activity aggregation", () => {
     expect(groups.top()[0]).toMatchObject({ key: "busy", calls: 1_000 });
     // Below the bound nothing is dropped: every key is there, exactly.
     const small = new ActivityGroups(10);
-    for (let index = 0; index < 20; index += 1) small.tally(`k${index}`).add("SUCCESS", 1, 1);
+    for (let index = 0; index < 20; index += 1) small.tally(`k${index}`).add(false, 10, 1);
     expect(small.size).toBe(20);
-    small.tally("k20").add("SUCCESS", 1, 1);
+    small.tally("k20").add(false, 10, 1);
     expect(small.size).toBe(11);
     // The newest of equally busy keys stay, and the newcomer; a busier old key stays too.
     expect([...small.tallies.keys()]).toEqual([...Array.from({ length: 10 }, (_, i) => `k${i + 10}`), "k20"]);
     const old = new ActivityGroups(10);
-    old.tally("old").add("SUCCESS", 1, 1);
-    old.tally("old").add("SUCCESS", 1, 1);
-    for (let index = 0; index < 20; index += 1) old.tally(`k${index}`).add("SUCCESS", 1, 1);
+    old.tally("old").add(false, 10, 1);
+    old.tally("old").add(false, 10, 1);
+    for (let index = 0; index < 20; index += 1) old.tally(`k${index}`).add(false, 10, 1);
     expect([...old.tallies.keys()]).toEqual(["old", ...Array.from({ length: 10 }, (_, i) => `k${i + 10}`)]);
   });
 

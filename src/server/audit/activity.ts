@@ -70,20 +70,42 @@ export function binLatency(bin: number): number {
   return Math.round(middle * 10) / 10;
 }
 
+/** Bins a histogram lists one by one (cheaper while few) before it counts them in a map. */
+const LISTED_BINS = 128;
+
 /** Latencies as a sparse histogram: bin → count, at most a few thousand entries whatever the call count. */
 export class LatencyHistogram {
-  private readonly bins = new Map<number, number>();
+  private listed: number[] = [];
+  /** Created once the list is full. */
+  private bins: Map<number, number> | undefined;
   count = 0;
 
   add(ms: number): void {
-    const bin = latencyBin(ms);
-    this.bins.set(bin, (this.bins.get(bin) ?? 0) + 1);
+    this.addToBin(latencyBin(ms));
+  }
+
+  /** Counts a latency already binned (one `latencyBin` per call, however many histograms it goes into). */
+  addToBin(bin: number): void {
     this.count += 1;
+    if (this.bins) {
+      this.bins.set(bin, (this.bins.get(bin) ?? 0) + 1);
+      return;
+    }
+    this.listed.push(bin);
+    if (this.listed.length <= LISTED_BINS) return;
+    const bins = new Map<number, number>();
+    for (const listed of this.listed) bins.set(listed, (bins.get(listed) ?? 0) + 1);
+    this.bins = bins;
+    this.listed = [];
   }
 
   /** Nearest-rank percentiles (p in (0, 1], ascending) read in one pass over the sorted bins; 0 when empty. */
   percentiles(ps: readonly number[]): number[] {
     if (this.count === 0) return ps.map(() => 0);
+    if (!this.bins) {
+      const sorted = Int32Array.from(this.listed).sort();
+      return ps.map((p) => binLatency(percentile(sorted, p)));
+    }
     const sorted = [...this.bins.entries()].sort(([a], [b]) => a - b);
     const results: number[] = [];
     let seen = 0;
@@ -106,11 +128,11 @@ class Tally {
   tokens = 0;
   readonly latencies = new LatencyHistogram();
 
-  add(status: string, latency: number, tokens: number): void {
+  add(error: boolean, latencyBin: number, tokens: number): void {
     this.calls += 1;
-    if (ERROR_STATUSES.has(status)) this.errors += 1;
+    if (error) this.errors += 1;
     this.tokens += tokens;
-    this.latencies.add(latency);
+    this.latencies.addToBin(latencyBin);
   }
 
   figures(): ActivityFigures {
@@ -229,14 +251,15 @@ export async function aggregateActivity(db: Database.Database, query: ActivityQu
       limit: ACTIVITY_CHUNK,
     }) as CallRow[];
     for (const [, at, tool, credential, session, status, latency, tokens] of rows) {
-      const latencyMs = Number(latency) || 0;
+      const error = ERROR_STATUSES.has(status);
+      const bin = latencyBin(Number(latency));
       const tokenCount = Number(tokens) || 0;
-      totals.add(status, latencyMs, tokenCount);
-      buckets[Math.floor((Date.parse(at) - start) / unit)]?.add(status, latencyMs, tokenCount);
-      byTool.tally(String(tool)).add(status, latencyMs, tokenCount);
-      byCredential.tally(String(credential)).add(status, latencyMs, tokenCount);
+      totals.add(error, bin, tokenCount);
+      buckets[Math.floor((Date.parse(at) - start) / unit)]?.add(error, bin, tokenCount);
+      byTool.tally(String(tool)).add(error, bin, tokenCount);
+      byCredential.tally(String(credential)).add(error, bin, tokenCount);
       // Calls without a session (no x-ivoai-session-id) are in every other figure, not in by_session.
-      if (session) bySession.tally(String(session)).add(status, latencyMs, tokenCount);
+      if (session) bySession.tally(String(session)).add(error, bin, tokenCount);
     }
     const last = rows.at(-1);
     if (!last || rows.length < ACTIVITY_CHUNK) break;
