@@ -1,6 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../../test/helpers.js";
-import { ACTIVITY_CHUNK, bucketCount, percentile } from "./activity.js";
+import {
+  ACTIVITY_CHUNK,
+  ACTIVITY_GROUP_KEEP,
+  ActivityGroups,
+  bucketCount,
+  LatencyHistogram,
+  percentile,
+} from "./activity.js";
 import { type AuditLog, openAuditLog, type ToolCallEvent } from "./store.js";
 
 const call = (over: Partial<ToolCallEvent> = {}): ToolCallEvent => ({
@@ -44,6 +51,106 @@ describe("activity aggregation", () => {
     const hundred = Array.from({ length: 100 }, (_, i) => i + 1);
     expect(percentile(hundred, 0.5)).toBe(50);
     expect(percentile(hundred, 0.95)).toBe(95);
+  });
+
+  it("keeps the busiest sessions exact among 10,000 one-call sessions, in bounded groups", async () => {
+    const busy = ["busy-a", "busy-b", "busy-c"];
+    const base = Date.parse("2026-01-01T10:00:00Z");
+    for (let index = 0; index < 10_000; index += 1) {
+      clock = new Date(base + index);
+      audit.record(call({ session_id: `one-${index}` }));
+      // The busy sessions call every 10th, 20th and 40th row, from the first row on.
+      busy.forEach((session, rank) => {
+        if (index % (10 * 2 ** rank) === 0) audit.record(call({ session_id: session }));
+      });
+    }
+    const activity = await audit.activity({
+      since: new Date(base),
+      until: new Date(base + 3_600_000),
+      bucket: "hour",
+    });
+    expect(activity.by_session.slice(0, 3).map((entry) => [entry.key, entry.calls])).toEqual([
+      ["busy-a", 1_000],
+      ["busy-b", 500],
+      ["busy-c", 250],
+    ]);
+    expect(activity.by_session).toHaveLength(50);
+    expect(activity.totals.calls).toBe(10_000 + 1_000 + 500 + 250);
+  });
+
+  it("holds at most twice the kept keys per breakdown and loses no busy key", () => {
+    const groups = new ActivityGroups();
+    let largest = 0;
+    for (let index = 0; index < 10_000; index += 1) {
+      groups.tally(`one-${index}`).add(false, 10, 1);
+      if (index % 10 === 0) groups.tally("busy").add(false, 10, 1);
+      largest = Math.max(largest, groups.size);
+    }
+    expect(largest).toBe(2 * ACTIVITY_GROUP_KEEP);
+    expect(groups.size).toBeLessThanOrEqual(2 * ACTIVITY_GROUP_KEEP);
+    expect(groups.top()[0]).toMatchObject({ key: "busy", calls: 1_000 });
+    // Below the bound nothing is dropped: every key is there, exactly.
+    const small = new ActivityGroups(10);
+    for (let index = 0; index < 20; index += 1) small.tally(`k${index}`).add(false, 10, 1);
+    expect(small.size).toBe(20);
+    small.tally("k20").add(false, 10, 1);
+    expect(small.size).toBe(11);
+    // The newest of equally busy keys stay, and the newcomer; a busier old key stays too.
+    expect([...small.tallies.keys()]).toEqual([...Array.from({ length: 10 }, (_, i) => `k${i + 10}`), "k20"]);
+    const old = new ActivityGroups(10);
+    old.tally("old").add(false, 10, 1);
+    old.tally("old").add(false, 10, 1);
+    for (let index = 0; index < 20; index += 1) old.tally(`k${index}`).add(false, 10, 1);
+    expect([...old.tallies.keys()]).toEqual(["old", ...Array.from({ length: 10 }, (_, i) => `k${i + 10}`)]);
+  });
+
+  it("takes percentiles from the histogram within 0.1 ms below 100 ms and 1 % above", () => {
+    const figures = (values: number[]) => {
+      const histogram = new LatencyHistogram();
+      for (const value of values) histogram.add(value);
+      const sorted = Float64Array.from(values).sort();
+      return {
+        got: histogram.percentiles([0.5, 0.95]),
+        exact: [percentile(sorted, 0.5), percentile(sorted, 0.95)],
+      };
+    };
+    const within = (values: number[]) => {
+      const { got, exact } = figures(values);
+      got.forEach((value, index) => {
+        const want = exact[index] as number;
+        if (want < 100) expect(Math.abs(value - want)).toBeLessThanOrEqual(0.1 + 1e-9);
+        else expect(Math.abs(value - want) / want).toBeLessThanOrEqual(0.01);
+      });
+      return got;
+    };
+    expect(figures([]).got).toEqual([0, 0]);
+    // Whole and tenth milliseconds below 100 ms are exact.
+    expect(within([7])).toEqual([7, 7]);
+    expect(within([42.3, 42.3, 42.3])).toEqual([42.3, 42.3]);
+    expect(within(Array.from({ length: 100 }, (_, i) => i + 1))).toEqual([50, 95]);
+    // Nonsense latencies count as 0 ms.
+    expect(figures([0, -5, Number.NaN]).got).toEqual([0, 0]);
+    const one = within([1234]);
+    expect(one[0]).toBe(one[1]);
+    within(Array(1000).fill(250));
+    // Heavy tails: mostly fast, a few very slow; log-normal; a pareto tail beyond an hour.
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return (seed + 0.5) / 2 ** 31;
+    };
+    within(Array.from({ length: 10_000 }, (_, i) => (i % 100 < 93 ? 5 + (i % 7) : 30_000 + i)));
+    within(
+      Array.from({ length: 20_000 }, () =>
+        Math.exp(4 + 2 * Math.sqrt(-2 * Math.log(random())) * Math.cos(6.28318 * random())),
+      ),
+    );
+    within(Array.from({ length: 20_000 }, () => 50 / random() ** 1.5));
+    within(Array.from({ length: 5_000 }, () => Math.round(random() * 10_000) / 10));
+    within([1e11, 2e11, 3]);
+    const infinite = figures([Number.POSITIVE_INFINITY]).got[0] as number;
+    expect(infinite).toBeGreaterThan(0.99e12);
+    expect(infinite).toBeLessThan(1.01e12);
   });
 
   it("counts calls, errors, latency and tokens per bucket, empty buckets included", async () => {
@@ -170,7 +277,8 @@ describe("activity aggregation", () => {
     console.info(`activity over 100,000 calls, 1,440 minute buckets: ${elapsed.toFixed(0)} ms`);
     expect(activity.totals.calls).toBe(100_000);
     expect(activity.totals.errors).toBe(10_000);
-    expect(activity.totals.p50_ms).toBe(499);
+    // 499 ms lies in a 1 %-wide bin reported by its middle.
+    expect(Math.abs(activity.totals.p50_ms - 499) / 499).toBeLessThan(0.01);
     expect(activity.series).toHaveLength(1_440);
     expect(elapsed).toBeLessThan(3_000);
   }, 60_000);

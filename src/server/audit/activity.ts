@@ -1,5 +1,6 @@
 // The console's activity view: tool calls from the audit log in a time window, counted per bucket, tool,
-// credential and session, with latency percentiles. One indexed range scan; percentiles need every latency.
+// credential and session, with latency percentiles. One indexed range scan in bounded memory: latencies go
+// into sparse histograms, and each breakdown keeps a bounded number of keys (agents choose session ids).
 import type Database from "better-sqlite3";
 import type { Activity, ActivityBucket, ActivityFigures } from "../../protocol/console-api.js";
 
@@ -41,45 +42,167 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
   return sorted[rank - 1] as number;
 }
 
+// Latency bins: 0.1 ms wide below 100 ms, then each 1 % wider than the one before (about 230 bins per decade
+// above 100 ms: 2,400 bins up to a day). A percentile is the bin holding the nearest-rank value, reported as the
+// bin's start below 100 ms (exact for latencies on a 0.1 ms grid, such as the whole milliseconds recorded;
+// else at most 0.1 ms low) and as the bin's geometric middle above it (at most 0.5 % off, plus 0.05 ms of
+// rounding to 0.1 ms).
+const LINEAR_LIMIT_MS = 100;
+const LINEAR_BINS = 1_000;
+const LOG_GROWTH = 1.01;
+const LOG_OF_GROWTH = Math.log(LOG_GROWTH);
+/** Latencies above this (about 30 years, or Infinity) count as this. */
+const MAX_LATENCY_MS = 1e12;
+
+/** The histogram bin of a latency in ms (negative or not a number: 0 ms). */
+export function latencyBin(ms: number): number {
+  if (!(ms > 0)) return 0;
+  // The epsilon keeps whole tenths whole: 2.3 * 10 is 22.999999999999996.
+  if (ms < LINEAR_LIMIT_MS) return Math.floor(ms * 10 + 1e-9);
+  const ratio = Math.min(ms, MAX_LATENCY_MS) / LINEAR_LIMIT_MS;
+  return LINEAR_BINS + Math.floor(Math.log(ratio) / LOG_OF_GROWTH + 1e-9);
+}
+
+/** The latency a bin reports (see the error bounds above). */
+export function binLatency(bin: number): number {
+  if (bin < LINEAR_BINS) return bin / 10;
+  const middle = LINEAR_LIMIT_MS * LOG_GROWTH ** (bin - LINEAR_BINS + 0.5);
+  return Math.round(middle * 10) / 10;
+}
+
+/** Bins a histogram lists one by one (cheaper while few) before it counts them in a map. */
+const LISTED_BINS = 128;
+
+/** Latencies as a sparse histogram: bin → count, at most a few thousand entries whatever the call count. */
+export class LatencyHistogram {
+  private listed: number[] = [];
+  /** Created once the list is full. */
+  private bins: Map<number, number> | undefined;
+  count = 0;
+
+  add(ms: number): void {
+    this.addToBin(latencyBin(ms));
+  }
+
+  /** Counts a latency already binned (one `latencyBin` per call, however many histograms it goes into). */
+  addToBin(bin: number): void {
+    this.count += 1;
+    if (this.bins) {
+      this.bins.set(bin, (this.bins.get(bin) ?? 0) + 1);
+      return;
+    }
+    this.listed.push(bin);
+    if (this.listed.length <= LISTED_BINS) return;
+    const bins = new Map<number, number>();
+    for (const listed of this.listed) bins.set(listed, (bins.get(listed) ?? 0) + 1);
+    this.bins = bins;
+    this.listed = [];
+  }
+
+  /** Nearest-rank percentiles (p in (0, 1], ascending) read in one pass over the sorted bins; 0 when empty. */
+  percentiles(ps: readonly number[]): number[] {
+    if (this.count === 0) return ps.map(() => 0);
+    if (!this.bins) {
+      const sorted = Int32Array.from(this.listed).sort();
+      return ps.map((p) => binLatency(percentile(sorted, p)));
+    }
+    const sorted = [...this.bins.entries()].sort(([a], [b]) => a - b);
+    const results: number[] = [];
+    let seen = 0;
+    let index = 0;
+    for (const p of ps) {
+      const rank = Math.max(1, Math.ceil(p * this.count));
+      while (index < sorted.length - 1 && seen + (sorted[index]?.[1] ?? 0) < rank) {
+        seen += sorted[index]?.[1] ?? 0;
+        index += 1;
+      }
+      results.push(binLatency(sorted[index]?.[0] ?? 0));
+    }
+    return results;
+  }
+}
+
 class Tally {
   calls = 0;
   errors = 0;
   tokens = 0;
-  latencies: number[] = [];
+  readonly latencies = new LatencyHistogram();
 
-  add(status: string, latency: number, tokens: number): void {
+  add(error: boolean, latencyBin: number, tokens: number): void {
     this.calls += 1;
-    if (ERROR_STATUSES.has(status)) this.errors += 1;
+    if (error) this.errors += 1;
     this.tokens += tokens;
-    this.latencies.push(latency);
+    this.latencies.addToBin(latencyBin);
   }
 
   figures(): ActivityFigures {
-    const sorted = Float64Array.from(this.latencies).sort();
+    const [p50, p95] = this.latencies.percentiles([0.5, 0.95]);
     return {
       calls: this.calls,
       errors: this.errors,
-      p50_ms: percentile(sorted, 0.5),
-      p95_ms: percentile(sorted, 0.95),
+      p50_ms: p50 ?? 0,
+      p95_ms: p95 ?? 0,
       tokens: this.tokens,
     };
   }
 }
 
-function top(groups: Map<string, Tally>): (ActivityFigures & { key: string })[] {
-  return [...groups.entries()]
-    .sort(([keyA, a], [keyB, b]) => b.calls - a.calls || (keyA < keyB ? -1 : keyA > keyB ? 1 : 0))
-    .slice(0, ACTIVITY_TOP)
-    .map(([key, tally]) => ({ key, ...tally.figures() }));
-}
+/** Keys each breakdown keeps between prunings (it prunes when it holds twice as many). */
+export const ACTIVITY_GROUP_KEEP = 2_000;
 
-function tallyOf(groups: Map<string, Tally>, key: string): Tally {
-  let tally = groups.get(key);
-  if (!tally) {
-    tally = new Tally();
-    groups.set(key, tally);
+/**
+ * One breakdown (by tool, credential or session): a tally per key, at most 2 × `keep` keys. When full, it keeps
+ * the `keep` busiest (ties: the newest) and drops the rest. Exact whenever the window holds at most 2 × `keep`
+ * distinct keys (it never prunes then); beyond that a dropped key that comes back counts from zero, so a key
+ * can only be undercounted if it was ever among the least busy half — never one busy enough for the top 50
+ * in practice. Totals and the series are always exact.
+ */
+export class ActivityGroups {
+  readonly tallies = new Map<string, Tally>();
+  constructor(private readonly keep = ACTIVITY_GROUP_KEEP) {}
+
+  tally(key: string): Tally {
+    let tally = this.tallies.get(key);
+    if (!tally) {
+      if (this.tallies.size >= 2 * this.keep) this.prune();
+      tally = new Tally();
+      this.tallies.set(key, tally);
+    }
+    return tally;
   }
-  return tally;
+
+  get size(): number {
+    return this.tallies.size;
+  }
+
+  /** The largest first (ties by key), at most `ACTIVITY_TOP`. */
+  top(): (ActivityFigures & { key: string })[] {
+    return [...this.tallies.entries()]
+      .sort(([keyA, a], [keyB, b]) => b.calls - a.calls || (keyA < keyB ? -1 : keyA > keyB ? 1 : 0))
+      .slice(0, ACTIVITY_TOP)
+      .map(([key, tally]) => ({ key, ...tally.figures() }));
+  }
+
+  private prune(): void {
+    // The keep-th largest count, from a typed sort of the counts (cheaper than sorting the entries); keys above
+    // it stay, keys below go, and of the keys equal to it the newest stay (an old key seen as often as a new one
+    // is the one less likely to come back), until `keep` remain.
+    const counts = Float64Array.from(this.tallies.values(), (tally) => tally.calls).sort();
+    const threshold = counts[counts.length - this.keep] ?? 0;
+    let above = 0;
+    let ties = 0;
+    for (const count of counts) {
+      if (count > threshold) above += 1;
+      else if (count === threshold) ties += 1;
+    }
+    let tiesToDrop = above + ties - this.keep;
+    for (const [key, tally] of this.tallies) {
+      if (tally.calls > threshold) continue;
+      if (tally.calls === threshold && tiesToDrop <= 0) continue;
+      if (tally.calls === threshold) tiesToDrop -= 1;
+      this.tallies.delete(key);
+    }
+  }
 }
 
 type CallRow = [
@@ -105,9 +228,9 @@ export async function aggregateActivity(db: Database.Database, query: ActivityQu
   const start = firstBucketStart(query.since, query.bucket);
   const buckets = Array.from({ length: bucketCount(query) }, () => new Tally());
   const totals = new Tally();
-  const byTool = new Map<string, Tally>();
-  const byCredential = new Map<string, Tally>();
-  const bySession = new Map<string, Tally>();
+  const byTool = new ActivityGroups();
+  const byCredential = new ActivityGroups();
+  const bySession = new ActivityGroups();
   // Times are stored as toISOString(), so the range compares as text on the `at` index (which holds the id).
   const chunk = db
     .prepare(
@@ -128,14 +251,15 @@ export async function aggregateActivity(db: Database.Database, query: ActivityQu
       limit: ACTIVITY_CHUNK,
     }) as CallRow[];
     for (const [, at, tool, credential, session, status, latency, tokens] of rows) {
-      const latencyMs = Number(latency) || 0;
+      const error = ERROR_STATUSES.has(status);
+      const bin = latencyBin(Number(latency));
       const tokenCount = Number(tokens) || 0;
-      totals.add(status, latencyMs, tokenCount);
-      buckets[Math.floor((Date.parse(at) - start) / unit)]?.add(status, latencyMs, tokenCount);
-      tallyOf(byTool, String(tool)).add(status, latencyMs, tokenCount);
-      tallyOf(byCredential, String(credential)).add(status, latencyMs, tokenCount);
+      totals.add(error, bin, tokenCount);
+      buckets[Math.floor((Date.parse(at) - start) / unit)]?.add(error, bin, tokenCount);
+      byTool.tally(String(tool)).add(error, bin, tokenCount);
+      byCredential.tally(String(credential)).add(error, bin, tokenCount);
       // Calls without a session (no x-ivoai-session-id) are in every other figure, not in by_session.
-      if (session) tallyOf(bySession, String(session)).add(status, latencyMs, tokenCount);
+      if (session) bySession.tally(String(session)).add(error, bin, tokenCount);
     }
     const last = rows.at(-1);
     if (!last || rows.length < ACTIVITY_CHUNK) break;
@@ -151,8 +275,8 @@ export async function aggregateActivity(db: Database.Database, query: ActivityQu
       start: new Date(start + index * unit).toISOString(),
       ...tally.figures(),
     })),
-    by_tool: top(byTool),
-    by_credential: top(byCredential),
-    by_session: top(bySession),
+    by_tool: byTool.top(),
+    by_credential: byCredential.top(),
+    by_session: bySession.top(),
   };
 }

@@ -14,9 +14,18 @@ import { BUCKET_MS, bucketCount, MAX_ACTIVITY_BUCKETS } from "./activity.js";
 import { AUDIT_KINDS, type AuditLog } from "./store.js";
 
 const DAY_MS = 86_400_000;
+/** The longest activity window: a quarter, with a day to spare at each end. */
+export const MAX_ACTIVITY_DAYS = 93;
+const EARLIEST = Date.parse("2000-01-01T00:00:00Z");
+const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
+/** An activity window's end: a real date (a default `since` a day earlier stays one too). */
+const activityTimeSchema = isoTimeSchema.refine(
+  (date) => date.getTime() >= EARLIEST && date.getTime() <= LATEST,
+  { message: "expected a time between 2000-01-01 and 9999-12-31" },
+);
 const activitySchema = z.object({
-  since: isoTimeSchema.optional(),
-  until: isoTimeSchema.optional(),
+  since: activityTimeSchema.optional(),
+  until: activityTimeSchema.optional(),
   bucket: z.enum(Object.keys(BUCKET_MS) as ["minute", "hour", "day"]).default("hour"),
 });
 const eventsSchema = z.object({
@@ -54,6 +63,9 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
     const since = query.value.since ?? new Date(until.getTime() - DAY_MS);
     if (since.getTime() >= until.getTime()) {
       return problem(c, 400, "invalid_request", "since must be before until");
+    }
+    if (until.getTime() - since.getTime() > MAX_ACTIVITY_DAYS * DAY_MS) {
+      return problem(c, 400, "invalid_request", `the window is longer than ${MAX_ACTIVITY_DAYS} days`);
     }
     const window = { since, until, bucket: query.value.bucket };
     const buckets = bucketCount(window);
