@@ -72,3 +72,48 @@ export function useTitle(title: string): void {
     document.title = `${title} · ivoai console`;
   }, [title]);
 }
+
+/**
+ * A captioned table inside a scrolling wrapper: column headers, the rows given, or one row saying there are none.
+ * Rows start with a `<th scope="row">` naming them.
+ */
+export function DataTable({
+  caption,
+  columns,
+  empty,
+  rows,
+}: {
+  caption: ReactNode;
+  columns: readonly string[];
+  /** Shown in place of rows when there are none; without it an empty table has just its headers. */
+  empty?: string;
+  rows: readonly ReactNode[];
+}) {
+  return (
+    <div className="table-wrap">
+      <table>
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column} scope="col">
+                {column}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.length === 0 && empty !== undefined ? (
+            <tr>
+              <td colSpan={columns.length} className="muted">
+                {empty}
+              </td>
+            </tr>
+          ) : (
+            rows
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -2,7 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { query } from "../api.js";
-import { formatNumber, QueryState, useTitle, When } from "../common.js";
+import { DataTable, formatNumber, QueryState, useTitle, When } from "../common.js";
 import { useApi } from "../context.js";
 import type { Activity, ActivityBucket, ActivityFigures, SessionTimeline } from "../types.js";
 import { CallsChart, LatencyChart } from "./charts.js";
@@ -106,37 +106,35 @@ export function ActivityView() {
   );
 }
 
+const FIGURE_COLUMNS = ["Calls", "Errors", "p50 (ms)", "p95 (ms)", "Tokens"];
+
+/** The five figure cells of a row: calls, errors, p50, p95, tokens. */
+function FigureCells({ row }: { row: ActivityFigures }) {
+  return (
+    <>
+      <td>{formatNumber(row.calls)}</td>
+      <td>{formatNumber(row.errors)}</td>
+      <td>{row.p50_ms}</td>
+      <td>{row.p95_ms}</td>
+      <td>{formatNumber(row.tokens)}</td>
+    </>
+  );
+}
+
 function SeriesTable({ data }: { data: Activity }) {
   return (
-    <div className="table-wrap">
-      <table>
-        <caption>Tool calls per {data.bucket}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Start</th>
-            <th scope="col">Calls</th>
-            <th scope="col">Errors</th>
-            <th scope="col">p50 (ms)</th>
-            <th scope="col">p95 (ms)</th>
-            <th scope="col">Tokens</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.series.map((row) => (
-            <tr key={row.start}>
-              <th scope="row">
-                <When iso={row.start} />
-              </th>
-              <td>{formatNumber(row.calls)}</td>
-              <td>{formatNumber(row.errors)}</td>
-              <td>{row.p50_ms}</td>
-              <td>{row.p95_ms}</td>
-              <td>{formatNumber(row.tokens)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      caption={`Tool calls per ${data.bucket}`}
+      columns={["Start", ...FIGURE_COLUMNS]}
+      rows={data.series.map((row) => (
+        <tr key={row.start}>
+          <th scope="row">
+            <When iso={row.start} />
+          </th>
+          <FigureCells row={row} />
+        </tr>
+      ))}
+    />
   );
 }
 
@@ -152,48 +150,25 @@ function Breakdown({
   onOpen?: (key: string) => void;
 }) {
   return (
-    <div className="table-wrap">
-      <table>
-        <caption>{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{keyLabel}</th>
-            <th scope="col">Calls</th>
-            <th scope="col">Errors</th>
-            <th scope="col">p50 (ms)</th>
-            <th scope="col">p95 (ms)</th>
-            <th scope="col">Tokens</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.length === 0 && (
-            <tr>
-              <td colSpan={6} className="muted">
-                No calls in this window.
-              </td>
-            </tr>
-          )}
-          {rows.map((row) => (
-            <tr key={row.key}>
-              <th scope="row" className="mono">
-                {onOpen ? (
-                  <button type="button" className="link" onClick={() => onOpen(row.key)}>
-                    {row.key}
-                  </button>
-                ) : (
-                  row.key
-                )}
-              </th>
-              <td>{formatNumber(row.calls)}</td>
-              <td>{formatNumber(row.errors)}</td>
-              <td>{row.p50_ms}</td>
-              <td>{row.p95_ms}</td>
-              <td>{formatNumber(row.tokens)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      caption={caption}
+      columns={[keyLabel, ...FIGURE_COLUMNS]}
+      empty="No calls in this window."
+      rows={rows.map((row) => (
+        <tr key={row.key}>
+          <th scope="row" className="mono">
+            {onOpen ? (
+              <button type="button" className="link" onClick={() => onOpen(row.key)}>
+                {row.key}
+              </button>
+            ) : (
+              row.key
+            )}
+          </th>
+          <FigureCells row={row} />
+        </tr>
+      ))}
+    />
   );
 }
 

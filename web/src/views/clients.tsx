@@ -2,7 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage } from "../api.js";
-import { QueryState, useTitle, When } from "../common.js";
+import { DataTable, QueryState, useTitle, When } from "../common.js";
 import { useApi, useCan } from "../context.js";
 import type { EnrolledClient, WebClient } from "../types.js";
 
@@ -98,128 +98,91 @@ export function ClientsView() {
       )}
       <QueryState query={enrolled} label="enrolled clients">
         {() => (
-          <div className="table-wrap">
-            <table>
-              <caption>Enrolled clients</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">ID</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Enrolled</th>
-                  <th scope="col">Action</th>
-                </tr>
-              </thead>
-              <tbody>
-                {enrolled.data?.clients.length === 0 && (
-                  <tr>
-                    <td colSpan={5} className="muted">
-                      No enrolled clients.
-                    </td>
-                  </tr>
-                )}
-                {enrolled.data?.clients.map((client) => (
-                  <tr key={client.id}>
-                    <th scope="row">{client.name}</th>
-                    <td className="mono">{client.id}</td>
-                    <td className="mono">{client.scopes.join(" ")}</td>
-                    <td>
-                      <When iso={client.created_at} />
-                    </td>
-                    <td>
-                      {revokeButton(
-                        `Revoke ${clientLabel(client.name, client.id, enrolledNames)}`,
-                        {
-                          what: `client ${clientLabel(client.name, client.id, enrolledNames)}`,
-                          path: `/v1/admin/clients/${encodeURIComponent(client.id)}/revoke`,
-                        },
-                        client.revoked_at,
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Enrolled clients"
+            columns={["Name", "ID", "Scopes", "Enrolled", "Action"]}
+            empty="No enrolled clients."
+            rows={(enrolled.data?.clients ?? []).map((client) => (
+              <tr key={client.id}>
+                <th scope="row">{client.name}</th>
+                <td className="mono">{client.id}</td>
+                <td className="mono">{client.scopes.join(" ")}</td>
+                <td>
+                  <When iso={client.created_at} />
+                </td>
+                <td>
+                  {revokeButton(
+                    `Revoke ${clientLabel(client.name, client.id, enrolledNames)}`,
+                    {
+                      what: `client ${clientLabel(client.name, client.id, enrolledNames)}`,
+                      path: `/v1/admin/clients/${encodeURIComponent(client.id)}/revoke`,
+                    },
+                    client.revoked_at,
+                  )}
+                </td>
+              </tr>
+            ))}
+          />
         )}
       </QueryState>
       <QueryState query={web} label="web clients">
         {() => (
-          <div className="table-wrap">
-            <table>
-              <caption>Web clients</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Client ID</th>
-                  <th scope="col">Redirect URIs</th>
-                  <th scope="col">Registered</th>
-                  <th scope="col">Grants</th>
-                  <th scope="col">Action</th>
+          <DataTable
+            caption="Web clients"
+            columns={["Name", "Client ID", "Redirect URIs", "Registered", "Grants", "Action"]}
+            empty="No web clients registered."
+            rows={(web.data?.clients ?? []).map((client) => {
+              const name = clientLabel(client.client_name, client.client_id, webNames);
+              return (
+                <tr key={client.client_id}>
+                  <th scope="row">{client.client_name ?? <span className="muted">(no name)</span>}</th>
+                  <td className="mono">{client.client_id}</td>
+                  <td className="mono">
+                    <ul className="plain">
+                      {client.redirect_uris.map((uri) => (
+                        <li key={uri}>{uri}</li>
+                      ))}
+                    </ul>
+                  </td>
+                  <td>
+                    <When iso={client.created_at} />
+                  </td>
+                  <td>
+                    {client.grants.length === 0 ? (
+                      <span className="muted">none</span>
+                    ) : (
+                      <ul className="plain grants">
+                        {client.grants.map((grant) => (
+                          <li key={grant.id}>
+                            <span className="mono">{grant.id}</span>: {grant.scopes.join(" ")} · expires{" "}
+                            <When iso={grant.expires_at} />{" "}
+                            {revokeButton(
+                              `Revoke grant ${grant.id}`,
+                              {
+                                what: `grant ${grant.id}`,
+                                path: `/v1/admin/grants/${encodeURIComponent(grant.id)}/revoke`,
+                              },
+                              grant.revoked_at,
+                            )}
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                  <td>
+                    {revokeButton(
+                      `Revoke ${name}`,
+                      {
+                        what: `web client ${name}`,
+                        path: `/v1/admin/oauth-clients/${encodeURIComponent(client.client_id)}/revoke`,
+                      },
+                      client.revoked_at,
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {web.data?.clients.length === 0 && (
-                  <tr>
-                    <td colSpan={6} className="muted">
-                      No web clients registered.
-                    </td>
-                  </tr>
-                )}
-                {web.data?.clients.map((client) => {
-                  const name = clientLabel(client.client_name, client.client_id, webNames);
-                  return (
-                    <tr key={client.client_id}>
-                      <th scope="row">{client.client_name ?? <span className="muted">(no name)</span>}</th>
-                      <td className="mono">{client.client_id}</td>
-                      <td className="mono">
-                        <ul className="plain">
-                          {client.redirect_uris.map((uri) => (
-                            <li key={uri}>{uri}</li>
-                          ))}
-                        </ul>
-                      </td>
-                      <td>
-                        <When iso={client.created_at} />
-                      </td>
-                      <td>
-                        {client.grants.length === 0 ? (
-                          <span className="muted">none</span>
-                        ) : (
-                          <ul className="plain grants">
-                            {client.grants.map((grant) => (
-                              <li key={grant.id}>
-                                <span className="mono">{grant.id}</span>: {grant.scopes.join(" ")} · expires{" "}
-                                <When iso={grant.expires_at} />{" "}
-                                {revokeButton(
-                                  `Revoke grant ${grant.id}`,
-                                  {
-                                    what: `grant ${grant.id}`,
-                                    path: `/v1/admin/grants/${encodeURIComponent(grant.id)}/revoke`,
-                                  },
-                                  grant.revoked_at,
-                                )}
-                              </li>
-                            ))}
-                          </ul>
-                        )}
-                      </td>
-                      <td>
-                        {revokeButton(
-                          `Revoke ${name}`,
-                          {
-                            what: `web client ${name}`,
-                            path: `/v1/admin/oauth-clients/${encodeURIComponent(client.client_id)}/revoke`,
-                          },
-                          client.revoked_at,
-                        )}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+              );
+            })}
+          />
         )}
       </QueryState>
     </>

@@ -3,7 +3,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useDeferredValue, useState } from "react";
 import { query } from "../api.js";
-import { formatNumber, QueryState, useTitle, When } from "../common.js";
+import { DataTable, formatNumber, QueryState, useTitle, When } from "../common.js";
 import { useApi } from "../context.js";
 import type { ConnectorView, LastIngest, PageDetail, PageList, SearchResults } from "../types.js";
 import { PageGraphView } from "./page-graph.js";
@@ -47,68 +47,48 @@ function Connectors() {
       <h2 id="kn-connectors">Connectors</h2>
       <QueryState query={connectors} label="connectors">
         {() => (
-          <div className="table-wrap">
-            <table>
-              <caption>Connectors and their last ingest</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Path</th>
-                  <th scope="col">Documents</th>
-                  <th scope="col">Last ingest</th>
-                  <th scope="col">Result</th>
-                  <th scope="col">Skipped reasons</th>
-                </tr>
-              </thead>
-              <tbody>
-                {connectors.data?.connectors.length === 0 && (
-                  <tr>
-                    <td colSpan={7} className="muted">
-                      No connectors configured.
-                    </td>
-                  </tr>
-                )}
-                {connectors.data?.connectors.map((connector) => (
-                  <tr key={connector.name}>
-                    <th scope="row">{connector.name}</th>
-                    <td>{connector.type}</td>
-                    <td className="mono">{connector.path}</td>
-                    <td>{formatNumber(connector.documents)}</td>
-                    <td>
-                      <When iso={connector.last_ingest_at} />
-                    </td>
-                    <td>
-                      {connector.last_ingest ? ingestText(connector.last_ingest) : "—"}
-                      {connector.last_ingest && !connector.last_ingest.complete && " (incomplete)"}
-                      {connector.last_ingest?.error && (
-                        <span className="error"> Error: {connector.last_ingest.error}</span>
-                      )}
-                    </td>
-                    <td>
-                      {connector.last_ingest &&
-                      Object.keys(connector.last_ingest.skipped_by_reason).length > 0 ? (
-                        <ul className="plain">
-                          {Object.entries(connector.last_ingest.skipped_by_reason).map(([reason, count]) => (
-                            <li key={reason}>
-                              {reason}: {count}
-                            </li>
-                          ))}
-                          {connector.last_ingest.skipped_examples.slice(0, 3).map((example) => (
-                            <li key={example.path} className="muted">
-                              e.g. <span className="mono">{example.path}</span> ({example.reason})
-                            </li>
-                          ))}
-                        </ul>
-                      ) : (
-                        "none"
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Connectors and their last ingest"
+            columns={["Name", "Type", "Path", "Documents", "Last ingest", "Result", "Skipped reasons"]}
+            empty="No connectors configured."
+            rows={(connectors.data?.connectors ?? []).map((connector) => (
+              <tr key={connector.name}>
+                <th scope="row">{connector.name}</th>
+                <td>{connector.type}</td>
+                <td className="mono">{connector.path}</td>
+                <td>{formatNumber(connector.documents)}</td>
+                <td>
+                  <When iso={connector.last_ingest_at} />
+                </td>
+                <td>
+                  {connector.last_ingest ? ingestText(connector.last_ingest) : "—"}
+                  {connector.last_ingest && !connector.last_ingest.complete && " (incomplete)"}
+                  {connector.last_ingest?.error && (
+                    <span className="error"> Error: {connector.last_ingest.error}</span>
+                  )}
+                </td>
+                <td>
+                  {connector.last_ingest &&
+                  Object.keys(connector.last_ingest.skipped_by_reason).length > 0 ? (
+                    <ul className="plain">
+                      {Object.entries(connector.last_ingest.skipped_by_reason).map(([reason, count]) => (
+                        <li key={reason}>
+                          {reason}: {count}
+                        </li>
+                      ))}
+                      {connector.last_ingest.skipped_examples.slice(0, 3).map((example) => (
+                        <li key={example.path} className="muted">
+                          e.g. <span className="mono">{example.path}</span> ({example.reason})
+                        </li>
+                      ))}
+                    </ul>
+                  ) : (
+                    "none"
+                  )}
+                </td>
+              </tr>
+            ))}
+          />
         )}
       </QueryState>
     </section>
