@@ -1,6 +1,6 @@
 // Installs pinned npm tools that tests drive as real clients (agent CLIs, mcp-remote) into .tmp, once.
 import { execFile } from "node:child_process";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 
@@ -13,21 +13,7 @@ export async function ensureNpmTools(
   allowScripts: string[] = [],
 ): Promise<string> {
   const dir = path.resolve(".tmp", name);
-  try {
-    const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8")) as {
-      dependencies?: Record<string, string>;
-    };
-    const installed = JSON.parse(
-      await readFile(path.join(dir, "node_modules/.package-lock.json"), "utf8"),
-    ) as object;
-    if (
-      installed &&
-      Object.entries(dependencies).every(([dep, version]) => pkg.dependencies?.[dep] === version)
-    )
-      return dir;
-  } catch {
-    // not installed yet
-  }
+  if (await installed(dir, dependencies)) return dir;
   await mkdir(dir, { recursive: true });
   await writeFile(
     path.join(dir, "package.json"),
@@ -38,12 +24,39 @@ export async function ensureNpmTools(
       allowScripts: Object.fromEntries(allowScripts.map((dep) => [dep, true])),
     }),
   );
-  await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
-    cwd: dir,
-    timeout: 900_000,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return dir;
+  // Once more from scratch if npm reported success but left a package half-extracted (seen once with ruflo's
+  // 600 MB tree on a loaded machine): a half install would otherwise be taken as installed by every later run.
+  for (let attempt = 1; ; attempt++) {
+    await rm(path.join(dir, "node_modules"), { recursive: true, force: true });
+    await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
+      cwd: dir,
+      timeout: 900_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    if (await installed(dir, dependencies)) return dir;
+    if (attempt === 2)
+      throw new Error(`npm install in ${dir} left ${Object.keys(dependencies).join(", ")} incomplete`);
+  }
+}
+
+/** The pins match and every dependency is really there (its package.json, as npm writes it last). */
+async function installed(dir: string, dependencies: Record<string, string>): Promise<boolean> {
+  try {
+    const pkg = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+    };
+    await readFile(path.join(dir, "node_modules/.package-lock.json"), "utf8");
+    for (const [dep, version] of Object.entries(dependencies)) {
+      if (pkg.dependencies?.[dep] !== version) return false;
+      const manifest = JSON.parse(
+        await readFile(path.join(dir, "node_modules", dep, "package.json"), "utf8"),
+      ) as { version?: string };
+      if (manifest.version !== version) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The official agent CLIs at the versions ivoai pins (install catalogue), their install scripts allowed. */

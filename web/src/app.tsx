@@ -48,7 +48,9 @@ export function ConsoleApp({ history }: { history?: RouterHistory } = {}) {
       new ConsoleApi({
         onUnauthorized: (error) => {
           queryClient.clear();
-          setAuth(signedOutAfter(error));
+          // Requests in flight when the session ended come back 401 one after another (the first one cleared the
+          // cookie): the first answer says why, and a later plain 401 must not replace it.
+          setAuth((current) => (current.status === "signed_out" ? current : signedOutAfter(error)));
         },
       }),
   );

@@ -1,5 +1,6 @@
 // @vitest-environment happy-dom
 // The console against a fake gateway: sign-in, the approvals queue and details, deciding, and session expiry.
+import { focusManager } from "@tanstack/react-query";
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConsoleApp } from "./app.js";
@@ -202,6 +203,22 @@ describe("session", () => {
     expect(await screen.findByLabelText("Sign-in code")).toBeTruthy();
     expect(screen.getByRole("status").textContent).toContain("Your session ended");
     expect(screen.queryByRole("listbox")).toBeNull();
+  });
+
+  it("keeps the session-ended notice when several requests in flight come back 401", async () => {
+    start("/console/approvals", { approvals: [approval(1)] });
+    await openList();
+    const before = gateway.requests.length;
+    act(() => gateway.expire("session_expired"));
+    // Focus refetches the counts and the list together: one gets session_expired, the next a plain 401.
+    act(() => {
+      focusManager.setFocused(false);
+      focusManager.setFocused(true);
+    });
+    expect(await screen.findByLabelText("Sign-in code")).toBeTruthy();
+    await waitFor(() => expect(gateway.requests.length - before).toBeGreaterThanOrEqual(2));
+    expect(screen.getByRole("status").textContent).toContain("Your session ended");
+    focusManager.setFocused(undefined);
   });
 
   it("signs out with the CSRF token", async () => {

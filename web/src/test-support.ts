@@ -105,7 +105,16 @@ export function createFakeGateway(options: FakeGatewayOptions = {}): FakeGateway
         expiredWith = null;
         return json(200, session);
       }
-      if (expiredWith) return json(401, { error: expiredWith, message: "The console session expired." });
+      if (expiredWith) {
+        // Like the gateway: the first answer about an ended session also clears the cookie, so requests after
+        // it carry none and get a plain 401.
+        const code = expiredWith;
+        if (code === "session_expired") {
+          expiredWith = null;
+          gateway.signedIn = false;
+        }
+        return json(401, { error: code, message: "The console session expired." });
+      }
       if (!gateway.signedIn) return json(401, { error: "unauthorized", message: "Sign in first." });
       if (method !== "GET" && headers["x-csrf-token"] !== SESSION.csrf_token) {
         return json(403, { error: "csrf", message: "Missing or stale CSRF token." });
