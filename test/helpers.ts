@@ -59,11 +59,20 @@ export interface RunningServer {
 }
 
 /** Starts `ivoai server start` and resolves once it printed its ready line. */
-export function startServer(root: string, extraArgs: readonly string[] = []): Promise<RunningServer> {
+export function startServer(
+  root: string,
+  extraArgs: readonly string[] = [],
+  /** Flags for node itself (e.g. --cpu-prof for a benchmark's profile). */
+  nodeArgs: readonly string[] = [],
+): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, "server", "start", "--root", root, ...extraArgs], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [...nodeArgs, BIN, "server", "start", "--root", root, ...extraArgs],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let output = "";
     child.stderr.on("data", (chunk) => (output += chunk));
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>

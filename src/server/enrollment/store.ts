@@ -1,5 +1,5 @@
 // The enrollment state file: reads are cached by file identity, mutations hold the OS lock and replace it atomically.
-import { promises as fs } from "node:fs";
+import { promises as fs, statSync } from "node:fs";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import { createFileLock } from "../../shared/file-lock.js";
@@ -29,8 +29,9 @@ export function createEnrollmentStore(options: EnrollmentStoreOptions): Enrollme
   const load = async (): Promise<EnrollmentState> => {
     let key: string;
     try {
-      // Atomic replacement gives a new inode, so identity + mtime + size tells a changed file.
-      const stat = await fs.stat(options.statePath, { bigint: true });
+      // Atomic replacement gives a new inode, so identity + mtime + size tells a changed file. Every request
+      // authenticates through here: a synchronous stat is a few microseconds, an async one a thread-pool trip.
+      const stat = statSync(options.statePath, { bigint: true });
       key = `${stat.ino}:${stat.mtimeNs}:${stat.size}`;
     } catch (error) {
       if (errnoCode(error) === "ENOENT") return emptyEnrollmentState();

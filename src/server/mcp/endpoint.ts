@@ -3,6 +3,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
 import type { Scope } from "../../protocol/scopes.js";
 import {
@@ -91,6 +92,13 @@ export interface McpEndpointOptions {
 
 export type McpEndpoint = (request: Request, client: AuthenticatedClient) => Promise<Response>;
 
+let validator: AjvJsonSchemaValidator | undefined;
+/** The JSON Schema validator every per-request server shares (built on first use). */
+function sharedValidator(): AjvJsonSchemaValidator {
+  validator ??= new AjvJsonSchemaValidator();
+  return validator;
+}
+
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const maxResultChars = options.maxResultChars ?? 16 * 1024 * 1024;
   const maxInputBytes = options.maxInputBytes ?? 1024 * 1024;
@@ -105,7 +113,12 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     };
     const server = new McpServer(
       { name: options.name, version: IVOAI_VERSION },
-      { instructions: options.instructions, capabilities: { tools: {}, ...options.capabilities } },
+      {
+        instructions: options.instructions,
+        capabilities: { tools: {}, ...options.capabilities },
+        // One validator for every request: the SDK's default builds a new Ajv (all its vocabularies) per server.
+        jsonSchemaValidator: sharedValidator(),
+      },
     );
     options.extend?.(server);
     const offered = new Map<string, ToolSpec>();
