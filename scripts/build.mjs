@@ -95,12 +95,21 @@ try {
     await rename(temporary, output.path);
   }
   // dist/console for running from source (the gateway falls back to it when nothing is bundled).
+  // Another build may swap its own in between our two renames: then move that one aside too and try again.
   const finalConsole = path.join(root, "dist/console");
   const previous = path.join(root, `dist/.console.${process.pid}.old`);
-  await rename(finalConsole, previous).catch((error) => {
-    if (error.code !== "ENOENT") throw error;
-  });
-  await rename(consoleDir, finalConsole);
+  for (let attempt = 1; ; attempt++) {
+    await rm(previous, { recursive: true, force: true });
+    await rename(finalConsole, previous).catch((error) => {
+      if (error.code !== "ENOENT") throw error;
+    });
+    try {
+      await rename(consoleDir, finalConsole);
+      break;
+    } catch (error) {
+      if (attempt === 5 || (error.code !== "ENOTEMPTY" && error.code !== "EEXIST")) throw error;
+    }
+  }
   await rm(previous, { recursive: true, force: true });
 } catch (error) {
   await rm(consoleDir, { recursive: true, force: true });
