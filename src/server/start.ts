@@ -75,7 +75,9 @@ async function serveGateway(
   });
   const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
   const enrollment = createEnrollmentService({ store });
-  const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
+  const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"), undefined, (error, lost) =>
+    options.logger.error("audit write failed", { error: error.message, lost }),
+  );
   const oauth = openOAuthStore(paths.oauthDb);
   const consoleStore = openConsoleStore(consoleDbPath(paths));
   const context = openContextService({ paths, config, logger: options.logger });

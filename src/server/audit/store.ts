@@ -41,7 +41,14 @@ export const AUDIT_KINDS = [
 export type AuditRecord = AuditEvent & { id: number; at: string };
 
 export interface AuditLog {
+  /**
+   * Records an event. Events of one turn of the event loop are written together in one transaction right
+   * after it (setImmediate): concurrent calls share a commit. A crash can lose at most that turn's events;
+   * `list`, `activity` and `close` write what is pending first.
+   */
   record(event: AuditEvent): void;
+  /** Writes pending events now. */
+  flush(): void;
   list(options: { since?: string; limit?: number; kind?: AuditEvent["kind"] }): AuditRecord[];
   /** Tool calls in a window, aggregated (the console's activity view). */
   activity(query: ActivityQuery): Promise<Activity>;
@@ -55,18 +62,52 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_at ON events (at);
 `;
 
-export function openAuditLog(file: string, now: () => Date = () => new Date()): AuditLog {
+/** Events held for one write at most: a burst larger than this is written at once. */
+const MAX_PENDING = 256;
+
+export function openAuditLog(
+  file: string,
+  now: () => Date = () => new Date(),
+  /** A write that failed, with how many events it lost (default: one JSON line on stderr). */
+  onWriteError: (error: Error, lost: number) => void = (error, lost) =>
+    process.stderr.write(
+      `${JSON.stringify({ level: "error", msg: "audit write failed", error: error.message, lost })}\n`,
+    ),
+): AuditLog {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const db = openSqlite(file, { timeout: 5_000 });
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.exec(SCHEMA);
   const insert = db.prepare("INSERT INTO events (at, kind, body) VALUES (?, ?, ?)");
+  let pending: [at: string, kind: string, body: string][] = [];
+  let scheduled: NodeJS.Immediate | undefined;
+  const writeAll = db.transaction((rows: typeof pending) => {
+    for (const row of rows) insert.run(...row);
+  });
+  const flush = () => {
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = undefined;
+    if (pending.length === 0) return;
+    const rows = pending;
+    pending = [];
+    try {
+      writeAll(rows);
+    } catch (error) {
+      // Written after the call returned: the failure cannot fail the call any more, so it is reported.
+      onWriteError(error instanceof Error ? error : new Error(String(error)), rows.length);
+    }
+  };
   return {
     record(event) {
-      insert.run(now().toISOString(), event.kind, JSON.stringify(event));
+      // The time and the text are taken now: the event is as it was when it happened, whenever it is written.
+      pending.push([now().toISOString(), event.kind, JSON.stringify(event)]);
+      if (pending.length >= MAX_PENDING) flush();
+      else scheduled ??= setImmediate(flush);
     },
+    flush,
     list({ since, limit, kind }) {
+      flush();
       const rows = db
         .prepare(
           `SELECT id, at, body FROM events WHERE at >= ? ${kind ? "AND kind = ?" : ""} ORDER BY id DESC LIMIT ?`,
@@ -80,7 +121,13 @@ export function openAuditLog(file: string, now: () => Date = () => new Date()): 
         .reverse()
         .map((row) => ({ ...(JSON.parse(row.body) as AuditEvent), id: row.id, at: row.at }));
     },
-    activity: (query) => aggregateActivity(db, query),
-    close: () => db.close(),
+    activity: (query) => {
+      flush();
+      return aggregateActivity(db, query);
+    },
+    close: () => {
+      flush();
+      db.close();
+    },
   };
 }
