@@ -1,6 +1,7 @@
 // The console's HTTP client: same-origin fetch with the session cookie, the CSRF token held in memory only, and
 // one place that turns a 401 into "back to sign-in".
 import { CSRF_HEADER, IDLE_HEADER } from "../../src/protocol/console-api.js";
+import { terminalText } from "../../src/shared/terminal-text.js";
 import type { ConsoleSession, ProblemBody } from "./types.js";
 
 /** When the person last used the page (typed, clicked, scrolled, touched): polling alone keeps no session alive. */
@@ -9,6 +10,15 @@ if (typeof window !== "undefined") {
   for (const event of ["pointerdown", "keydown", "wheel", "touchstart"]) {
     window.addEventListener(event, () => (lastInput = Date.now()), { capture: true, passive: true });
   }
+}
+
+/**
+ * Every string the server sends may be an agent's text: control characters and bidi overrides become visible
+ * escapes (`\u202e`) before anything renders them, so a title cannot reorder what an approver reads. Newlines
+ * and tabs stay for bodies and diffs. Ids and paths never hold such characters, so they pass unchanged.
+ */
+function displaySafe(_key: string, value: unknown): unknown {
+  return typeof value === "string" ? terminalText(value, { multiline: true }) : value;
 }
 
 /** Whole seconds since the person's last input. */
@@ -121,7 +131,7 @@ export class ConsoleApi {
     let body: unknown;
     if (text.length > 0) {
       try {
-        body = JSON.parse(text);
+        body = JSON.parse(text, displaySafe);
       } catch {
         body = undefined;
       }

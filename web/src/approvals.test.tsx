@@ -75,6 +75,23 @@ describe("approvals", () => {
     expect((window as unknown as { pwned?: number }).pwned).toBeUndefined();
   });
 
+  it("shows control characters and bidi overrides in agent text as visible escapes", async () => {
+    const hostile = approval(1, {
+      path: "notes/invoice",
+      summary: "Create notes/\u202egpj.exe\u001b[2J",
+      diff: "+ line one\n+\u2066hidden\u2069 two",
+    });
+    start("/console/approvals", { approvals: [hostile] });
+    const list = await openList();
+    fireEvent.click(within(list).getAllByRole("option")[0] as HTMLElement);
+    const details = await screen.findByRole("region", { name: "Approval details" });
+    expect(await within(details).findByText("Create notes/\\u202egpj.exe\\x1b[2J")).toBeTruthy();
+    expect(within(details).getByText("+\\u2066hidden\\u2069 two")).toBeTruthy();
+    expect(within(details).getByText("+ line one")).toBeTruthy();
+    const shown = document.body.textContent ?? "";
+    expect(["\u202e", "\u2066", "\u001b"].filter((char) => shown.includes(char))).toEqual([]);
+  });
+
   it("approves with the CSRF token and explains the outcome", async () => {
     start("/console/approvals", { approvals: [approval(1), approval(2)] });
     const list = await openList();
