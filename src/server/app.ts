@@ -17,7 +17,7 @@ import { createAuditRoutes } from "./audit/routes.js";
 import type { AuditLog } from "./audit/store.js";
 import { CONSOLE_SESSION_PATH, createConsoleAuth, isConsoleApiPath } from "./console/session-auth.js";
 import { createConsoleSessionRoutes } from "./console/session-routes.js";
-import { type ConsoleSite, createConsoleSiteRoutes, loadConsoleSite } from "./console/static-site.js";
+import { type ConsoleSite, createConsoleSiteRoutes, defaultConsoleSite } from "./console/static-site.js";
 import type { ConsoleStore } from "./console/store.js";
 import { createContextRoutes } from "./context/routes.js";
 import type { ContextService } from "./context/service.js";
@@ -162,12 +162,13 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   );
 
   const consoleStore = deps.console;
+  const consoleIdleMs = parseDuration(deps.config.console.idle_timeout);
   const consoleAuth =
     consoleStore &&
     createConsoleAuth({
       store: consoleStore,
       publicUrl: deps.publicUrl,
-      idleMs: parseDuration(deps.config.console.idle_timeout),
+      idleMs: consoleIdleMs,
       now,
     });
   if (consoleStore && consoleAuth) {
@@ -179,7 +180,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
         limiter: createRateLimiter({ perMinute: deps.config.enrollment.attempts_per_minute }),
         logger: deps.logger,
         absoluteMs: parseDuration(deps.config.console.absolute_timeout),
-        idleMs: parseDuration(deps.config.console.idle_timeout),
+        idleMs: consoleIdleMs,
         now,
       }),
     );
@@ -285,7 +286,6 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       "/v1/context",
       createContextRoutes({
         context: deps.context,
-        logger: deps.logger,
         ...(deps.audit ? { audit: deps.audit } : {}),
       }),
     );
@@ -315,7 +315,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     );
   }
 
-  app.route("/", createConsoleSiteRoutes(deps.consoleSite ?? loadConsoleSite()));
+  app.route("/", createConsoleSiteRoutes(deps.consoleSite ?? defaultConsoleSite()));
 
   app.notFound((c) => problem(c, 404, "not_found", "no such endpoint"));
   app.onError((error, c) => {

@@ -34,3 +34,10 @@ export function findByHash<T>(
   }
   return found;
 }
+
+/** Whether two secrets are equal, in time that does not depend on where they differ. */
+export function safeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}

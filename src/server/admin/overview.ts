@@ -26,14 +26,13 @@ export function createOverviewRoutes(deps: OverviewDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   app.get("/overview", requireScope("status:read"), async (c) => {
     const now = deps.now();
-    const [report, clients, catalogue, connectors, memory, approvals] = await Promise.all([
+    const [report, clients, catalogue, connectors, memory] = await Promise.all([
       evaluateReadiness(deps.readiness),
       deps.enrollment.listClients(),
       deps.context?.catalogue.stats(),
       deps.context?.catalogue.listConnectors() ?? [],
       // Memory failing is already a degraded readiness check; the counts then say 0.
       deps.memory?.stats().catch(() => undefined),
-      deps.memory?.approvalCounts().catch(() => undefined),
     ]);
     let lastIngest: (LastIngest & { connector: string }) | null = null;
     for (const connector of connectors) {
@@ -57,7 +56,7 @@ export function createOverviewRoutes(deps: OverviewDeps): Hono<GatewayEnv> {
         documents: catalogue?.documents ?? 0,
         chunks: catalogue?.chunks ?? 0,
         pages: memory?.pages ?? 0,
-        pending_approvals: approvals?.pending ?? 0,
+        pending_approvals: memory?.pending_approvals ?? 0,
       },
       last_ingest: lastIngest,
     };

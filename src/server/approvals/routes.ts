@@ -6,6 +6,7 @@ import { requireScope } from "../http/bearer-auth.js";
 import type { GatewayEnv } from "../http/env.js";
 import { readJsonBody } from "../http/json-body.js";
 import { problem } from "../http/problem.js";
+import { parseQuery } from "../http/query.js";
 import { type ApprovalGate, DEFAULT_APPROVAL_PAGE, MAX_APPROVAL_PAGE } from "./gate.js";
 
 const STATUSES = ["pending", "applied", "rejected", "expired", "conflict"] as const;
@@ -25,13 +26,10 @@ export function createApprovalRoutes(deps: { gate: ApprovalGate | undefined }): 
     return app;
   }
   app.get("/", requireScope("approvals:read"), async (c) => {
-    const parsed = listSchema.safeParse(c.req.query());
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return problem(c, 400, "invalid_request", `${issue?.path.join(".") || "query"}: ${issue?.message}`);
-    }
+    const query = parseQuery(c, listSchema);
+    if (!query.ok) return query.response;
     // A bad cursor is a USAGE error: the app's error map answers it with 400.
-    return c.json(await gate.list(parsed.data));
+    return c.json(await gate.list(query.value));
   });
   // Before "/:id", which would take "counts" for an id.
   app.get("/counts", requireScope("approvals:read"), async (c) => c.json(await gate.counts()));

@@ -1,6 +1,6 @@
 // Cookie authentication of web console sessions: the cookie's attributes, the CSRF token derived from the
 // session token, and the check that turns a live session into the request's principal.
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import {
@@ -11,6 +11,7 @@ import {
   IDLE_HEADER,
 } from "../../protocol/console-api.js";
 import { CONSOLE_ROLE_SCOPES } from "../../protocol/scopes.js";
+import { safeEqual } from "../../shared/tokens.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { GatewayEnv } from "../http/env.js";
 import { problem } from "../http/problem.js";
@@ -47,12 +48,6 @@ export function isConsoleApiPath(pathname: string): boolean {
 /** The CSRF token of a session: HMAC-SHA256 keyed by its token, so it can be recomputed and is never stored. */
 export function csrfTokenFor(sessionToken: string): string {
   return createHmac("sha256", sessionToken).update("ivoai console csrf").digest("base64url");
-}
-
-function safeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 const TOKEN_SHAPE = new RegExp(`^${CONSOLE_SESSION_PREFIX}[A-Za-z0-9_-]{43}$`);

@@ -38,13 +38,14 @@ export function createConsoleSessionRoutes(deps: ConsoleSessionRoutesDeps): Hono
     const body = await readJsonBody(c, signInSchema, MAX_SIGN_IN_BYTES);
     if (!body.ok) return body.response;
     const now = deps.now();
-    deps.store.prune(now, deps.idleMs);
     const opened = deps.store.exchangeCode(body.value.code, now, deps.absoluteMs);
     if (!opened) {
       // One answer for unknown, used and expired codes: the state of a code is not disclosed.
       deps.logger.warn("console sign-in refused", { remote: source });
       return problem(c, 401, "invalid_code", "the sign-in code is invalid, used or expired");
     }
+    // Ended codes and sessions go with each sign-in (not with every refused attempt).
+    deps.store.prune(now, deps.idleMs);
     // A browser that signs in again (a new link in a signed-in tab) leaves no older session valid behind it.
     const previous = deps.auth.cookieOf(c);
     const replaced = previous === undefined ? undefined : deps.store.findSession(previous);

@@ -95,6 +95,13 @@ export function loadConsoleSite(
   return { available: true, files: prepare(readDir(dir)) };
 }
 
+let defaultSite: ConsoleSite | undefined;
+/** This binary's console, prepared (hashed, compressed) once per process however many apps are built. */
+export function defaultConsoleSite(): ConsoleSite {
+  defaultSite ??= loadConsoleSite();
+  return defaultSite;
+}
+
 function acceptsGzip(header: string | undefined): boolean {
   if (!header) return false;
   return header.split(",").some((part) => {
@@ -117,7 +124,6 @@ function securityHeaders(c: Context<GatewayEnv>): void {
   c.header("Content-Security-Policy", CONSOLE_CSP);
   c.header("X-Frame-Options", "DENY");
   c.header("Referrer-Policy", "no-referrer");
-  c.header("X-Content-Type-Options", "nosniff");
 }
 
 /** GET / (redirect), /console and everything under it. */

@@ -4,7 +4,6 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { SearchResults } from "../../protocol/console-api.js";
 import { estimateTokens } from "../../protocol/tool-envelope.js";
-import type { Logger } from "../../shared/logger.js";
 import type { AuditLog } from "../audit/store.js";
 import { requireScope } from "../http/bearer-auth.js";
 import type { GatewayEnv } from "../http/env.js";
@@ -22,11 +21,7 @@ const searchSchema = z.object({
   source: z.string().min(1).max(128).optional(),
 });
 
-export function createContextRoutes(deps: {
-  context: ContextService;
-  audit?: AuditLog;
-  logger: Logger;
-}): Hono<GatewayEnv> {
+export function createContextRoutes(deps: { context: ContextService; audit?: AuditLog }): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   app.get("/search", requireScope("context:read"), async (c) => {
     const query = parseQuery(c, searchSchema);
@@ -35,25 +30,19 @@ export function createContextRoutes(deps: {
     const { q, limit, source } = query.value;
     const hits = await deps.context.searcher.search(q, { limit, ...(source ? { connector: source } : {}) });
     const data: SearchResults = contextSearchData(q, hits);
-    try {
-      deps.audit?.record({
-        kind: "tool_call",
-        tool: "context_search",
-        endpoint: HTTP_API_ENDPOINT,
-        credential_id: c.get("client").id,
-        session_id: null,
-        tier: "read",
-        status: "SUCCESS",
-        latency_ms: Math.round(performance.now() - started),
-        tokens_consumed: estimateTokens(JSON.stringify(data)),
-        guardrail_checked: true,
-      });
-    } catch (error) {
-      // As for MCP calls: the audit log failing must not fail the search; it is logged instead.
-      deps.logger.error("audit write failed", {
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
+    // A failed audit write is reported by the audit log itself (it writes after the answer).
+    deps.audit?.record({
+      kind: "tool_call",
+      tool: "context_search",
+      endpoint: HTTP_API_ENDPOINT,
+      credential_id: c.get("client").id,
+      session_id: null,
+      tier: "read",
+      status: "SUCCESS",
+      latency_ms: Math.round(performance.now() - started),
+      tokens_consumed: estimateTokens(JSON.stringify(data)),
+      guardrail_checked: true,
+    });
     return c.json(data);
   });
   return app;

@@ -209,14 +209,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   }
 
   function record(event: ToolCallEvent): void {
-    try {
-      options.audit?.record(event);
-    } catch (error) {
-      // The audit log failing must not fail the agent's call; it is logged instead.
-      options.logger.error("audit write failed", {
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
+    // A failed write cannot fail the agent's call: the audit log writes after it and reports failures itself.
+    options.audit?.record(event);
     options.logger.info("tool call", { ...event });
   }
 

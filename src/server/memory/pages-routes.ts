@@ -140,14 +140,17 @@ export async function pageGraph(
     }
     frontier = next;
   }
-  const resolved = await Promise.all(
-    [...nodes].map(async (node) => {
-      for (const candidate of scopes) {
-        const page = await store.getPage(candidate, node);
-        if (page) return { scope: page.scope, path: node, title: page.title, missing: false };
-      }
-      return { scope, path: node, title: node, missing: true };
-    }),
-  );
+  // One query for every node's title; a path found in several scopes takes the first scope (project, then _global).
+  const titles = new Map<string, { scope: string; title: string }>();
+  for (const row of await store.pageTitles(scopes, [...nodes])) {
+    const known = titles.get(row.path);
+    if (!known || scopes.indexOf(row.scope) < scopes.indexOf(known.scope)) titles.set(row.path, row);
+  }
+  const resolved = [...nodes].map((node) => {
+    const page = titles.get(node);
+    return page
+      ? { scope: page.scope, path: node, title: page.title, missing: false }
+      : { scope, path: node, title: node, missing: true };
+  });
   return { center: { scope, path }, nodes: resolved, edges: [...edges.values()], truncated };
 }

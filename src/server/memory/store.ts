@@ -97,6 +97,11 @@ export interface MemoryStore {
     scope: string,
     path: string,
   ): Promise<{ version: number; title: string; author: string; at: string; deleted: boolean }[]>;
+  /** Title of each page that exists at one of the paths in one of the scopes (metadata only, one query). */
+  pageTitles(
+    scopes: readonly string[],
+    paths: readonly string[],
+  ): Promise<{ scope: string; path: string; title: string }[]>;
   /** Edges of these scopes that start or end at one of the paths (targets need not exist), at most `limit`. */
   edgesAround(
     scopes: readonly string[],
@@ -596,6 +601,14 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
         at: String(row.written_at),
         deleted: row.deleted === 1,
       }));
+    },
+    async pageTitles(scopes, paths) {
+      if (scopes.length === 0 || paths.length === 0) return [];
+      return db
+        .prepare(
+          `SELECT scope, path, title FROM pages WHERE scope IN (${inList(scopes)}) AND path IN (${inList(paths)})`,
+        )
+        .all(...scopes, ...paths) as { scope: string; path: string; title: string }[];
     },
     async edgesAround(scopes, paths, limit = 10_000) {
       if (scopes.length === 0 || paths.length === 0) return [];
