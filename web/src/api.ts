@@ -60,10 +60,6 @@ export class ConsoleApi {
     this.#options = options;
   }
 
-  get session(): ConsoleSession | null {
-    return this.#session;
-  }
-
   /** GET /v1/console/session: the current session, or null when signed out (401). */
   async loadSession(): Promise<ConsoleSession | null> {
     try {
@@ -96,11 +92,6 @@ export class ConsoleApi {
     } finally {
       this.#session = null;
     }
-  }
-
-  /** Forgets the session without asking the server (after a 401). */
-  forget(): void {
-    this.#session = null;
   }
 
   get<T>(path: string): Promise<T> {

@@ -132,7 +132,9 @@ describe("activity", () => {
       within(screen.getByRole("table", { name: "By session" })).getByRole("button", { name: "ses_9" }),
     );
     expect(await screen.findByText(/"note": "<script>x<\/script>"/)).toBeTruthy();
-    expect(gateway.requests.some((r) => r.path === "/v1/audit/timeline?session_id=ses_9")).toBe(true);
+    expect(gateway.requests.some((r) => r.path === "/v1/audit/timeline?session_id=ses_9&limit=200")).toBe(
+      true,
+    );
     expect(screen.getByLabelText("As of")).toBeTruthy();
     expect(container.querySelector("script")).toBeNull();
   });
@@ -244,7 +246,8 @@ describe("knowledge", () => {
     fireEvent.change(await screen.findByLabelText("Search documents"), { target: { value: "deploy" } });
     fireEvent.click(screen.getByRole("button", { name: "Search" }));
     expect(await screen.findByText("<b>run</b> the script")).toBeTruthy();
-    expect(screen.getByText(/untrusted/)).toBeTruthy();
+    // The count and the warning come with the answer, not as fixed wording.
+    expect(screen.getByText(/^1 result for “deploy”\. Results are untrusted/)).toBeTruthy();
     expect(gateway.requests.some((r) => r.path === "/v1/context/search?q=deploy&limit=20")).toBe(true);
   });
 });

@@ -187,7 +187,9 @@ function Timeline({ sessionId, onClose }: { sessionId: string; onClose: () => vo
   const timeline = useQuery({
     queryKey: ["timeline", sessionId, asOfIso ?? "now"],
     queryFn: () =>
-      api.get<SessionTimeline>(`/v1/audit/timeline${query({ session_id: sessionId, as_of: asOfIso })}`),
+      api.get<SessionTimeline>(
+        `/v1/audit/timeline${query({ session_id: sessionId, as_of: asOfIso, limit: TIMELINE_LIMIT })}`,
+      ),
   });
   return (
     <section className="panel" aria-labelledby={`${asOfId}-h`}>
@@ -211,35 +213,42 @@ function Timeline({ sessionId, onClose }: { sessionId: string; onClose: () => vo
           const data = timeline.data as SessionTimeline;
           if (data.events.length === 0) return <p className="muted">No events recorded for this session.</p>;
           return (
-            <ol className="timeline">
-              {data.events.map((event) => (
-                <li key={event.id}>
-                  <p>
-                    <strong>{event.kind}</strong> <span className="mono">{event.project}</span> ·{" "}
-                    <When iso={event.recorded_at} />
-                    {typeof (event as { credential_id?: unknown }).credential_id === "string" && (
-                      <>
-                        {" "}
-                        · by{" "}
-                        <span className="mono">
-                          {String((event as { credential_id?: unknown }).credential_id)}
-                        </span>
-                      </>
-                    )}
-                    {event.valid_from || event.valid_to ? (
-                      <>
-                        {" "}
-                        · valid {event.valid_from ?? "…"} to {event.valid_to ?? "…"}
-                      </>
-                    ) : null}
-                  </p>
-                  <pre className="event-data">{JSON.stringify(event.data, null, 2)}</pre>
-                </li>
-              ))}
-            </ol>
+            <>
+              {data.events.length >= TIMELINE_LIMIT && (
+                <p className="muted">
+                  The latest {TIMELINE_LIMIT} events; pick an earlier “As of” for older ones.
+                </p>
+              )}
+              <ol className="timeline">
+                {data.events.map((event) => (
+                  <li key={event.id}>
+                    <p>
+                      <strong>{event.kind}</strong> <span className="mono">{event.project}</span> ·{" "}
+                      <When iso={event.recorded_at} />
+                      {event.credential_id && (
+                        <>
+                          {" "}
+                          · by <span className="mono">{event.credential_id}</span>
+                        </>
+                      )}
+                      {event.valid_from || event.valid_to ? (
+                        <>
+                          {" "}
+                          · valid {event.valid_from ?? "…"} to {event.valid_to ?? "…"}
+                        </>
+                      ) : null}
+                    </p>
+                    <pre className="event-data">{JSON.stringify(event.data, null, 2)}</pre>
+                  </li>
+                ))}
+              </ol>
+            </>
           );
         }}
       </QueryState>
     </section>
   );
 }
+
+/** Events of a session timeline fetched at most (the latest ones, as of the chosen time). */
+const TIMELINE_LIMIT = 200;

@@ -19,6 +19,8 @@ const LIVE_MS = 2000;
  */
 const DEEP_LIVE_MS = 20_000;
 const DEEP_PAGES = 3;
+/** How often the pending list refreshes with this many pages loaded. */
+const liveInterval = (pagesLoaded: number) => (pagesLoaded > DEEP_PAGES ? DEEP_LIVE_MS : LIVE_MS);
 
 export function ApprovalsView() {
   useTitle("Approvals");
@@ -39,8 +41,7 @@ export function ApprovalsView() {
       api.get<ApprovalPage>(`/v1/approvals${query({ status, limit: PAGE_SIZE, cursor: pageParam })}`),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.next_cursor ?? undefined,
-    refetchInterval: (current) =>
-      live ? ((current.state.data?.pages.length ?? 0) > DEEP_PAGES ? DEEP_LIVE_MS : LIVE_MS) : false,
+    refetchInterval: (current) => (live ? liveInterval(current.state.data?.pages.length ?? 0) : false),
   });
   const rows = useMemo(() => list.data?.pages.flatMap((page) => page.approvals) ?? [], [list.data]);
   const total = counts.data?.[status];
@@ -73,7 +74,7 @@ export function ApprovalsView() {
         </select>
         <p className="count" aria-live="polite">
           {total !== undefined ? `${formatNumber(total)} ${status}` : ""}
-          {live ? ` · updates every ${(list.data?.pages.length ?? 0) > DEEP_PAGES ? 20 : 2} s` : ""}
+          {live ? ` · updates every ${liveInterval(list.data?.pages.length ?? 0) / 1000} s` : ""}
         </p>
       </div>
       <div className="approvals">

@@ -181,31 +181,38 @@ function Pages() {
           const data = pages.data as PageList;
           if (data.pages.length === 0) return <p className="muted">No pages.</p>;
           return (
-            <ul className="page-list">
-              {data.pages.map((page) => (
-                <li key={`${page.scope}:${page.path}`}>
-                  <a
-                    href={pageHref(page.scope, page.path)}
-                    onClick={(event) => {
-                      event.preventDefault();
-                      void navigate({ to: "/knowledge", search: { scope: page.scope, path: page.path } });
-                    }}
-                  >
-                    {page.title}
-                  </a>{" "}
-                  <span className="mono muted">
-                    {page.scope}:{page.path}
-                  </span>{" "}
-                  <span className="muted">v{page.version}</span>
-                  {(page.feedback.stale ?? 0) > 0 && (
-                    <span className="flag">stale ×{page.feedback.stale}</span>
-                  )}
-                  {(page.feedback.wrong ?? 0) > 0 && (
-                    <span className="flag">wrong ×{page.feedback.wrong}</span>
-                  )}
-                </li>
-              ))}
-            </ul>
+            <>
+              {data.next_cursor && (
+                <p className="muted">
+                  The {data.pages.length} most recently updated pages; filter to find others.
+                </p>
+              )}
+              <ul className="page-list">
+                {data.pages.map((page) => (
+                  <li key={`${page.scope}:${page.path}`}>
+                    <a
+                      href={pageHref(page.scope, page.path)}
+                      onClick={(event) => {
+                        event.preventDefault();
+                        void navigate({ to: "/knowledge", search: { scope: page.scope, path: page.path } });
+                      }}
+                    >
+                      {page.title}
+                    </a>{" "}
+                    <span className="mono muted">
+                      {page.scope}:{page.path}
+                    </span>{" "}
+                    <span className="muted">v{page.version}</span>
+                    {(page.feedback.stale ?? 0) > 0 && (
+                      <span className="flag">stale ×{page.feedback.stale}</span>
+                    )}
+                    {(page.feedback.wrong ?? 0) > 0 && (
+                      <span className="flag">wrong ×{page.feedback.wrong}</span>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            </>
           );
         }}
       </QueryState>
@@ -251,26 +258,27 @@ function PageView({ scope, path }: { scope: string; path: string }) {
               </ul>
               <h3>Versions</h3>
               <ol className="plain">
-                {versions.map((version) => (
+                {versions.slice(0, SHOWN).map((version) => (
                   <li key={version.version}>
                     v{version.version} “{version.title}” by {version.author}, <When iso={version.at} />
-                    {/* `deleted` is an optional field newer gateways send (a version that removed the page). */}
-                    {(version as { deleted?: boolean }).deleted === true && " (deleted)"}
+                    {version.deleted && " (deleted)"}
                   </li>
                 ))}
               </ol>
+              <MoreNote shown={SHOWN} total={versions.length} />
               <h3>Backlinks</h3>
               {backlinks.length === 0 ? (
                 <p className="muted">No page links here.</p>
               ) : (
                 <ul className="plain">
-                  {backlinks.map((link) => (
+                  {backlinks.slice(0, SHOWN).map((link) => (
                     <li key={`${link.from}-${link.type}`}>
                       <span className="mono">{link.from}</span> ({link.type})
                     </li>
                   ))}
                 </ul>
               )}
+              <MoreNote shown={SHOWN} total={backlinks.length} />
               <h3>Graph</h3>
               <PageGraphView scope={scope} path={path} />
             </>
@@ -279,4 +287,11 @@ function PageView({ scope, path }: { scope: string; path: string }) {
       </QueryState>
     </section>
   );
+}
+
+/** Rows of a page's versions and backlinks shown; a page rewritten or linked thousands of times says how many more. */
+const SHOWN = 50;
+
+function MoreNote({ shown, total }: { shown: number; total: number }) {
+  return total > shown ? <p className="muted">and {total - shown} more</p> : null;
 }

@@ -108,7 +108,7 @@ export function PageGraphView({ scope, path }: { scope: string; path: string }) 
             <figcaption>
               Pages linked to or from <span className="mono">{data.center.path}</span> (missing pages are
               greyed out)
-              {(data as { truncated?: boolean }).truncated === true && "; more linked pages were left out"}
+              {data.truncated && "; more linked pages were left out"}
             </figcaption>
           </figure>
         );
