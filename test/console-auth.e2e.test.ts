@@ -1,34 +1,18 @@
 // The web console's sign-in as a person uses it: a code from `ivoai server console login` becomes a session
 // cookie, mutations need the CSRF token, the cookie never works as an agent credential, and /console is served
 // from the binary with a strict CSP.
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consoleLogin } from "./console-helpers.js";
+import type { ConsoleSession } from "../src/protocol/console-api.js";
+import { consoleLogin, consoleSession, setIdleTimeout, signIn, tokenOf } from "./console-helpers.js";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
 import { MCP_INITIALIZE } from "./raw-http.js";
-
-interface SessionBody {
-  name: string;
-  role: string;
-  scopes: string[];
-  csrf_token: string;
-  expires_at: string;
-  idle_expires_at: string;
-}
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
   "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
-function signIn(url: string, body: string, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${url}/v1/console/session`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body,
-  });
-}
 
 /** The status of a GET carrying this Host header (fetch cannot set one). */
 function statusWithHost(url: string, host: string): Promise<number> {
@@ -40,20 +24,6 @@ function statusWithHost(url: string, host: string): Promise<number> {
       })
       .on("error", reject);
   });
-}
-
-/** The session token from a Set-Cookie header. */
-function tokenOf(response: Response): string {
-  const match = /^ivoai_console=([^;]+);/.exec(response.headers.get("set-cookie") ?? "");
-  if (!match?.[1]) throw new Error(`no session cookie: ${response.headers.get("set-cookie")}`);
-  return match[1];
-}
-
-async function session(url: string, root: string, ...args: string[]) {
-  const { code } = await consoleLogin(root, ...args);
-  const response = await signIn(url, JSON.stringify({ code }));
-  expect(response.status).toBe(200);
-  return { token: tokenOf(response), body: (await response.json()) as SessionBody };
 }
 
 describe("web console sign-in", () => {
@@ -91,7 +61,7 @@ describe("web console sign-in", () => {
     expect(response.headers.get("set-cookie")).toBe(
       `ivoai_console=${token}; Max-Age=43200; Path=/; HttpOnly; SameSite=Strict`,
     );
-    const body = (await response.json()) as SessionBody;
+    const body = (await response.json()) as ConsoleSession;
     expect(body).toMatchObject({ name: "Ana Lima", role: "approver" });
     expect(body.scopes).toEqual(expect.arrayContaining(["approvals:read", "approvals:decide", "audit:read"]));
     expect(body.scopes).not.toContain("clients:revoke");
@@ -115,14 +85,14 @@ describe("web console sign-in", () => {
       headers: { cookie: `ivoai_console=${token}` },
     });
     expect(read.status).toBe(200);
-    expect(((await read.json()) as SessionBody).csrf_token).toBe(body.csrf_token);
+    expect(((await read.json()) as ConsoleSession).csrf_token).toBe(body.csrf_token);
     const none = await fetch(`${server.url}/v1/console/session`);
     expect(none.status).toBe(401);
   });
 
   it("authenticates the console's API by cookie and refuses mutations without the session's CSRF token", async () => {
-    const first = await session(server.url, root, "--role", "approver");
-    const second = await session(server.url, root, "--role", "approver");
+    const first = await consoleSession(server.url, root, "--role", "approver");
+    const second = await consoleSession(server.url, root, "--role", "approver");
     secrets.push(first.token, second.token);
     const cookie = { cookie: `ivoai_console=${second.token}` };
 
@@ -150,7 +120,7 @@ describe("web console sign-in", () => {
     expect(((await valid.json()) as { error: string }).error).toBe("not_found");
 
     // A viewer's session cannot decide, CSRF or not.
-    const viewer = await session(server.url, root, "--role", "viewer");
+    const viewer = await consoleSession(server.url, root, "--role", "viewer");
     secrets.push(viewer.token);
     const refused = await fetch(`${server.url}/v1/approvals/apr_missing/approve`, {
       method: "POST",
@@ -166,7 +136,7 @@ describe("web console sign-in", () => {
   });
 
   it("never takes the cookie as an agent credential: MCP, hooks and enrollment need a bearer", async () => {
-    const admin = await session(server.url, root, "--role", "admin");
+    const admin = await consoleSession(server.url, root, "--role", "admin");
     secrets.push(admin.token);
     const headers = {
       cookie: `ivoai_console=${admin.token}`,
@@ -188,7 +158,7 @@ describe("web console sign-in", () => {
   });
 
   it("ends a session revoked from the CLI or signed out, clearing the cookie", async () => {
-    const revoked = await session(server.url, root, "--name", "Rui");
+    const revoked = await consoleSession(server.url, root, "--name", "Rui");
     secrets.push(revoked.token);
     const listed = await runIvoai(["server", "console", "sessions", "--root", root, "--json"]);
     expect(listed.code).toBe(0);
@@ -210,7 +180,7 @@ describe("web console sign-in", () => {
       "ivoai_console=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict",
     );
 
-    const out = await session(server.url, root);
+    const out = await consoleSession(server.url, root);
     secrets.push(out.token);
     const cookie = `ivoai_console=${out.token}`;
     const noCsrf = await fetch(`${server.url}/v1/console/session`, { method: "DELETE", headers: { cookie } });
@@ -228,7 +198,7 @@ describe("web console sign-in", () => {
   });
 
   it("ends the browser's older session when it signs in again", async () => {
-    const first = await session(server.url, root, "--name", "Eva");
+    const first = await consoleSession(server.url, root, "--name", "Eva");
     secrets.push(first.token);
     const { code } = await consoleLogin(root, "--name", "Eva");
     const again = await signIn(server.url, JSON.stringify({ code }), {
@@ -261,7 +231,7 @@ describe("web console sign-in", () => {
     expect((await runIvoai(["server", "console", "revoke", "--root", root])).code).toBe(2);
     expect((await runIvoai(["server", "console", "revoke", "cs_x", "--all", "--root", root])).code).toBe(2);
     expect((await runIvoai(["server", "console", "revoke", "cs_unknown", "--root", root])).code).toBe(1);
-    const live = await session(server.url, root);
+    const live = await consoleSession(server.url, root);
     secrets.push(live.token);
     const all = await runIvoai(["server", "console", "revoke", "--all", "--root", root, "--json"]);
     expect(all.code).toBe(0);
@@ -361,13 +331,9 @@ describe("web console idle timeout", () => {
     let server: RunningServer | undefined;
     try {
       await initRoot(root);
-      const config = path.join(root, "etc/ivoai/server.toml");
-      await writeFile(
-        config,
-        (await readFile(config, "utf8")).replace('idle_timeout = "30m"', 'idle_timeout = "1s"'),
-      );
+      await setIdleTimeout(root, "1s");
       server = await startServer(root);
-      const { token } = await session(server.url, root);
+      const { token } = await consoleSession(server.url, root);
       const cookie = { cookie: `ivoai_console=${token}` };
       expect((await fetch(`${server.url}/v1/console/session`, { headers: cookie })).status).toBe(200);
       // Time has to pass for an idle timeout: wait just past it.

@@ -1,6 +1,6 @@
 // The console under hostile or unusual conditions: activity windows at the edge of the time range, the build under any NODE_ENV.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consoleLogin } from "./console-helpers.js";
+import { consoleSession } from "./console-helpers.js";
 import { initRoot, type RunningServer, startServer, tempDir } from "./helpers.js";
 
 describe("console API review", () => {
@@ -13,14 +13,7 @@ describe("console API review", () => {
     ({ dir: root, cleanup } = await tempDir("ivoai-review-console-"));
     await initRoot(root);
     server = await startServer(root);
-    const { code } = await consoleLogin(root, "--role", "viewer");
-    const response = await fetch(`${server.url}/v1/console/session`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ code }),
-    });
-    expect(response.status).toBe(200);
-    cookie = (response.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    cookie = `ivoai_console=${(await consoleSession(server.url, root, "--role", "viewer")).token}`;
   });
   afterAll(async () => {
     await server?.stop();

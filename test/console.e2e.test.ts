@@ -7,7 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, seriousViolations } from "./browser.js";
-import { consoleLogin } from "./console-helpers.js";
+import { consoleLogin, setIdleTimeout } from "./console-helpers.js";
 import {
   connectMcp,
   createCode,
@@ -310,12 +310,3 @@ describe("web console session expiry", () => {
     }
   });
 });
-
-async function setIdleTimeout(root: string, value: string): Promise<void> {
-  const { readFile } = await import("node:fs/promises");
-  const file = path.join(root, "etc", "ivoai", "server.toml");
-  const text = await readFile(file, "utf8");
-  const next = text.replace(/idle_timeout = "[^"]*"/, `idle_timeout = "${value}"`);
-  if (next === text) throw new Error("no idle_timeout in server.toml");
-  await writeFile(file, next);
-}
