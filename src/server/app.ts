@@ -1,6 +1,5 @@
 // The gateway's HTTP surface, composed from the domain routes; one origin for discovery, health and /v1.
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { ServerConfig } from "../config/server-config.js";
 import type { ServerPaths } from "../config/server-paths.js";
 import { buildDiscoveryDocument, type DiscoveryFeatures, ENDPOINTS } from "../protocol/discovery.js";
@@ -27,7 +26,9 @@ import { createEnrollRoutes } from "./enrollment/routes.js";
 import type { EnrollmentService } from "./enrollment/service.js";
 import { evaluateReadiness, type ReadinessCheck } from "./health/readiness.js";
 import { bearerAuth, requireScope } from "./http/bearer-auth.js";
+import { bodyLimit } from "./http/body-limit.js";
 import { clientAddressMiddleware } from "./http/client-address.js";
+import { setDefaultHeaders } from "./http/default-headers.js";
 import { clientAddress, type GatewayEnv } from "./http/env.js";
 import { type ListenerMode, parseListen } from "./http/listener-policy.js";
 import { originGuard } from "./http/origin-guard.js";
@@ -89,8 +90,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     c.set("requestId", newId("req_"));
     await next();
     // The console's static files set their own caching; everything else is never stored.
-    if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
-    c.header("X-Content-Type-Options", "nosniff");
+    setDefaultHeaders(c);
     // Path only: a query string may carry a token a client should never have sent.
     deps.logger.info("request", {
       request_id: c.get("requestId"),

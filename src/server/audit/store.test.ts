@@ -1,14 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { tempDir } from "../../../test/helpers.js";
 import { openSqlite } from "../../shared/native-sqlite.js";
-import { type AuditEvent, type AuditLog, openAuditLog } from "./store.js";
+import {
+  AUDIT_MAX_DELAY_MS,
+  AUDIT_MAX_PENDING,
+  type AuditEvent,
+  type AuditLog,
+  openAuditLog,
+} from "./store.js";
 
 const decision = (index: number): AuditEvent => ({
   kind: "approval_decision",
   actor: "ana",
   detail: { index },
 });
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe("audit log writes", () => {
   let file: string;
@@ -33,15 +38,26 @@ describe("audit log writes", () => {
     audit = openAuditLog(file, undefined, (error, lost) => errors.push({ message: error.message, lost }));
   });
   afterEach(async () => {
+    vi.useRealTimers();
     audit.close();
     await cleanup();
   });
 
-  it("writes one turn's events together right after that turn", async () => {
-    for (let index = 0; index < 3; index++) audit.record(decision(index));
+  it(`writes events together at most ${AUDIT_MAX_DELAY_MS} ms after the first (what a crash can lose)`, () => {
+    vi.useFakeTimers();
+    audit.record(decision(0));
+    vi.advanceTimersByTime(AUDIT_MAX_DELAY_MS - 5);
+    for (let index = 1; index < 3; index++) audit.record(decision(index));
+    vi.advanceTimersByTime(4);
     expect(seen()).toBe(0);
-    await nextTurn();
+    vi.advanceTimersByTime(1);
     expect(seen()).toBe(3);
+    // The next event starts a new window.
+    audit.record(decision(3));
+    vi.advanceTimersByTime(AUDIT_MAX_DELAY_MS - 1);
+    expect(seen()).toBe(3);
+    vi.advanceTimersByTime(1);
+    expect(seen()).toBe(4);
     expect(errors).toEqual([]);
   });
 
@@ -54,18 +70,20 @@ describe("audit log writes", () => {
     audit = openAuditLog(file);
   });
 
-  it("writes a burst of 256 at once, without waiting for the turn to end", () => {
-    for (let index = 0; index < 300; index++) audit.record(decision(index));
-    expect(seen()).toBe(256);
+  it(`writes a burst of ${AUDIT_MAX_PENDING} at once, without waiting`, () => {
+    for (let index = 0; index < AUDIT_MAX_PENDING - 1; index++) audit.record(decision(index));
+    expect(seen()).toBe(0);
+    for (let index = 0; index < 45; index++) audit.record(decision(index));
+    expect(seen()).toBe(AUDIT_MAX_PENDING);
   });
 
-  it("reports a failed write with what it lost instead of throwing from the event loop", async () => {
+  it("reports a failed write with what it lost instead of throwing", () => {
     audit.record(decision(1));
     audit.record(decision(2));
     const other = openSqlite(file);
     other.exec("DROP TABLE events");
     other.close();
-    await nextTurn();
+    audit.flush();
     expect(errors).toHaveLength(1);
     expect(errors[0]?.lost).toBe(2);
   });

@@ -42,9 +42,11 @@ export type AuditRecord = AuditEvent & { id: number; at: string };
 
 export interface AuditLog {
   /**
-   * Records an event. Events of one turn of the event loop are written together in one transaction right
-   * after it (setImmediate): concurrent calls share a commit. A crash can lose at most that turn's events;
-   * `list`, `activity` and `close` write what is pending first.
+   * Records an event, off the caller's path: events are written together, in one transaction, at most
+   * AUDIT_MAX_DELAY_MS after the first one still pending, or at once when AUDIT_MAX_PENDING are pending.
+   * That is what a crash (the process killed, not stopped) can lose: the last AUDIT_MAX_DELAY_MS of events, at
+   * most AUDIT_MAX_PENDING. `list`, `activity` and `close` write what is pending first, and the server closes
+   * the log on SIGTERM/SIGINT, so a stop loses nothing.
    */
   record(event: AuditEvent): void;
   /** Writes pending events now. */
@@ -62,8 +64,10 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_at ON events (at);
 `;
 
-/** Events held for one write at most: a burst larger than this is written at once. */
-const MAX_PENDING = 256;
+/** Events held for one write at most: a burst this large is written at once. */
+export const AUDIT_MAX_PENDING = 256;
+/** How long the first pending event waits for others to share its transaction. */
+export const AUDIT_MAX_DELAY_MS = 20;
 
 export function openAuditLog(
   file: string,
@@ -81,12 +85,12 @@ export function openAuditLog(
   db.exec(SCHEMA);
   const insert = db.prepare("INSERT INTO events (at, kind, body) VALUES (?, ?, ?)");
   let pending: [at: string, kind: string, body: string][] = [];
-  let scheduled: NodeJS.Immediate | undefined;
+  let scheduled: NodeJS.Timeout | undefined;
   const writeAll = db.transaction((rows: typeof pending) => {
     for (const row of rows) insert.run(...row);
   });
   const flush = () => {
-    if (scheduled) clearImmediate(scheduled);
+    if (scheduled) clearTimeout(scheduled);
     scheduled = undefined;
     if (pending.length === 0) return;
     const rows = pending;
@@ -102,8 +106,9 @@ export function openAuditLog(
     record(event) {
       // The time and the text are taken now: the event is as it was when it happened, whenever it is written.
       pending.push([now().toISOString(), event.kind, JSON.stringify(event)]);
-      if (pending.length >= MAX_PENDING) flush();
-      else scheduled ??= setImmediate(flush);
+      if (pending.length >= AUDIT_MAX_PENDING) flush();
+      // A commit per call would cost more than the call (a WAL append and its locks): calls share one.
+      else scheduled ??= setTimeout(flush, AUDIT_MAX_DELAY_MS);
     },
     flush,
     list({ since, limit, kind }) {

@@ -45,6 +45,26 @@ describe("enrollment service", () => {
     expect(onDisk).not.toContain(exchanged.credential);
   });
 
+  it("answers a known credential from its cache, and refuses it on the next request after a revocation made elsewhere", async () => {
+    const { code } = await service.createCode({ ttlMs: 600_000 });
+    const exchanged = await service.exchange(code, "laptop");
+    if (!exchanged.ok) throw new Error("exchange failed");
+    const first = await service.authenticate(exchanged.credential);
+    // The same answer object: the state was not re-read nor the credential looked up again.
+    expect(await service.authenticate(exchanged.credential)).toBe(first);
+    // Another process's store on the same files (the CLI's `server clients revoke`).
+    const otherStore = createEnrollmentStore({
+      statePath: path.join(dir, "state.json"),
+      lockPath: path.join(dir, "state.lock"),
+    });
+    try {
+      await createEnrollmentService({ store: otherStore }).revokeClient(exchanged.client.id);
+    } finally {
+      otherStore.close();
+    }
+    expect(await service.authenticate(exchanged.credential)).toBeUndefined();
+  });
+
   it("tells expired, revoked and unknown codes apart internally (the wire answer is uniform)", async () => {
     const expiring = await service.createCode({ ttlMs: 1_000 });
     const revoked = await service.createCode({ ttlMs: 600_000 });

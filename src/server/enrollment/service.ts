@@ -135,9 +135,7 @@ export function createEnrollmentService(deps: EnrollmentServiceDeps): Enrollment
 
     async authenticate(credential) {
       if (!credential.startsWith(CLIENT_CREDENTIAL_PREFIX)) return undefined;
-      const record = findByHash((await store.read()).clients, credential, (entry) => entry.credential_sha256);
-      if (!record || record.revoked_at) return undefined;
-      return { id: record.id, name: record.name, scopes: record.scopes };
+      return credentialIndex(await store.read()).get(sha256Hex(credential));
     },
 
     async listClients() {
@@ -153,6 +151,31 @@ export function createEnrollmentService(deps: EnrollmentServiceDeps): Enrollment
       });
     },
   };
+}
+
+const credentialIndexes = new WeakMap<EnrollmentState, ReadonlyMap<string, AuthenticatedClient>>();
+
+/**
+ * The clients a credential may act as, by the credential's hash, built once per state. The store hands out
+ * the same state object until the file changes (its identity is checked on every read), and every revocation
+ * replaces the file, in this process or another: the request after a revocation sees a new state and a new
+ * index without it. Revoked clients are not in the index at all. A map lookup by hash needs no
+ * constant-time compare: the caller controls the preimage, not the hash.
+ */
+function credentialIndex(state: EnrollmentState): ReadonlyMap<string, AuthenticatedClient> {
+  let index = credentialIndexes.get(state);
+  if (!index) {
+    index = new Map(
+      state.clients
+        .filter((record) => !record.revoked_at)
+        .map((record) => [
+          record.credential_sha256,
+          Object.freeze({ id: record.id, name: record.name, scopes: Object.freeze([...record.scopes]) }),
+        ]),
+    );
+    credentialIndexes.set(state, index);
+  }
+  return index;
 }
 
 function prune(state: EnrollmentState, at: Date): EnrollmentState {

@@ -1,8 +1,17 @@
 // One Streamable HTTP MCP endpoint over a list of tool specs, with the official SDK (stateless, JSON responses).
 // Every call passes the guardrail (scope, schema, size) and returns seed 004's envelope beside a text rendering.
+
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { CallToolRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  type JSONRPCMessage,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
 import type { Scope } from "../../protocol/scopes.js";
@@ -105,12 +114,122 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   if (!options.gate && options.tools.some((tool) => tool.tier !== "read")) {
     throw new Error(`MCP endpoint ${options.name} has write tools but no approval gate`);
   }
+  /** The tools a scope set may use, by name, built once per distinct set. */
+  const offeredByScopes = new Map<string, ReadonlyMap<string, ToolSpec>>();
+  /** The tools/list result for each offered set (its JSON text), built once by the SDK itself. */
+  const toolLists = new Map<ReadonlyMap<string, ToolSpec>, Promise<string>>();
+
   return async (request, client) => {
     const context: ToolContext = {
       client,
       sessionId: headerValue(request, "x-ivoai-session-id"),
       project: headerValue(request, "x-ivoai-project"),
     };
+    const offered = offeredTools(client.scopes);
+    if (request.method !== "POST" || !acceptsJsonRpcPost(request)) return viaSdk(request, offered, context);
+    // The body is read here, once, straight from the socket; the SDK gets it parsed if it answers.
+    let message: unknown;
+    try {
+      message = JSON.parse(await request.text());
+    } catch {
+      return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
+    }
+    const fast = await answerDirectly(message, offered, context);
+    return fast ?? viaSdk(request, offered, context, message);
+  };
+
+  function offeredTools(scopes: readonly Scope[]): ReadonlyMap<string, ToolSpec> {
+    const key = [...scopes].sort().join(" ");
+    let offered = offeredByScopes.get(key);
+    if (!offered) {
+      // Tools the credential may not use are not offered at all.
+      offered = new Map(
+        options.tools.filter((tool) => scopes.includes(tool.scope)).map((tool) => [tool.name, tool]),
+      );
+      offeredByScopes.set(key, offered);
+    }
+    return offered;
+  }
+
+  /**
+   * tools/call and tools/list, the requests an agent repeats, answered without a per-request SDK server: the
+   * transport's checks (Accept, Content-Type, protocol version) were made by the caller, the request is
+   * validated with the SDK's own schema, and the list is the SDK's answer, computed once per offered set.
+   * Anything else (initialize, ping, notifications, batches, resources, malformed requests) returns undefined
+   * and goes to the SDK, which answers it as it always did.
+   */
+  async function answerDirectly(
+    message: unknown,
+    offered: ReadonlyMap<string, ToolSpec>,
+    context: ToolContext,
+  ): Promise<Response | undefined> {
+    if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
+    const { jsonrpc, id, method, params } = message as Record<string, unknown>;
+    if (jsonrpc !== "2.0" || !(typeof id === "string" || (typeof id === "number" && Number.isInteger(id))))
+      return undefined;
+    if (method === "tools/list") {
+      if (params !== undefined && !isMetaOnly(params)) return undefined;
+      return jsonRpcResult(id, await toolList(offered));
+    }
+    if (method !== "tools/call") return undefined;
+    const parsed = CallToolRequestSchema.safeParse(message);
+    if (!parsed.success || parsed.data.params.task !== undefined) return undefined;
+    return jsonRpcResult(id, JSON.stringify(await callTool(parsed.data.params, offered, context)));
+  }
+
+  function toolList(offered: ReadonlyMap<string, ToolSpec>): Promise<string> {
+    let list = toolLists.get(offered);
+    if (!list) {
+      list = listWithSdk(offered);
+      toolLists.set(offered, list);
+      // A failure is not cached: the next request tries again.
+      list.catch(() => toolLists.delete(offered));
+    }
+    return list;
+  }
+
+  /** Asks an SDK server holding exactly these tools for its tools/list answer, over an in-memory pair. */
+  async function listWithSdk(offered: ReadonlyMap<string, ToolSpec>): Promise<string> {
+    const server = newServer(offered, {
+      client: { id: "", name: "", scopes: [] },
+      sessionId: null,
+      project: null,
+    });
+    const [ours, theirs] = InMemoryTransport.createLinkedPair();
+    const answer = new Promise<JSONRPCMessage>((resolve) => {
+      ours.onmessage = resolve;
+    });
+    await server.connect(theirs);
+    await ours.start();
+    await ours.send({ jsonrpc: "2.0", id: 0, method: "tools/list" });
+    const reply = await answer;
+    await server.close();
+    if (!("result" in reply)) throw new Error(`${options.name}: tools/list failed: ${JSON.stringify(reply)}`);
+    return JSON.stringify(reply.result);
+  }
+
+  /** The SDK's stateless path: one server and transport for this request. */
+  async function viaSdk(
+    request: Request,
+    offered: ReadonlyMap<string, ToolSpec>,
+    context: ToolContext,
+    parsedBody?: unknown,
+  ): Promise<Response> {
+    const server = newServer(offered, context);
+    // Stateless: no session id option at all, one server + transport per HTTP request.
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, {
+        authInfo: { token: "", clientId: context.client.id, scopes: [...context.client.scopes] },
+        ...(parsedBody === undefined ? {} : { parsedBody }),
+      });
+    } finally {
+      void server.close();
+    }
+  }
+
+  function newServer(offered: ReadonlyMap<string, ToolSpec>, context: ToolContext): McpServer {
     const server = new McpServer(
       { name: options.name, version: IVOAI_VERSION },
       {
@@ -121,11 +240,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       },
     );
     options.extend?.(server);
-    const offered = new Map<string, ToolSpec>();
-    for (const tool of options.tools) {
-      // Tools the credential may not use are not offered at all.
-      if (!client.scopes.includes(tool.scope)) continue;
-      offered.set(tool.name, tool);
+    for (const tool of offered.values()) {
       server.registerTool(
         tool.name,
         {
@@ -145,43 +260,40 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     }
     // tools/call is answered here rather than by McpServer, so that a call refused before any tool runs
     // (unknown tool, arguments failing the schema) is audited too; the answers match the SDK's.
-    server.server.setRequestHandler(CallToolRequestSchema, async (call) => {
-      const name = call.params.name;
-      const tool = offered.get(name);
-      if (!tool) {
-        const known = options.tools.some((spec) => spec.name === name);
-        return reject(
-          name,
-          undefined,
-          known ? "insufficient_scope" : "unknown_tool",
-          `Tool ${name} not found`,
-          context,
-        );
-      }
-      const parsed = await z.object(tool.input).safeParseAsync(call.params.arguments ?? {});
-      if (parsed.success) return invoke(tool, parsed.data, context);
-      const issues = parsed.error.issues
-        .map((issue) => (issue.path.length ? `${issue.message} at ${issue.path.join(".")}` : issue.message))
-        .join("\n");
+    server.server.setRequestHandler(CallToolRequestSchema, (call) => callTool(call.params, offered, context));
+    return server;
+  }
+
+  async function callTool(
+    params: CallToolRequest["params"],
+    offered: ReadonlyMap<string, ToolSpec>,
+    context: ToolContext,
+  ): Promise<CallToolResult> {
+    const name = params.name;
+    const tool = offered.get(name);
+    if (!tool) {
+      const known = options.tools.some((spec) => spec.name === name);
       return reject(
         name,
-        tool,
-        "invalid_arguments",
-        `Input validation error: Invalid arguments for tool ${name}: ${issues}`,
+        undefined,
+        known ? "insufficient_scope" : "unknown_tool",
+        `Tool ${name} not found`,
         context,
       );
-    });
-    // Stateless: no session id option at all, one server + transport per HTTP request.
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
-    await server.connect(transport);
-    try {
-      return await transport.handleRequest(request, {
-        authInfo: { token: "", clientId: client.id, scopes: [...client.scopes] },
-      });
-    } finally {
-      void server.close();
     }
-  };
+    const parsed = await inputSchema(tool).safeParseAsync(params.arguments ?? {});
+    if (parsed.success) return invoke(tool, parsed.data, context);
+    const issues = parsed.error.issues
+      .map((issue) => (issue.path.length ? `${issue.message} at ${issue.path.join(".")}` : issue.message))
+      .join("\n");
+    return reject(
+      name,
+      tool,
+      "invalid_arguments",
+      `Input validation error: Invalid arguments for tool ${name}: ${issues}`,
+      context,
+    );
+  }
 
   /** A call refused before its tool ran: an error result, audited with status REJECTED. */
   function reject(
@@ -211,7 +323,10 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   function record(event: ToolCallEvent): void {
     // A failed write cannot fail the agent's call: the audit log writes after it and reports failures itself.
     options.audit?.record(event);
-    options.logger.info("tool call", { ...event });
+    // The audit log is the record of calls (the HTTP request line says one happened): the log repeats it at
+    // debug level only, or at info when this endpoint has no audit log.
+    if (options.audit) options.logger.debug("tool call", { ...event });
+    else options.logger.info("tool call", { ...event });
   }
 
   async function invoke(
@@ -326,4 +441,48 @@ function pendingOutcome(approval: ApprovalRecord): ToolOutcome {
 function headerValue(request: Request, name: string): string | null {
   const value = request.headers.get(name)?.trim();
   return value && /^[\w:./@-]{1,256}$/.test(value) ? value : null;
+}
+
+const inputSchemas = new WeakMap<ToolSpec, z.ZodObject<z.ZodRawShape>>();
+/** A tool's input schema as one zod object, built once per tool. */
+function inputSchema(tool: ToolSpec): z.ZodObject<z.ZodRawShape> {
+  let schema = inputSchemas.get(tool);
+  if (!schema) {
+    schema = z.object(tool.input);
+    inputSchemas.set(tool, schema);
+  }
+  return schema;
+}
+
+/** The checks the SDK's transport makes on every POST before it reads the body (Streamable HTTP). */
+function acceptsJsonRpcPost(request: Request): boolean {
+  const accept = request.headers.get("accept");
+  if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) return false;
+  if (!isJsonContentType(request.headers.get("content-type"))) return false;
+  const version = request.headers.get("mcp-protocol-version");
+  return version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version);
+}
+
+function isMetaOnly(params: unknown): boolean {
+  return (
+    typeof params === "object" &&
+    params !== null &&
+    !Array.isArray(params) &&
+    Object.keys(params).every((key) => key === "_meta")
+  );
+}
+
+function jsonRpcResult(id: string | number, resultJson: string): Response {
+  return new Response(`{"result":${resultJson},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`, {
+    status: 200,
+    headers: { "Content-Type": "application/json" },
+  });
+}
+
+/** The transport's own error answer (same status, code and message as the SDK would give). */
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
+    status,
+    headers: { "Content-Type": "application/json" },
+  });
 }

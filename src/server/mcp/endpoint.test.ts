@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { silentLogger } from "../../shared/logger.js";
+import type { AuditEvent, AuditLog } from "../audit/store.js";
+import type { AuthenticatedClient } from "../enrollment/service.js";
+import { createMcpEndpoint, defineTool } from "./endpoint.js";
+
+// tools/call and tools/list are answered without a per-request SDK server; a JSON-RPC batch still goes through
+// the SDK's stateless transport, so each answer can be compared with the SDK's own for the same request.
+const recorded: AuditEvent[] = [];
+const audit = { record: (event: AuditEvent) => recorded.push(event) } as unknown as AuditLog;
+const endpoint = createMcpEndpoint({
+  name: "test",
+  instructions: "test",
+  logger: silentLogger,
+  audit,
+  tools: [
+    defineTool({
+      name: "context_search",
+      title: "Search",
+      description: "Searches.",
+      tier: "read",
+      scope: "context:read",
+      input: { query: z.string().min(1), limit: z.number().int().max(10).optional() },
+      run: async ({ query }) => ({ data: { query }, text: `found ${query}` }),
+    }),
+    defineTool({
+      name: "memory_query",
+      title: "Query memory",
+      description: "Queries memory.",
+      tier: "read",
+      scope: "memory:read",
+      input: {},
+      run: async () => ({ data: {}, text: "nothing" }),
+    }),
+  ],
+});
+const reader: AuthenticatedClient = { id: "cli_reader", name: "r", scopes: ["context:read"] };
+const both: AuthenticatedClient = { id: "cli_both", name: "b", scopes: ["memory:read", "context:read"] };
+
+function post(body: unknown, headers: Record<string, string> = {}): Request {
+  return new Request("http://127.0.0.1/mcp", {
+    method: "POST",
+    headers: {
+      accept: "application/json, text/event-stream",
+      "content-type": "application/json",
+      "mcp-protocol-version": "2025-06-18",
+      ...headers,
+    },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+/** The answer to one request, asked directly and as a one-element batch (which the SDK answers). */
+async function bothWays(client: AuthenticatedClient, message: Record<string, unknown>) {
+  const direct = await endpoint(post(message), client);
+  const batch = await endpoint(post([message]), client);
+  expect(direct.status).toBe(200);
+  expect(direct.headers.get("content-type")).toBe("application/json");
+  // The SDK answers a one-request batch with the bare response, as for a single request.
+  return { direct: await direct.json(), sdk: await batch.json() };
+}
+
+/** Latency is measured, so it differs between two calls; everything else must not. */
+function withoutLatency(answer: unknown): unknown {
+  return JSON.parse(JSON.stringify(answer).replace(/"latency_ms":\d+/g, '"latency_ms":0'));
+}
+
+describe("MCP endpoint", () => {
+  it("lists exactly the tools the SDK lists, for each scope set", async () => {
+    for (const client of [reader, both]) {
+      const { direct, sdk } = await bothWays(client, { jsonrpc: "2.0", id: 1, method: "tools/list" });
+      expect(direct).toEqual(sdk);
+      const names = (direct as { result: { tools: { name: string }[] } }).result.tools.map((t) => t.name);
+      expect(names).toEqual(client === reader ? ["context_search"] : ["context_search", "memory_query"]);
+    }
+  });
+
+  it("answers calls, refusals and schema failures as the SDK does, and audits every one", async () => {
+    const calls = [
+      { name: "context_search", arguments: { query: "alpha" } },
+      { name: "context_search", arguments: { query: "" } },
+      { name: "memory_query", arguments: {} },
+      { name: "no_such_tool", arguments: {} },
+    ];
+    recorded.length = 0;
+    for (const [index, params] of calls.entries()) {
+      const message = { jsonrpc: "2.0", id: `c${index}`, method: "tools/call", params };
+      const { direct, sdk } = await bothWays(reader, message);
+      expect(withoutLatency(direct)).toEqual(withoutLatency(sdk));
+    }
+    expect(recorded.map((event) => event.kind === "tool_call" && [event.tool, event.status])).toEqual(
+      ["SUCCESS", "REJECTED", "REJECTED", "REJECTED"].flatMap((status, index) => [
+        [calls[index]?.name, status],
+        [calls[index]?.name, status],
+      ]),
+    );
+    expect(
+      recorded.every((event) => event.kind === "tool_call" && event.credential_id === "cli_reader"),
+    ).toBe(true);
+  });
+
+  it("leaves malformed requests and wrong headers to the transport's answers", async () => {
+    // Missing params.name: not ours to answer; the SDK's error, whichever way it is sent.
+    const invalid = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { arguments: {} } };
+    const { direct, sdk } = await bothWays(reader, invalid);
+    expect(direct).toEqual(sdk);
+    expect(direct).toMatchObject({ id: 7, error: { code: -32603 } });
+    const parse = await endpoint(post("{not json"), reader);
+    expect(parse.status).toBe(400);
+    expect(await parse.json()).toEqual({
+      jsonrpc: "2.0",
+      error: { code: -32700, message: "Parse error: Invalid JSON" },
+      id: null,
+    });
+    const list = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+    expect((await endpoint(post(list, { accept: "application/json" }), reader)).status).toBe(406);
+    expect((await endpoint(post(list, { "content-type": "text/plain" }), reader)).status).toBe(415);
+    expect((await endpoint(post(list, { "mcp-protocol-version": "1999-01-01" }), reader)).status).toBe(400);
+    const ping = await endpoint(post({ jsonrpc: "2.0", id: 2, method: "ping" }), reader);
+    expect(await ping.json()).toEqual({ jsonrpc: "2.0", id: 2, result: {} });
+    const notification = await endpoint(
+      post({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      reader,
+    );
+    expect(notification.status).toBe(202);
+  });
+});
