@@ -1,8 +1,10 @@
 // The gateway's own cost (issue 15, goal 1): context_health through /v1/mcp/context on the built server
 // (authentication, guardrail, envelope, audit all on) against a bare official-SDK stateless server with one
 // trivial tool, in the same run, with the same official MCP client: calls/s with 8 closed-loop clients and
-// sequential p50/p95. Each server runs in its own process; the clients run here.
+// sequential p50/p95, and each server's CPU time per call. Each server runs in its own process; the clients
+// run here. The two are measured in alternating rounds, so a change in the machine's load hits both alike.
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -15,11 +17,26 @@ const seconds = Number(process.argv.find((arg) => arg.startsWith("--seconds="))?
 const sequential = Number(process.argv.find((arg) => arg.startsWith("--sequential="))?.slice(13) ?? "1000");
 /** `--profile=DIR`: the gateway writes a CPU profile there when it stops. */
 const profile = process.argv.find((arg) => arg.startsWith("--profile="))?.slice(10);
+/** Rounds each measurement is split into, alternating the two servers. */
+const rounds = Number(process.argv.find((arg) => arg.startsWith("--rounds="))?.slice(9) ?? "3");
+const save = !process.argv.includes("--no-save");
 const CLIENTS = 8;
+
+/** CPU time (user + system) a process has used, in ms; undefined where /proc is not there. */
+function cpuMsOf(pid: number | undefined): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
 
 interface Target {
   name: string;
   tool: string;
+  pid: number | undefined;
   connect(): Promise<Client>;
 }
 
@@ -35,8 +52,11 @@ function startBare(): Promise<{ url: string; child: ChildProcess }> {
   });
 }
 
-/** Calls/s of `clients` closed loops for `seconds`, after a warm-up. */
-async function throughput(target: Target): Promise<number> {
+/** Calls of `clients` closed loops for `seconds` after a warm-up, with the time and the server's CPU time. */
+async function throughput(
+  target: Target,
+  seconds: number,
+): Promise<{ calls: number; ms: number; cpuMs: number | undefined }> {
   const clients = await Promise.all(Array.from({ length: CLIENTS }, () => target.connect()));
   try {
     const loop = async (client: Client, until: number) => {
@@ -48,26 +68,33 @@ async function throughput(target: Target): Promise<number> {
       return calls;
     };
     await Promise.all(clients.map((client) => loop(client, performance.now() + 1000)));
+    const cpuBefore = cpuMsOf(target.pid);
     const started = performance.now();
     const counts = await Promise.all(clients.map((client) => loop(client, started + seconds * 1000)));
-    return counts.reduce((sum, count) => sum + count, 0) / ((performance.now() - started) / 1000);
+    const ms = performance.now() - started;
+    const cpuAfter = cpuMsOf(target.pid);
+    return {
+      calls: counts.reduce((sum, count) => sum + count, 0),
+      ms,
+      cpuMs: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
+    };
   } finally {
     await Promise.all(clients.map((client) => client.close()));
   }
 }
 
 /** Sequential latency of one client, in ms, after a warm-up. */
-async function latency(target: Target): Promise<number[]> {
+async function latency(target: Target, calls: number): Promise<number[]> {
   const client = await target.connect();
   try {
     const times: number[] = [];
-    for (let index = 0; index < sequential + 100; index++) {
+    for (let index = 0; index < calls + 100; index++) {
       const started = performance.now();
       const result = await client.callTool({ name: target.tool, arguments: {} });
       if (result.isError) throw new Error(`${target.name}: ${JSON.stringify(result.content)}`);
       if (index >= 100) times.push(performance.now() - started);
     }
-    return times.sort((a, b) => a - b);
+    return times;
   } finally {
     await client.close();
   }
@@ -87,23 +114,47 @@ const bare = await startBare();
 try {
   const credential = await enrolledCredential(gateway.url, path.join(dir, "server"));
   const targets: Target[] = [
-    { name: "bare official SDK server", tool: "health", connect: () => connectMcp(bare.url, "unused") },
+    {
+      name: "bare official SDK server",
+      tool: "health",
+      pid: bare.child.pid,
+      connect: () => connectMcp(bare.url, "unused"),
+    },
     {
       name: "ivoai gateway, /v1/mcp/context",
       tool: "context_health",
+      pid: gateway.child.pid,
       connect: () => connectMcp(`${gateway.url}/v1/mcp/context`, credential),
     },
   ];
-  const rows: { name: string; rate: number; p50: number; p95: number }[] = [];
-  for (const target of targets) {
-    const times = await latency(target);
-    rows.push({
+  const totals = targets.map(() => ({
+    times: [] as number[],
+    calls: 0,
+    ms: 0,
+    cpuMs: 0 as number | undefined,
+  }));
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, target] of targets.entries()) {
+      const total = totals[index] as (typeof totals)[0];
+      total.times.push(...(await latency(target, Math.ceil(sequential / rounds))));
+      const run = await throughput(target, seconds / rounds);
+      total.calls += run.calls;
+      total.ms += run.ms;
+      total.cpuMs =
+        total.cpuMs === undefined || run.cpuMs === undefined ? undefined : total.cpuMs + run.cpuMs;
+    }
+  }
+  const rows = targets.map((target, index) => {
+    const total = totals[index] as (typeof totals)[0];
+    const times = total.times.sort((a, b) => a - b);
+    return {
       name: target.name,
-      rate: await throughput(target),
+      rate: total.calls / (total.ms / 1000),
       p50: percentile(times, 50),
       p95: percentile(times, 95),
-    });
-  }
+      cpuPerCall: total.cpuMs === undefined ? undefined : (total.cpuMs * 1000) / total.calls,
+    };
+  });
   const [reference, ours] = rows as [(typeof rows)[0], (typeof rows)[0]];
   const lines = [
     "# gateway overhead",
@@ -111,13 +162,18 @@ try {
     `${machineLine()}, ${new Date().toISOString()}.`,
     "",
     `Same run, same official MCP client (one connection per client, stateless servers, JSON responses), each server`,
-    `in its own process: ${CLIENTS} closed-loop clients for ${seconds} s after 1 s of warm-up; sequential latency over`,
-    `${sequential} calls after 100 of warm-up. The gateway runs with authentication, guardrail, envelope and audit.`,
+    `in its own process: ${CLIENTS} closed-loop clients for ${seconds} s and sequential latency over ${sequential} calls,`,
+    `in ${rounds} rounds alternating the servers (each round warms up: 1 s of loops, 100 calls). The gateway runs`,
+    "with authentication, guardrail, envelope and audit. CPU per call: the server process's user + system time",
+    "during the closed loops over the calls made (clock ticks of 10 ms, so meaningful over thousands of calls).",
     "",
-    `| server | calls/s (${CLIENTS} clients) | sequential p50 ms | p95 ms |`,
-    "|---|---|---|---|",
+    `| server | calls/s (${CLIENTS} clients) | sequential p50 ms | p95 ms | server CPU µs/call |`,
+    "|---|---|---|---|---|",
     ...rows.map(
-      (row) => `| ${row.name} | ${row.rate.toFixed(0)} | ${row.p50.toFixed(2)} | ${row.p95.toFixed(2)} |`,
+      (row) =>
+        `| ${row.name} | ${row.rate.toFixed(0)} | ${row.p50.toFixed(2)} | ${row.p95.toFixed(2)} | ${
+          row.cpuPerCall === undefined ? "n/a" : row.cpuPerCall.toFixed(0)
+        } |`,
     ),
     "",
     `Gateway / bare: **${(ours.rate / reference.rate).toFixed(2)}×** the calls/s (goal ≥ 1.0×); sequential p50`,
@@ -126,8 +182,10 @@ try {
   ];
   const report = lines.join("\n");
   process.stdout.write(report);
-  await mkdir("bench/results", { recursive: true });
-  await writeFile("bench/results/gateway.md", report);
+  if (save) {
+    await mkdir("bench/results", { recursive: true });
+    await writeFile("bench/results/gateway.md", report);
+  }
 } finally {
   bare.child.kill("SIGTERM");
   await gateway.stop();

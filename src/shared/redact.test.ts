@@ -23,6 +23,22 @@ describe("redaction", () => {
     expect(redactText("a plain sentence about tokens")).toBe("a plain sentence about tokens");
   });
 
+  it("finds each shape whatever the case of the text around it, and wherever it starts", () => {
+    for (const [text, out] of [
+      ["BEARER abcdefghijkl", "BEARER [REDACTED]"],
+      ["authorization=basic YWxhZGRpbjpvcGVu", "authorization=basic [REDACTED]"],
+      [`{"path":"/x/ivoai_cred_${"Z".repeat(30)}"}`, `{"path":"/x/[REDACTED]"}`],
+      [`Key AKIAIOSFODNN7EXAMPLE.`, "Key [REDACTED]."],
+      [`k=AIza${"_".repeat(30)}`, "k=[REDACTED]"],
+      [`github_pat_${"1".repeat(22)}`, "[REDACTED]"],
+      [`x:eyJ${"a".repeat(10)}.${"b".repeat(10)}.${"c".repeat(10)}`, "x:[REDACTED]"],
+    ] as const) {
+      expect(redactText(text)).toBe(out);
+    }
+    const line = `{"ts":"2026-12-01T17:00:00.000Z","level":"info","msg":"request","path":"/v1/mcp/context"}`;
+    expect(redactText(line)).toBe(line);
+  });
+
   it("redacts secret-named fields whatever their value looks like", () => {
     expect(redactValue({ code: "short", nested: { authorization: "x", path: "/v1" } })).toEqual({
       code: "[REDACTED]",

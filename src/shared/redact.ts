@@ -24,7 +24,14 @@ const DOTTED_RUN = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+/g;
 const SECRET_KEYS =
   /^(authorization|cookie|set-cookie|proxy-authorization|code|credential|token|access_token|refresh_token|password|secret|api_key|apikey|client_secret|activation_code)$/i;
 
+/**
+ * What every secret shape above starts with (JWTs: `eyJ`), in any case: a text holding none of these has
+ * nothing to redact, and most log lines hold none, so they are scanned once instead of nine times.
+ */
+const SECRET_START = /bearer|basic|ivoai_|sk-|gh[opusr]_|github_pat_|xox[abprs]-|akia|aiza|eyj/i;
+
 export function redactText(text: string): string {
+  if (!SECRET_START.test(text)) return text;
   let out = text;
   for (const pattern of SECRET_PATTERNS) {
     out = out.replace(pattern, (_match, scheme: unknown) =>
