@@ -1,4 +1,5 @@
-// One Streamable HTTP MCP endpoint over a list of tool specs, with the official SDK (stateless, JSON responses).
+// One Streamable HTTP MCP endpoint over a list of tool specs, with the official SDK (stateless, JSON responses);
+// tools/call and tools/list, what agents repeat, are answered from tables built once per scope set.
 // Every call passes the guardrail (scope, schema, size) and returns seed 004's envelope beside a text rendering.
 
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
