@@ -2,6 +2,7 @@
 // Kept apart from the agent commands so an event loads only this, the hook client and stdin (no agent launcher,
 // router or server code); the status line's quota store is loaded only for that hook.
 import { codexNotifyEvent, type HookEvent, sendHook, summarizePayload } from "../../client/agents/hook.js";
+import { clientPaths } from "../../config/client-paths.js";
 import type { CommandSpec } from "../command.js";
 import { readStdin } from "../secret-input.js";
 
@@ -37,11 +38,8 @@ export const hookCommand: CommandSpec = {
       const [agent, first] = ctx.positionals;
       if (agent === "statusline") {
         const payload = await stdinOr((text) => text, "").catch(() => "");
-        const [{ recordStatusline }, { openRegistry }] = await Promise.all([
-          import("../../client/auto/quota/statusline-hook.js"),
-          import("../../client/connections/registry.js"),
-        ]);
-        ctx.out.line(await recordStatusline(payload, openRegistry(ctx.env).paths.stateDir));
+        const { recordStatusline } = await import("../../client/auto/quota/statusline-hook.js");
+        ctx.out.line(await recordStatusline(payload, clientPaths(ctx.env).stateDir));
       } else if (agent === "claude") {
         const event = first as HookEvent;
         if (!CLAUDE_EVENTS.includes(event)) return 0;
