@@ -1,16 +1,72 @@
-// Builds the web console (Vite, into dist/console), then bundles the CLI into one ESM file with the console's
-// files inside it; native modules stay external (they cannot be bundled).
-// Outputs are written to a temporary name and renamed, so a test or `npm pack` running at the same
-// time never executes or packs a half-written bundle (the console too: built aside, embedded from there, swapped in).
+// Builds the web console (Vite, into dist/console), then bundles the CLI: dist/ivoai.mjs, a small entry holding the
+// runner and the command manifest (every command's name, help and flags), and dist/chunks/, the commands' code
+// and the console's files, each loaded by a dynamic import when a command runs; native modules stay external.
+// Splitting keeps `ivoai --version` and `ivoai hook` from compiling the whole program (Node 20 has no compile cache).
+// Outputs are written to a temporary name and renamed, chunks before the entry that imports them, so a test or
+// `npm pack` running at the same time never executes or packs a half-written bundle (the console too: built aside,
+// embedded from there, swapped in).
+import { execFile } from "node:child_process";
 import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { promisify } from "node:util";
 import { build } from "esbuild";
 import { build as viteBuild } from "vite";
 
 const root = new URL("..", import.meta.url).pathname;
 const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
-const outfile = new URL("../dist/ivoai.mjs", import.meta.url).pathname;
+const distDir = path.join(root, "dist");
+const outfile = path.join(distDir, "ivoai.mjs");
+const chunksDir = path.join(distDir, "chunks");
 const consoleDir = path.join(root, `dist/.console.${process.pid}.tmp`);
+
+/** What every bundle shares: Node ESM, better-sqlite3 external, `require` for bundled CommonJS modules. */
+const common = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20.19",
+  external: ["better-sqlite3"],
+  define: { __IVOAI_VERSION__: JSON.stringify(pkg.version) },
+  banner: {
+    js: [
+      "#!/usr/bin/env node",
+      "import { createRequire as __ivoaiCreateRequire } from 'node:module';",
+      "const require = __ivoaiCreateRequire(import.meta.url);",
+    ].join("\n"),
+  },
+  logLevel: "warning",
+};
+
+/**
+ * The command manifest of src/cli/tree.ts: bundled aside with every command module and run once, since the
+ * specs are code (option lists come from the modules they configure).
+ */
+async function commandManifest() {
+  const extractor = path.join(distDir, `.manifest.${process.pid}.mjs`);
+  try {
+    await build({
+      ...common,
+      stdin: {
+        contents: [
+          'import { sourceManifest } from "./src/cli/run.ts";',
+          "const manifest = JSON.stringify(await sourceManifest());",
+          "process.stdout.write(manifest, () => process.exit(0));",
+        ].join("\n"),
+        resolveDir: root,
+        sourcefile: "extract-manifest.ts",
+        loader: "ts",
+      },
+      outfile: extractor,
+    });
+    const run = promisify(execFile);
+    const { stdout } = await run(process.execPath, [extractor], { encoding: "utf8", maxBuffer: 64 << 20 });
+    return JSON.parse(stdout);
+  } finally {
+    await rm(extractor, { force: true });
+  }
+}
+const manifest = commandManifest();
+manifest.catch(() => {}); // awaited below; a failure is reported there
 
 // Always React's production build, whatever NODE_ENV the caller has (vitest runs this with NODE_ENV=test): the
 // development build is larger and would carry this checkout's absolute source paths to every browser.
@@ -62,37 +118,47 @@ const embedConsole = {
   },
 };
 
+/** Replaces src/cli/bundled-manifest.ts (which exports undefined from source) with the extracted manifest. */
+const embedManifest = {
+  name: "embed-manifest",
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]src[\\/]cli[\\/]bundled-manifest\.ts$/ }, async () => ({
+      contents: `export const BUNDLED_COMMAND_MANIFEST = JSON.parse(${JSON.stringify(JSON.stringify(await manifest))});\n`,
+      loader: "js",
+    }));
+  },
+};
+
 // Nothing half-built is left behind: the console's temporary folder goes with a failed bundle.
 try {
   const result = await build({
-    entryPoints: [new URL("../src/cli/main.ts", import.meta.url).pathname],
-    outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20.19",
+    ...common,
+    entryPoints: { ivoai: path.join(root, "src/cli/main.ts") },
+    outdir: distDir,
+    entryNames: "[name]",
+    chunkNames: "chunks/[name]-[hash]",
+    outExtension: { ".js": ".mjs" },
+    splitting: true,
     sourcemap: "linked",
-    external: ["better-sqlite3"],
-    define: { __IVOAI_VERSION__: JSON.stringify(pkg.version) },
-    banner: {
-      js: [
-        "#!/usr/bin/env node",
-        "import { createRequire as __ivoaiCreateRequire } from 'node:module';",
-        "const require = __ivoaiCreateRequire(import.meta.url);",
-      ].join("\n"),
-    },
-    plugins: [embedConsole],
-    logLevel: "warning",
+    plugins: [embedConsole, embedManifest],
     write: false,
   });
-  await mkdir(path.dirname(outfile), { recursive: true });
-  // The map first: the bundle's last line points at it.
-  const outputs = [...result.outputFiles].sort((a) => (a.path === outfile ? 1 : -1));
+  await mkdir(chunksDir, { recursive: true });
+  // Maps first (each bundle's last line points at its map), then the chunks, the entry that imports them last.
+  const rank = (file) => (file === outfile ? 2 : file.endsWith(".map") ? 0 : 1);
+  const outputs = [...result.outputFiles].sort((a, b) => rank(a.path) - rank(b.path));
   for (const output of outputs) {
+    const mode = output.path === outfile ? 0o755 : 0o644;
     const temporary = `${output.path}.${process.pid}.tmp`;
-    await writeFile(temporary, output.contents, { mode: output.path === outfile ? 0o755 : 0o644 });
-    await chmod(temporary, output.path === outfile ? 0o755 : 0o644);
+    await writeFile(temporary, output.contents, { mode });
+    await chmod(temporary, mode);
     await rename(temporary, output.path);
+  }
+  // Chunks of earlier builds (their names carry their content's hash) go; another build's temporary files stay.
+  const current = new Set(outputs.map((output) => output.path));
+  for (const name of await readdir(chunksDir)) {
+    const file = path.join(chunksDir, name);
+    if (!current.has(file) && !name.endsWith(".tmp")) await rm(file, { force: true });
   }
   // dist/console for running from source (the gateway falls back to it when nothing is bundled).
   // Another build may swap its own in between our two renames: then move that one aside too and try again.

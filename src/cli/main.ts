@@ -1,5 +1,5 @@
 // The ivoai entry point and the only place that exits the process.
-import { runPrepareWorkerIfAsked } from "../server/context/prepare-pool.js";
+import { isMainThread } from "node:worker_threads";
 import { runCli } from "./run.js";
 
 /** Resolves once everything written to `stream` so far has left the process (or the reader went away). */
@@ -11,8 +11,14 @@ function drained(stream: NodeJS.WriteStream): Promise<void> {
   });
 }
 
-// The same file serves as the ingest worker thread; a worker never runs the CLI.
-if (!runPrepareWorkerIfAsked()) {
+/** In an ingest worker thread (this same file is its entry), serves it and returns true; a worker never runs the CLI. */
+async function servedAsWorker(): Promise<boolean> {
+  if (isMainThread) return false;
+  const { runPrepareWorkerIfAsked } = await import("../server/context/prepare-pool.js");
+  return runPrepareWorkerIfAsked();
+}
+
+if (!(await servedAsWorker())) {
   // A reader that goes away (`| head`) is not an error of ours: stop writing, keep the exit status.
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => stream.destroy());
   const code = await runCli(process.argv.slice(2));

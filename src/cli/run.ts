@@ -1,77 +1,33 @@
-// The command tree and the runner that maps errors to exit codes (0 ok, 1 failure, 2 usage).
+// The runner: resolves argv against the command tree (loading a command's module only to run it) and maps
+// errors to exit codes (0 ok, 1 failure, 2 usage).
 
 import { redactText } from "../shared/redact.js";
 import { terminalJson, terminalText } from "../shared/terminal-text.js";
 import { IVOAI_VERSION } from "../shared/version.js";
+import { BUNDLED_COMMAND_MANIFEST } from "./bundled-manifest.js";
 import { type GroupSpec, resolveInvocation } from "./command.js";
-import { agentCommands, hookCommand, sessionGroup } from "./commands/agents.js";
-import { autoCommand } from "./commands/auto.js";
-import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tools.js";
 import { completionCommand } from "./commands/completion.js";
-import { connectGroup, disconnectGroup } from "./commands/connect.js";
-import { demoCommand } from "./commands/demo.js";
-import { executorsCommand } from "./commands/executors.js";
-import { installCommands } from "./commands/install.js";
-import { orchestratorMcpCommand } from "./commands/orchestrator.js";
-import { serverActivationGroup } from "./commands/server-activation.js";
-import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
-import { serverBackupGroup, serverRestoreCommand } from "./commands/server-backup.js";
-import { serverClientsGroup } from "./commands/server-clients.js";
-import { serverConsoleGroup } from "./commands/server-console.js";
-import { serverConnectorGroup, serverIngestCommand, serverSearchCommand } from "./commands/server-context.js";
-import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
-import { serverInitCommand } from "./commands/server-init.js";
-import { serverStatusCommand, serverStopCommand, serverSystemdGroup } from "./commands/server-ops.js";
-import { serverStartCommand } from "./commands/server-start.js";
-import { versionCommand } from "./commands/version.js";
 import { describeError } from "./error-text.js";
+import { type BuiltinCommand, extractManifest, hydrateManifest, type ManifestGroup } from "./manifest.js";
 import { createOutput } from "./output.js";
 
-export const COMMAND_TREE: GroupSpec = {
-  kind: "group",
-  name: "ivoai",
-  summary: `ivoai ${IVOAI_VERSION} — safe, shared access to your organisation's knowledge for coding agents`,
-  children: [
-    demoCommand,
-    ...agentCommands,
-    autoCommand,
-    sessionGroup,
-    connectGroup,
-    disconnectGroup,
-    doctorCommand,
-    executorsCommand,
-    projectGroup,
-    routerGroup,
-    hookCommand,
-    orchestratorMcpCommand,
-    ...installCommands,
-    {
-      kind: "group",
-      name: "server",
-      summary: "Run and administer an ivoai knowledge server",
-      children: [
-        serverInitCommand,
-        serverStartCommand,
-        serverStatusCommand,
-        serverStopCommand,
-        serverSystemdGroup,
-        serverEnrollmentGroup,
-        serverClientsGroup,
-        serverConsoleGroup,
-        serverConnectorGroup,
-        serverIngestCommand,
-        serverSearchCommand,
-        serverApprovalsGroup,
-        serverAuditCommand,
-        serverActivationGroup,
-        serverBackupGroup,
-        serverRestoreCommand,
-      ],
-    },
-    versionCommand,
-    completionCommand(() => COMMAND_TREE),
-  ],
-};
+/** Commands the CLI makes itself (by their words below the root): completion needs the tree it completes. */
+const BUILTIN_COMMANDS: Record<string, BuiltinCommand> = { completion: completionCommand };
+
+/** The manifest of the full tree in src/cli/tree.ts, every command module loaded (what the build embeds). */
+export async function sourceManifest(): Promise<ManifestGroup> {
+  const { COMMAND_TREE } = await import("./tree.js");
+  return extractManifest(COMMAND_TREE, Object.keys(BUILTIN_COMMANDS));
+}
+
+let tree: Promise<GroupSpec> | undefined;
+
+/** The command tree: from the manifest embedded by the build, else (from source) extracted now. */
+export function commandTree(): Promise<GroupSpec> {
+  tree ??= (async () =>
+    hydrateManifest(BUNDLED_COMMAND_MANIFEST ?? (await sourceManifest()), BUILTIN_COMMANDS))();
+  return tree;
+}
 
 const VERSION_FLAGS = ["--version", "-V", "-v"];
 
@@ -94,7 +50,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
       return 0;
     }
     // `--version --json` is `version --json`.
-    const invocation = resolveInvocation(COMMAND_TREE, versionFlag ? ["version", ...modifiers] : argv);
+    const invocation = resolveInvocation(await commandTree(), versionFlag ? ["version", ...modifiers] : argv);
     if (invocation.kind === "help") {
       process.stdout.write(`${invocation.text}\n`);
       return 0;

@@ -1,11 +1,9 @@
-// `ivoai codex|claude|opencode`, `ivoai session …`, `ivoai connect chatgpt|claude`, `ivoai hook …`.
+// `ivoai codex|claude|opencode`, `ivoai session …`, `ivoai connect chatgpt|claude` (`ivoai hook …` is in hook.ts).
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { type AgentName, locateAgent, loginStatus } from "../../client/agents/catalog.js";
 import type { CompressionProvider } from "../../client/agents/compression.js";
-import { codexNotifyEvent, type HookEvent, sendHook, summarizePayload } from "../../client/agents/hook.js";
 import { launchAgent } from "../../client/agents/launch.js";
-import { recordStatusline } from "../../client/auto/quota/statusline-hook.js";
 import { openRegistry } from "../../client/connections/registry.js";
 import { parseSourceFlags } from "../../client/router/selection.js";
 import { openSessionStore, type SessionView } from "../../client/session/store.js";
@@ -19,7 +17,6 @@ import {
   stringOption,
 } from "../command.js";
 import { formatTable } from "../output.js";
-import { readStdin } from "../secret-input.js";
 import { AUTO_OPTIONS, KNOWLEDGE_SOURCE_OPTION, runAutoCommand } from "./auto.js";
 import { renderAutoState } from "./auto-render.js";
 
@@ -235,50 +232,3 @@ function connectAgent(name: "chatgpt" | "claude"): CommandSpec {
 }
 
 export const connectAgentCommands = [connectAgent("chatgpt"), connectAgent("claude")];
-
-export const hookCommand: CommandSpec = {
-  kind: "command",
-  name: "hook",
-  summary: "Internal: lifecycle hook called by agents in ivoai sessions (always exits 0)",
-  positionals: [
-    {
-      name: "AGENT",
-      description: "claude, codex, or statusline (Claude's status line: quota for AUTO)",
-      required: true,
-    },
-    {
-      name: "EVENT",
-      description:
-        "for claude: session_start, prompt_submitted, tool_used or session_end; codex passes its JSON",
-      variadic: true,
-    },
-  ],
-  async run(ctx) {
-    try {
-      const [agent, first] = ctx.positionals;
-      if (agent === "statusline") {
-        const payload = await Promise.race([
-          readStdin(256 * 1024),
-          new Promise<string>((resolve) => setTimeout(() => resolve(""), 1_000).unref()),
-        ]).catch(() => "");
-        ctx.out.line(await recordStatusline(payload, openRegistry(ctx.env).paths.stateDir));
-      } else if (agent === "claude") {
-        const event = first as HookEvent;
-        if (!["session_start", "prompt_submitted", "tool_used", "session_end"].includes(event)) return 0;
-        const payload = await Promise.race([
-          readStdin(256 * 1024).then((text) => (text ? (JSON.parse(text) as Record<string, unknown>) : {})),
-          new Promise<Record<string, unknown>>((resolve) => setTimeout(() => resolve({}), 1_000).unref()),
-        ]);
-        await sendHook(ctx.env, event, summarizePayload(event, payload));
-      } else if (agent === "codex") {
-        const { event, data } = codexNotifyEvent(
-          JSON.parse(ctx.positionals.at(-1) ?? "{}") as Record<string, unknown>,
-        );
-        await sendHook(ctx.env, event, data);
-      }
-    } catch {
-      // Never fatal: the agent continues whatever the hook met.
-    }
-    return 0;
-  },
-};

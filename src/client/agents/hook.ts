@@ -36,6 +36,10 @@ export function codexNotifyEvent(payload: Record<string, unknown>): {
   };
 }
 
+/**
+ * Posts one observation to the session router. node:http, not fetch: an agent runs this on every event, and
+ * fetch's first use costs a Node 20 process about 0.1 s of CPU (undici and its WebAssembly parser).
+ */
 export async function sendHook(
   env: NodeJS.ProcessEnv,
   event: HookEvent,
@@ -45,21 +49,37 @@ export async function sendHook(
   const url = env.IVOAI_ROUTER_HOOKS_URL;
   const token = env.IVOAI_ROUTER_TOKEN;
   if (!url || !token || !env.IVOAI_SESSION_ID) return "skipped";
-  try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        session_id: env.IVOAI_SESSION_ID,
-        project: env.IVOAI_PROJECT ?? "unknown",
-        event,
-        data,
-      }),
-      redirect: "error",
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    return response.ok ? "sent" : "failed";
-  } catch {
-    return "failed";
-  }
+  const target = URL.canParse(url) ? new URL(url) : undefined;
+  if (target?.protocol !== "http:" && target?.protocol !== "https:") return "failed";
+  const body = JSON.stringify({
+    session_id: env.IVOAI_SESSION_ID,
+    project: env.IVOAI_PROJECT ?? "unknown",
+    event,
+    data,
+  });
+  const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
+  return new Promise((resolve) => {
+    // No redirect is followed: a 3xx is a failure, like any answer but 2xx.
+    const outgoing = request(
+      target,
+      {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
+        signal: AbortSignal.timeout(timeoutMs),
+      },
+      (response) => {
+        const status = response.statusCode ?? 0;
+        response.resume();
+        response.once("close", () =>
+          resolve(response.complete && status >= 200 && status < 300 ? "sent" : "failed"),
+        );
+      },
+    );
+    outgoing.once("error", () => resolve("failed"));
+    outgoing.end(body);
+  });
 }
