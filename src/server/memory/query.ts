@@ -2,7 +2,7 @@
 
 import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval/analyzer.js";
 import { makeSnippet } from "../retrieval/snippet.js";
-import { createSyncedIndex } from "../retrieval/synced-index.js";
+import { createSyncedIndex, type SyncedIndex } from "../retrieval/synced-index.js";
 import type { MemoryStore, PageRecord } from "./store.js";
 
 export interface MemoryHit {
@@ -30,21 +30,33 @@ export function feedbackFactor(feedback: PageRecord["feedback"]): number {
   return feedback.stale + feedback.wrong > 0 ? votes * 0.5 : votes;
 }
 
-export function createMemorySearcher(store: MemoryStore): MemorySearcher {
-  const index = createSyncedIndex<{ scope: string; path: string }>({
+/**
+ * The lexical index over memory pages, kept in step with the store. Its per-page meta is the scope alone, one
+ * string shared by every page of the scope (paths are read with the page: 500,000 of them cost ~60 MB).
+ */
+export function createMemoryIndex(store: MemoryStore): SyncedIndex<string> {
+  return createSyncedIndex<string>({
     generation: () => store.generation(),
     removedSince: (generation) => store.removedSince(generation),
     async addedAfter(afterKey, limit) {
+      const scopes = new Map<string, string>();
       const rows = await store.pageTermsAfter(afterKey, limit);
-      return rows.map((row) => ({
-        key: row.key,
-        terms: row.terms,
-        meta: { scope: row.scope, path: row.path },
-      }));
+      return rows.map((row) => {
+        let scope = scopes.get(row.scope);
+        if (scope === undefined) {
+          scope = row.scope;
+          scopes.set(scope, scope);
+        }
+        return { key: row.key, terms: row.terms, meta: scope };
+      });
     },
     languages: async () =>
       (await store.languages()).filter((value): value is Language => value === "en" || value === "pt"),
   });
+}
+
+export function createMemorySearcher(store: MemoryStore): MemorySearcher {
+  const index = createMemoryIndex(store);
 
   return {
     get size() {
@@ -56,7 +68,7 @@ export function createMemorySearcher(store: MemoryStore): MemorySearcher {
       const allowed = new Set(scopes);
       const lexical = index
         .search(analyzeQuery(query, index.languages()), { limit: Math.max(limit * 5, 50) })
-        .filter((hit) => allowed.has(index.meta(hit.key)?.scope ?? ""));
+        .filter((hit) => allowed.has(index.meta(hit.key) ?? ""));
       const pages = await store.pagesByKeys(lexical.map((hit) => hit.key));
       const ranked = lexical
         .map((hit) => ({ hit, page: pages.get(hit.key) }))
