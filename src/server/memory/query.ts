@@ -3,7 +3,7 @@
 import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval/analyzer.js";
 import { makeSnippet } from "../retrieval/snippet.js";
 import { createSyncedIndex, type SyncedIndex } from "../retrieval/synced-index.js";
-import type { MemoryStore, PageRecord } from "./store.js";
+import type { MemoryStore, PageHead, PageRecord } from "./store.js";
 
 export interface MemoryHit {
   page: PageRecord;
@@ -69,38 +69,41 @@ export function createMemorySearcher(store: MemoryStore): MemorySearcher {
       const lexical = index
         .search(analyzeQuery(query, index.languages()), { limit: Math.max(limit * 5, 50) })
         .filter((hit) => allowed.has(index.meta(hit.key) ?? ""));
-      const pages = await store.pagesByKeys(lexical.map((hit) => hit.key));
+      // Ranking needs each candidate's path and feedback; bodies are read only for the pages returned.
+      const heads = await store.pageHeads(lexical.map((hit) => hit.key));
       const ranked = lexical
-        .map((hit) => ({ hit, page: pages.get(hit.key) }))
-        .filter((entry): entry is { hit: typeof entry.hit; page: PageRecord } => entry.page !== undefined)
-        .map(({ hit, page }) => ({ page, score: hit.score * feedbackFactor(page.feedback) }))
-        .sort((a, b) => b.score - a.score || a.page.key - b.page.key);
+        .map((hit) => ({ hit, head: heads.get(hit.key) }))
+        .filter((entry): entry is { hit: typeof entry.hit; head: PageHead } => entry.head !== undefined)
+        .map(({ hit, head }) => ({ head, score: hit.score * feedbackFactor(head.feedback) }))
+        .sort((a, b) => b.score - a.score || a.head.key - b.head.key);
 
       // Graph expansion: neighbours of the best lexical pages, ranked after the page that led to them.
       const seeds = ranked.slice(0, Math.min(5, limit));
       const links = await store.neighbours(
         [...allowed],
-        seeds.map((seed) => seed.page.path),
+        seeds.map((seed) => seed.head.path),
       );
       // Scores stay in BM25 units: a graph neighbour earns half the score of the page that led to it.
       const fused = new Map<
         string,
         {
-          page: PageRecord;
+          head: PageHead;
+          page?: PageRecord;
           score: number;
           via: Set<"lexical" | "graph">;
           neighbour_of?: { path: string; type: string };
         }
       >();
-      const id = (page: PageRecord) => `${page.scope}\0${page.path}`;
-      for (const { page, score } of ranked) fused.set(id(page), { page, score, via: new Set(["lexical"]) });
-      const seedScore = new Map(seeds.map((seed) => [seed.page.path, seed.score]));
+      const id = (page: PageHead) => `${page.scope}\0${page.path}`;
+      for (const { head, score } of ranked) fused.set(id(head), { head, score, via: new Set(["lexical"]) });
+      const seedScore = new Map(seeds.map((seed) => [seed.head.path, seed.score]));
       for (const link of links) {
         if (!allowed.has(link.page.scope) || link.page.path === link.from) continue;
         const bonus = GRAPH_WEIGHT * (seedScore.get(link.from) ?? 0) * feedbackFactor(link.page.feedback);
         const entry = fused.get(id(link.page));
         if (!entry) {
           fused.set(id(link.page), {
+            head: link.page,
             page: link.page,
             score: bonus,
             via: new Set(["graph"]),
@@ -111,20 +114,30 @@ export function createMemorySearcher(store: MemoryStore): MemorySearcher {
           entry.via.add("graph");
         }
       }
+      const best = [...fused.values()]
+        .sort((a, b) => b.score - a.score || a.head.key - b.head.key)
+        .slice(0, limit);
+      const bodies = await store.pagesByKeys(
+        best.filter((entry) => !entry.page).map((entry) => entry.head.key),
+      );
       const terms = words(query)
         .map(foldDiacritics)
         .filter((word) => word.length > 2);
-      return [...fused.values()]
-        .sort((a, b) => b.score - a.score || a.page.key - b.page.key)
-        .slice(0, limit)
-        .map((entry) => ({
-          page: entry.page,
-          score: Math.round(entry.score * 1e6) / 1e6,
-          snippet: makeSnippet(entry.page.body, terms),
-          via: [...entry.via],
-          ...(entry.neighbour_of ? { neighbour_of: entry.neighbour_of } : {}),
-          flagged: entry.page.feedback.stale + entry.page.feedback.wrong > 0,
-        }));
+      return best.flatMap((entry) => {
+        // A page replaced since its head was read has left the results (as one removed from the index).
+        const page = entry.page ?? bodies.get(entry.head.key);
+        if (!page) return [];
+        return [
+          {
+            page,
+            score: Math.round(entry.score * 1e6) / 1e6,
+            snippet: makeSnippet(page.body, terms),
+            via: [...entry.via],
+            ...(entry.neighbour_of ? { neighbour_of: entry.neighbour_of } : {}),
+            flagged: page.feedback.stale + page.feedback.wrong > 0,
+          },
+        ];
+      });
     },
   };
 }

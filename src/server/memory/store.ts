@@ -31,6 +31,9 @@ export interface PageRecord {
   feedback: Record<FeedbackKind, number>;
 }
 
+/** What ranking reads of a page: no body, title or metadata. */
+export type PageHead = Pick<PageRecord, "key" | "scope" | "path" | "feedback">;
+
 /** A page as written: the record's content fields plus what indexing and the graph need. */
 export type PageWrite = Pick<
   PageRecord,
@@ -80,6 +83,8 @@ export type DecisionOutcome =
 export interface MemoryStore {
   getPage(scope: string, path: string): Promise<PageRecord | undefined>;
   pagesByKeys(keys: readonly number[]): Promise<Map<number, PageRecord>>;
+  /** Path and feedback of each page, without reading bodies (memory_query ranks 50 candidates, shows 10). */
+  pageHeads(keys: readonly number[]): Promise<Map<number, PageHead>>;
   recentPages(scopes: readonly string[], limit: number): Promise<PageRecord[]>;
   /** Pages linked to or from these, in the given scopes: [source path, edge type, neighbour]. */
   neighbours(
@@ -610,6 +615,26 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
         ...keys,
       ) as Row[]) {
         out.set(Number(row.key), toPage(row));
+      }
+      return out;
+    },
+    async pageHeads(keys) {
+      const out = new Map<number, PageHead>();
+      if (keys.length === 0) return out;
+      for (const row of prepared(
+        `SELECT key, scope, path, helpful, not_helpful, stale, wrong FROM pages WHERE key IN (${inList(keys)})`,
+      ).all(...keys) as Row[]) {
+        out.set(Number(row.key), {
+          key: Number(row.key),
+          scope: String(row.scope),
+          path: String(row.path),
+          feedback: {
+            helpful: Number(row.helpful),
+            not_helpful: Number(row.not_helpful),
+            stale: Number(row.stale),
+            wrong: Number(row.wrong),
+          },
+        });
       }
       return out;
     },
