@@ -11,7 +11,7 @@ import { serverPaths } from "../src/config/server-paths.js";
 import { createEnrollmentService } from "../src/server/enrollment/service.js";
 import { createEnrollmentStore } from "../src/server/enrollment/store.js";
 import { preparePageWrite } from "../src/server/memory/page-write.js";
-import { createMemoryIndex } from "../src/server/memory/query.js";
+import { createMemoryIndex, createMemorySearcher } from "../src/server/memory/query.js";
 import { memoryFile, openMemoryService } from "../src/server/memory/service.js";
 import { analyzeQuery, analyzeWithOffsets } from "../src/server/retrieval/analyzer.js";
 import { createLexicalIndex, DEFAULT_LEXICAL_PARAMS } from "../src/server/retrieval/lexical-index.js";
@@ -150,15 +150,15 @@ async function latency() {
     config: await loadServerConfig(paths.configFile),
     logger: silentLogger,
   });
-  await memory.searcher.refresh();
+  const index = createMemoryIndex(memory.store);
+  const searcherInProcess = createMemorySearcher(memory.store, index);
+  await index.refresh();
   const searcher: number[] = [];
   for (let i = 0; i < WARM_UP + measured; i++) {
     const begin = performance.now();
-    await memory.searcher.search(queries[i % queries.length] as string, ["project-3", "_global"], 10);
+    await searcherInProcess.search(queries[i % queries.length] as string, ["project-3", "_global"], 10);
     if (i >= WARM_UP) searcher.push(performance.now() - begin);
   }
-  const index = createMemoryIndex(memory.store);
-  await index.refresh();
   const core: number[] = [];
   for (let i = 0; i < WARM_UP + measured; i++) {
     const begin = performance.now();

@@ -55,9 +55,11 @@ export function createMemoryIndex(store: MemoryStore): SyncedIndex<string> {
   });
 }
 
-export function createMemorySearcher(store: MemoryStore): MemorySearcher {
-  const index = createMemoryIndex(store);
-
+/** memory_query over `index` (one of its own unless given: a benchmark times the bare index beside it). */
+export function createMemorySearcher(
+  store: MemoryStore,
+  index: SyncedIndex<string> = createMemoryIndex(store),
+): MemorySearcher {
   return {
     get size() {
       return index.size;
