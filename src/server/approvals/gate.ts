@@ -111,8 +111,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       if (!actor.trim()) throw new IvoaiError("USAGE", "a decision needs the approver's name");
       if (approve && deciderCredential !== undefined) {
         // Four eyes: the requester never changes, so checking before the decision's transaction is race-free.
-        const approval = await deps.store.getApproval(id);
-        if (approval?.requester === deciderCredential)
+        if ((await deps.store.approvalRequester(id)) === deciderCredential)
           throw new IvoaiError(
             "FORBIDDEN",
             "a credential cannot approve its own request: another approver or the server operator must decide it",

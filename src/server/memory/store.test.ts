@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { preparePageWrite } from "./page-write.js";
 import { type ApprovalRecord, type MemoryStore, openMemoryStore } from "./store.js";
 
 // The episodes table and meta row exactly as the first release created them.
@@ -142,5 +143,73 @@ describe("memory store", () => {
     } while (cursor);
     expect(seen).toEqual(["apr_4", "apr_3", "apr_2", "apr_1", "apr_0"]);
     await expect(store.listApprovals({ limit: 2, cursor: "garbage" })).rejects.toThrow(/invalid cursor/);
+  });
+
+  const page = (scope: string, pagePath: string, body: string) =>
+    preparePageWrite({ scope, path: pagePath, body, author: "cli_a" });
+
+  it("applies a batch of writes exactly as the same writes one at a time", async () => {
+    const writes = [
+      page("p", "a", "# A\n\nThe queue retries [[b]]."),
+      page("p", "b", "# B\n\nParks a message after [[a]]."),
+      page("_global", "a", "# Global A\n\nUma página em português sobre filas."),
+      page("p", "a", "# A again\n\nA second version that links [[c]]."),
+    ];
+    const dump = (file: string) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return ["pages", "page_versions", "edges", "removed_pages", "meta"].map((table) =>
+          db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all(),
+        );
+      } finally {
+        db.close();
+      }
+    };
+    const one = openMemoryStore(path.join(dir, "one.sqlite"));
+    for (const write of writes) await one.writePage(write, "2026-01-01T00:00:00.000Z");
+    one.close();
+    store = openMemoryStore(path.join(dir, "batch.sqlite"));
+    await store.writePages(writes, "2026-01-01T00:00:00.000Z");
+    store.close();
+    store = undefined;
+    expect(dump(path.join(dir, "batch.sqlite"))).toEqual(dump(path.join(dir, "one.sqlite")));
+  });
+
+  it("reads languages, page heads, neighbours and edges both ways within the scopes", async () => {
+    store = openMemoryStore(path.join(dir, "memory.sqlite"));
+    expect(await store.languages()).toEqual([]);
+    await store.writePages(
+      [
+        page("p", "a", "# A\n\nThe billing queue retries three times before it parks [[b]]."),
+        page("p", "b", "# B\n\nA parked message waits for an operator, see [[a]]."),
+        page("p", "c", "# C\n\nA fila de cobrança tenta três vezes antes de estacionar [[a]]."),
+        page("q", "d", "# D\n\nAnother scope's page that links [[a]] too."),
+      ],
+      "2026-01-01T00:00:00.000Z",
+    );
+    expect(await store.languages()).toEqual(["en", "pt"]);
+    const a = (await store.getPage("p", "a")) as NonNullable<Awaited<ReturnType<MemoryStore["getPage"]>>>;
+    const heads = await store.pageHeads([a.key, 999]);
+    expect([...heads.values()]).toEqual([
+      { key: a.key, scope: "p", path: "a", feedback: { helpful: 0, not_helpful: 0, stale: 0, wrong: 0 } },
+    ]);
+    const links = await store.neighbours(["p"], ["a"]);
+    expect(links.map((link) => [link.from, link.type, link.page.path]).sort()).toEqual([
+      ["a", "links_to", "b"],
+      ["a", "links_to", "b"],
+      ["a", "links_to", "c"],
+    ]);
+    expect(await store.backlinks("p", "a")).toEqual([
+      { from: "b", type: "links_to" },
+      { from: "c", type: "links_to" },
+    ]);
+    // An edge between two of the paths matches both directions and is listed once.
+    expect(await store.edgesAround(["p", "q"], ["a", "b"])).toEqual([
+      { scope: "p", from: "a", type: "links_to", to: "b" },
+      { scope: "p", from: "b", type: "links_to", to: "a" },
+      { scope: "p", from: "c", type: "links_to", to: "a" },
+      { scope: "q", from: "d", type: "links_to", to: "a" },
+    ]);
+    expect(await store.edgesAround(["p"], ["a", "b"], 2)).toHaveLength(2);
   });
 });
