@@ -15,6 +15,7 @@ export const SNAPSHOT_FORMAT_VERSION = 1;
 const MAGIC = "IVOAIDX\n";
 const PREFIX = 40;
 const HASH_SLICE = 16 << 20;
+const READ_SLICE = 32 << 20;
 const ABANDONED_AFTER_MS = 15 * 60_000;
 
 export interface IndexSnapshot {
@@ -172,17 +173,26 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
   }
   let buffer: ArrayBuffer;
   let bytes: Uint8Array;
+  const hash = createHash("sha1");
   try {
     const { size } = await handle.stat();
     if (size < PREFIX) return { ok: false, reason: "corrupt", detail: `only ${size} bytes` };
     buffer = new ArrayBuffer(size);
     bytes = new Uint8Array(buffer);
+    // Each slice is hashed while the next one is being read.
     let read = 0;
+    let hashed = PREFIX;
     while (read < size) {
-      const { bytesRead } = await handle.read(bytes, read, Math.min(size - read, 1 << 28), read);
+      const reading = handle.read(bytes, read, Math.min(size - read, READ_SLICE), read);
+      if (read > hashed) {
+        hash.update(bytes.subarray(hashed, read));
+        hashed = read;
+      }
+      const { bytesRead } = await reading;
       if (bytesRead === 0) return { ok: false, reason: "corrupt", detail: "shorter than its size" };
       read += bytesRead;
     }
+    if (size > hashed) hash.update(bytes.subarray(hashed, size));
   } finally {
     await handle.close();
   }
@@ -194,7 +204,7 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
     return { ok: false, reason: "version", detail: `format ${version}, expected ${SNAPSHOT_FORMAT_VERSION}` };
   const headerRoom = prefix.readUInt32LE(12);
   if (PREFIX + headerRoom > bytes.length) return { ok: false, reason: "corrupt", detail: "truncated header" };
-  const digest = createHash("sha1").update(bytes.subarray(PREFIX)).digest();
+  const digest = hash.digest();
   if (!digest.equals(prefix.subarray(16, 36)))
     return { ok: false, reason: "corrupt", detail: "checksum mismatch" };
   let header: z.infer<typeof Header>;
@@ -235,7 +245,10 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
   return problem ? { ok: false, reason: "corrupt", detail: problem } : { ok: true, snapshot };
 }
 
-/** Cheap structural checks, so that even a well-hashed file from a faulty writer cannot index out of bounds. */
+/**
+ * Cheap structural checks of the offsets (the checksum vouches for the contents): even a well-hashed file from a
+ * faulty writer cannot make a range run past its array.
+ */
 function inconsistency(snapshot: IndexSnapshot): string | undefined {
   const { state, metaKeys, metaIds, metas } = snapshot;
   const slots = state.keys.length;

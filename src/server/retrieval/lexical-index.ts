@@ -140,8 +140,12 @@ export function createLexicalIndex(
   }
   if (unordered)
     for (let slot = 0; slot < slots; slot++) if (alive[slot]) unordered.set(keys[slot] as number, slot);
-  let norms: Float32Array | undefined;
-  let scores = new Float32Array(keys.length);
+  /**
+   * Per slot, interleaved: its BM25 length norm (even cells, valid while `normsValid`) and its score in the
+   * search under way (odd cells, zero between searches). Side by side, one cache line serves both.
+   */
+  let cells = new Float32Array(keys.length * 2);
+  let normsValid = false;
   let touched = new Int32Array(keys.length);
   let touchedCount = 0;
 
@@ -151,7 +155,8 @@ export function createLexicalIndex(
     lengths = sized(lengths, Int32Array, capacity);
     alive = sized(alive, Uint8Array, capacity);
     sequenceStart = sized(sequenceStart, Int32Array, capacity);
-    scores = new Float32Array(capacity);
+    cells = new Float32Array(capacity * 2);
+    normsValid = false;
     touched = new Int32Array(capacity);
   };
 
@@ -180,17 +185,29 @@ export function createLexicalIndex(
     return id;
   };
 
+  /** Scratch for `distinctTerms`: a count per term id, and the ids seen, in order of first occurrence. */
+  let termCounts = new Int32Array(1024);
+  let seen = new Int32Array(256);
+
   /** Calls `visit` once per distinct term of `slot` with its frequency, in order of first occurrence. */
   const distinctTerms = (slot: number, visit: (id: number, tf: number) => void): void => {
     const data = slot < baseSlots ? baseSequence : tailSequence.data;
     const start = sequenceStart[slot] as number;
-    const end = start + (lengths[slot] as number);
-    const counts = new Map<number, number>();
-    for (let p = start; p < end; p++) {
+    const length = lengths[slot] as number;
+    if (termCounts.length < termText.length) termCounts = new Int32Array(termText.length * 2);
+    if (seen.length < length) seen = new Int32Array(length * 2);
+    let distinct = 0;
+    for (let p = start; p < start + length; p++) {
       const id = data[p] as number;
-      counts.set(id, (counts.get(id) ?? 0) + 1);
+      if (termCounts[id] === 0) seen[distinct++] = id;
+      termCounts[id] = (termCounts[id] as number) + 1;
     }
-    for (const [id, tf] of counts) visit(id, tf);
+    for (let i = 0; i < distinct; i++) {
+      const id = seen[i] as number;
+      const tf = termCounts[id] as number;
+      termCounts[id] = 0;
+      visit(id, tf);
+    }
   };
 
   const idf = (id: number) => {
@@ -198,92 +215,126 @@ export function createLexicalIndex(
     return Math.log(1 + (liveCount - n + 0.5) / (n + 0.5));
   };
 
-  const normsFor = (): Float32Array => {
-    if (!norms || norms.length < slots) {
-      norms = new Float32Array(keys.length);
-      const average = liveCount > 0 ? totalLength / liveCount : 1;
-      for (let slot = 0; slot < slots; slot++) {
-        norms[slot] = params.k1 * (1 - params.b + (params.b * (lengths[slot] ?? 0)) / average);
-      }
+  const prepareNorms = (): void => {
+    if (normsValid) return;
+    const average = liveCount > 0 ? totalLength / liveCount : 1;
+    for (let slot = 0; slot < slots; slot++) {
+      cells[slot * 2] = params.k1 * (1 - params.b + (params.b * (lengths[slot] ?? 0)) / average);
     }
-    return norms;
+    normsValid = true;
   };
 
-  const accumulateList = (data: Int32Array, from: number, to: number, factor: number, norm: Float32Array) => {
-    for (let i = from; i < to; i += 2) {
-      const slot = data[i] as number;
-      if (alive[slot] === 0) continue;
-      const tf = data[i + 1] as number;
-      const previous = scores[slot] as number;
-      if (previous === 0) touched[touchedCount++] = slot;
-      scores[slot] = previous + (factor * tf) / (tf + (norm[slot] as number));
+  const accumulateList = (data: Int32Array, from: number, to: number, factor: number) => {
+    const out = cells;
+    const seen = touched;
+    let count = touchedCount;
+    if (liveCount === slots) {
+      for (let i = from; i < to; i += 2) {
+        const slot = data[i] as number;
+        const tf = data[i + 1] as number;
+        const cell = slot * 2;
+        const previous = out[cell + 1] as number;
+        if (previous === 0) seen[count++] = slot;
+        out[cell + 1] = previous + (factor * tf) / (tf + (out[cell] as number));
+      }
+    } else {
+      for (let i = from; i < to; i += 2) {
+        const slot = data[i] as number;
+        if (alive[slot] === 0) continue;
+        const tf = data[i + 1] as number;
+        const cell = slot * 2;
+        const previous = out[cell + 1] as number;
+        if (previous === 0) seen[count++] = slot;
+        out[cell + 1] = previous + (factor * tf) / (tf + (out[cell] as number));
+      }
     }
+    touchedCount = count;
   };
 
   /** Adds the BM25 contributions of `weights` into `scores`, noting newly touched slots. */
   const accumulate = (weights: ReadonlyMap<number, number>): void => {
-    const norm = normsFor();
+    prepareNorms();
     for (const [id, weight] of weights) {
       if (weight <= 0 || id >= termText.length) continue;
       const factor = weight * idf(id) * (params.k1 + 1);
       if (id + 1 < baseStart.length)
-        accumulateList(basePostings, baseStart[id] as number, baseStart[id + 1] as number, factor, norm);
+        accumulateList(basePostings, baseStart[id] as number, baseStart[id + 1] as number, factor);
       const tail = tails[id];
-      if (tail) accumulateList(tail.data, 0, tail.length, factor, norm);
+      if (tail) accumulateList(tail.data, 0, tail.length, factor);
     }
   };
 
   const reset = () => {
-    for (let i = 0; i < touchedCount; i++) scores[touched[i] as number] = 0;
+    for (let i = 0; i < touchedCount; i++) cells[(touched[i] as number) * 2 + 1] = 0;
     touchedCount = 0;
   };
 
-  /** The best `limit` touched slots, by score then key; a binary heap over slot numbers (no allocation per slot). */
-  const topK = (limit: number): LexicalHit[] => {
+  /**
+   * The best `limit` touched slots, by score then key; a binary heap of (slot, score) with no allocation per slot.
+   * With `clear`, every touched score is reset to zero on the way (the search's last pass over them).
+   */
+  const topK = (limit: number, clear = false): LexicalHit[] => {
     const heap = new Int32Array(Math.max(1, limit));
+    const heapScore = new Float64Array(Math.max(1, limit));
     let size = 0;
-    // "a ranks below b": lower score, or equal score and larger key.
-    const below = (a: number, b: number) => {
-      const sa = scores[a] as number;
-      const sb = scores[b] as number;
-      return sa < sb || (sa === sb && (keys[a] as number) > (keys[b] as number));
+    // "(slot a, score sa) ranks below (b, sb)": lower score, or equal score and larger key.
+    const below = (a: number, sa: number, b: number, sb: number) =>
+      sa < sb || (sa === sb && (keys[a] as number) > (keys[b] as number));
+    const place = (at: number, slot: number, score: number) => {
+      heap[at] = slot;
+      heapScore[at] = score;
     };
-    const siftDown = (from: number) => {
-      let at = from;
-      for (;;) {
-        const left = at * 2 + 1;
-        const right = left + 1;
-        let lowest = at;
-        if (left < size && below(heap[left] as number, heap[lowest] as number)) lowest = left;
-        if (right < size && below(heap[right] as number, heap[lowest] as number)) lowest = right;
-        if (lowest === at) return;
-        const swap = heap[at] as number;
-        heap[at] = heap[lowest] as number;
-        heap[lowest] = swap;
-        at = lowest;
-      }
-    };
+    // The heap's lowest score, kept in a local: most slots fall below it and are passed over at one compare.
+    let floor = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < touchedCount; i++) {
       const slot = touched[i] as number;
+      const score = cells[slot * 2 + 1] as number;
+      if (clear) cells[slot * 2 + 1] = 0;
+      if (size === limit && score < floor) continue;
       if (size < limit) {
         let at = size++;
-        heap[at] = slot;
         while (at > 0) {
           const parent = (at - 1) >> 1;
-          if (!below(heap[at] as number, heap[parent] as number)) break;
-          const swap = heap[at] as number;
-          heap[at] = heap[parent] as number;
-          heap[parent] = swap;
+          if (!below(slot, score, heap[parent] as number, heapScore[parent] as number)) break;
+          place(at, heap[parent] as number, heapScore[parent] as number);
           at = parent;
         }
-      } else if (limit > 0 && below(heap[0] as number, slot)) {
-        heap[0] = slot;
-        siftDown(0);
+        place(at, slot, score);
+        if (size === limit) floor = heapScore[0] as number;
+      } else if (limit > 0 && below(heap[0] as number, heapScore[0] as number, slot, score)) {
+        // Sift the newcomer down from the root.
+        let at = 0;
+        for (;;) {
+          const left = at * 2 + 1;
+          const right = left + 1;
+          let lowest = -1;
+          let lowestSlot = slot;
+          let lowestScore = score;
+          if (
+            left < size &&
+            below(heap[left] as number, heapScore[left] as number, lowestSlot, lowestScore)
+          ) {
+            lowest = left;
+            lowestSlot = heap[left] as number;
+            lowestScore = heapScore[left] as number;
+          }
+          if (
+            right < size &&
+            below(heap[right] as number, heapScore[right] as number, lowestSlot, lowestScore)
+          )
+            lowest = right;
+          if (lowest < 0) break;
+          place(at, heap[lowest] as number, heapScore[lowest] as number);
+          at = lowest;
+        }
+        place(at, slot, score);
+        floor = heapScore[0] as number;
       }
     }
+    if (clear) touchedCount = 0;
     const out: LexicalHit[] = [];
     for (let i = 0; i < size; i++)
-      out.push({ key: keys[heap[i] as number] as number, score: scores[heap[i] as number] as number });
+      out.push({ key: keys[heap[i] as number] as number, score: heapScore[i] as number });
     return out.sort((a, b) => b.score - a.score || a.key - b.key);
   };
 
@@ -293,7 +344,7 @@ export function createLexicalIndex(
     if (params.proximityWeight <= 0 || terms.length < 2) return hits;
     const position = new Map<number, number>(terms.map((id, index) => [id, index]));
     const termWeight = terms.map((id) => idf(id) * (weights.get(id) ?? 0));
-    const norm = normsFor();
+    prepareNorms();
     const window = params.proximityWindow;
     const last = new Float64Array(terms.length);
     const pair = new Float64Array(terms.length * terms.length);
@@ -323,7 +374,7 @@ export function createLexicalIndex(
           const tpi = pair[a * terms.length + b] as number;
           if (tpi > 0) {
             const weight = Math.min(termWeight[a] as number, termWeight[b] as number);
-            bonus += (weight * tpi * (params.k1 + 1)) / (tpi + (norm[slot] as number));
+            bonus += (weight * tpi * (params.k1 + 1)) / (tpi + (cells[slot * 2] as number));
           }
         }
       }
@@ -440,7 +491,7 @@ export function createLexicalIndex(
       });
       liveCount += 1;
       totalLength += terms.length;
-      norms = undefined;
+      normsValid = false;
     },
     remove(key) {
       const slot = slotOf(key);
@@ -452,7 +503,7 @@ export function createLexicalIndex(
       });
       liveCount -= 1;
       totalLength -= lengths[slot] as number;
-      norms = undefined;
+      normsValid = false;
       return true;
     },
     search(query, options) {
@@ -474,12 +525,12 @@ export function createLexicalIndex(
             originalFactor = rm3.originalFactor;
             for (let i = 0; i < touchedCount; i++) {
               const slot = touched[i] as number;
-              scores[slot] = (scores[slot] as number) * originalFactor;
+              cells[slot * 2 + 1] = (cells[slot * 2 + 1] as number) * originalFactor;
             }
             accumulate(rm3.added);
           }
         }
-        hits = topK(depth);
+        hits = topK(depth, true);
       } finally {
         reset();
       }
