@@ -1,4 +1,5 @@
 // Retrieval quality through the real ingest + search path, beside stock BM25 (reference and in-run).
+// `--dump=FILE` also writes every query's ranked list with scores, to prove an index change leaves rankings identical.
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { analyzeQuery, analyzeWithOffsets } from "../src/server/retrieval/analyzer.js";
@@ -9,6 +10,8 @@ import { createBenchTree, machineLine } from "./lib/server-tree.js";
 /** Stock Lucene BM25 (k1 0.9, b 0.4, Snowball, stopwords): the figures the issue names. */
 const REFERENCE_NDCG10: Record<string, number> = { cranfield: 0.353, adi: 0.467, faquad: 0.905 };
 const COLLECTIONS = ["cranfield", "adi", "faquad"];
+const dumpFile = process.argv.find((arg) => arg.startsWith("--dump="))?.slice(7);
+const rankings: Record<string, [string, number][]> = {};
 
 interface Row {
   collection: string;
@@ -40,6 +43,7 @@ async function evaluate(collection: Collection): Promise<Row> {
       for (const query of collection.queries) {
         const hits = await context.searcher.search(query.text, { limit: 100 });
         const ranked = hits.map((hit) => path.basename(hit.document.rel_path, ".md"));
+        rankings[`${collection.name}/${query.id}`] = hits.map((hit, i) => [ranked[i] as string, hit.score]);
         metrics.push(scoreRanking(ranked, collection.qrels.get(query.id) ?? new Map()));
       }
       return {
@@ -111,6 +115,7 @@ const report = [
   "",
 ].join("\n");
 process.stdout.write(`${report}\n`);
+if (dumpFile) await writeFile(path.resolve(dumpFile), `${JSON.stringify(rankings)}\n`);
 if (!process.argv.includes("--no-save")) {
   await writeFile(path.resolve("bench/results/retrieval.md"), report);
   await writeFile(

@@ -89,6 +89,10 @@ export interface Catalogue {
   /** Chunk seqs removed after `afterGeneration`. */
   removedSince(afterGeneration: number): Promise<number[]>;
   generation(): Promise<number>;
+  /** A random id given to the catalogue when it was created (a search index snapshot must match it). */
+  instance(): Promise<string | undefined>;
+  /** How many chunks the catalogue holds. */
+  chunkCount(): Promise<number>;
   stats(): Promise<CatalogueStats>;
   close(): void;
 }
@@ -96,6 +100,7 @@ export interface Catalogue {
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '1'), ('generation', '0');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('instance', lower(hex(randomblob(16))));
 CREATE TABLE IF NOT EXISTS connectors (
   name TEXT PRIMARY KEY, type TEXT NOT NULL, path TEXT NOT NULL, created_at TEXT NOT NULL, last_ingest_at TEXT,
   allow_hardlinks INTEGER NOT NULL DEFAULT 0
@@ -182,6 +187,8 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
       "DELETE FROM removed_chunks WHERE seq IN (SELECT seq FROM removed_chunks ORDER BY generation DESC LIMIT -1 OFFSET ?)",
     ),
     generation: db.prepare("SELECT CAST(value AS INTEGER) AS g FROM meta WHERE key = 'generation'"),
+    instance: db.prepare("SELECT value FROM meta WHERE key = 'instance'"),
+    chunkCount: db.prepare("SELECT COUNT(*) AS n FROM chunks"),
     bumpGeneration: db.prepare(
       "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation' RETURNING CAST(value AS INTEGER) AS g",
     ),
@@ -343,6 +350,12 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     },
     async generation() {
       return (q.generation.get() as { g: number }).g;
+    },
+    async instance() {
+      return (q.instance.get() as { value: string } | undefined)?.value;
+    },
+    async chunkCount() {
+      return (q.chunkCount.get() as { n: number }).n;
     },
     async stats() {
       return q.stats.get() as CatalogueStats;

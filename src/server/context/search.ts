@@ -26,12 +26,18 @@ export interface ContextSearcher {
   search(query: string, options: SearchOptions): Promise<SearchHit[]>;
   /** Brings the in-memory index up to the catalogue's latest generation. */
   refresh(): Promise<void>;
+  /** Writes the index snapshot now (a no-op without a snapshot file). */
+  persist(): Promise<void>;
   readonly indexedChunks: number;
 }
 
 export interface ContextSearcherDeps {
   catalogue: Catalogue;
   vectors?: VectorRetriever;
+  /** Where the lexical index persists itself, so a start loads it instead of reading every chunk. */
+  snapshotFile?: string;
+  /** A snapshot that could not be used or written (searches are unaffected). */
+  onSnapshotProblem?: (message: string) => void;
 }
 
 /** Reciprocal-rank-fusion constant (Cormack et al.). */
@@ -39,20 +45,28 @@ const RRF_K = 60;
 
 export function createContextSearcher(deps: ContextSearcherDeps): ContextSearcher {
   const { catalogue } = deps;
-  const index = createSyncedIndex<{ documentId: string; connector: string }>({
-    generation: () => catalogue.generation(),
-    removedSince: (generation) => catalogue.removedSince(generation),
-    async addedAfter(afterKey, limit) {
-      const rows = await catalogue.chunkTermsAfter(afterKey, limit);
-      return rows.map((row) => ({
-        key: row.seq,
-        terms: row.terms,
-        meta: { documentId: row.document_id, connector: row.connector },
-      }));
+  const index = createSyncedIndex<{ documentId: string; connector: string }>(
+    {
+      generation: () => catalogue.generation(),
+      removedSince: (generation) => catalogue.removedSince(generation),
+      async addedAfter(afterKey, limit) {
+        const rows = await catalogue.chunkTermsAfter(afterKey, limit);
+        return rows.map((row) => ({
+          key: row.seq,
+          terms: row.terms,
+          meta: { documentId: row.document_id, connector: row.connector },
+        }));
+      },
+      languages: async () =>
+        (await catalogue.languages()).filter((value): value is Language => value === "en" || value === "pt"),
+      instance: () => catalogue.instance(),
+      count: () => catalogue.chunkCount(),
     },
-    languages: async () =>
-      (await catalogue.languages()).filter((value): value is Language => value === "en" || value === "pt"),
-  });
+    {
+      ...(deps.snapshotFile ? { snapshotFile: deps.snapshotFile } : {}),
+      ...(deps.onSnapshotProblem ? { onSnapshotProblem: deps.onSnapshotProblem } : {}),
+    },
+  );
   const refresh = () => index.refresh();
 
   return {
@@ -60,6 +74,7 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
       return index.size;
     },
     refresh,
+    persist: () => index.persist(),
     async search(query, options) {
       await refresh();
       const limit = Math.max(1, Math.min(options.limit, MAX_SEARCH_RESULTS));

@@ -52,6 +52,11 @@ export function catalogueFile(paths: ServerPaths): string {
   return path.join(paths.contextDir, "catalogue.sqlite");
 }
 
+/** The lexical index snapshot beside the catalogue (a cache: deleting it only makes the next start slower). */
+export function indexSnapshotFile(paths: ServerPaths): string {
+  return path.join(paths.contextDir, "lexical-index.snapshot");
+}
+
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 export function openContextService(options: ContextServiceOptions): ContextService {
@@ -62,7 +67,12 @@ export function openContextService(options: ContextServiceOptions): ContextServi
   const vectors = embedder
     ? createVectorRetriever({ catalogue, embedder, cacheDir: path.join(paths.contextDir, "vectors"), logger })
     : undefined;
-  const searcher = createContextSearcher({ catalogue, ...(vectors ? { vectors } : {}) });
+  const searcher = createContextSearcher({
+    catalogue,
+    ...(vectors ? { vectors } : {}),
+    snapshotFile: indexSnapshotFile(paths),
+    onSnapshotProblem: (message) => logger.warn(message),
+  });
   const quotas: IngestQuotas = {
     documents: config.context.max_documents,
     bytes: config.context.max_bytes,

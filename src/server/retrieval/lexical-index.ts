@@ -2,6 +2,10 @@
 //
 // FTS5's bm25() fixes k1/b and cannot weight query terms, which relevance feedback needs, so the
 // lexical ranking lives here over typed arrays; SQLite stays the authority for what is indexed.
+//
+// Layout: a compact base (one flat postings array per index, term ranges by offset; one flat term sequence per
+// passage) that a snapshot can restore without copying, and growable tails for passages added since. A passage's
+// distinct terms and their frequencies are read from its sequence when needed (feedback, removal).
 
 export interface LexicalSearchOptions {
   limit: number;
@@ -42,6 +46,23 @@ export const DEFAULT_LEXICAL_PARAMS: LexicalParams = {
   proximityWindow: 5,
 };
 
+/**
+ * An index's whole content as flat typed arrays (what a snapshot stores). Postings are interleaved
+ * (slot, tf) pairs, term `t`'s in `postings[termStart[t] .. termStart[t + 1])`; slot `s`'s terms in text order
+ * are `sequence[sequenceStart[s] .. sequenceStart[s] + lengths[s])`.
+ */
+export interface LexicalState {
+  terms: string[];
+  keys: Float64Array;
+  alive: Uint8Array;
+  lengths: Int32Array;
+  sequenceStart: Int32Array;
+  sequence: Int32Array;
+  termStart: Int32Array;
+  postings: Int32Array;
+  df: Int32Array;
+}
+
 class GrowableInt32 {
   data: Int32Array;
   length = 0;
@@ -64,49 +85,93 @@ export interface LexicalIndex {
   remove(key: number): boolean;
   has(key: number): boolean;
   search(query: ReadonlyMap<string, number>, options: LexicalSearchOptions): LexicalHit[];
+  /** Folds passages added since the last compaction into the flat base arrays (one copy; frees the tails). */
+  compact(): void;
+  /** The content as flat arrays (compacts first). Arrays that later changes mutate are copies. */
+  state(): LexicalState;
   readonly size: number;
   /** Removed passages whose postings are still in memory (reclaimed only by rebuilding the index). */
   readonly dead: number;
 }
 
-export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAMS): LexicalIndex {
+const EMPTY = new Int32Array(0);
+
+/** A new index, empty or restored from `state` (whose flat arrays it keeps without copying). */
+export function createLexicalIndex(
+  params: LexicalParams = DEFAULT_LEXICAL_PARAMS,
+  state?: LexicalState,
+): LexicalIndex {
   const termIds = new Map<string, number>();
-  const termText: string[] = [];
-  /** Per term: postings as interleaved (slot, tf) pairs. */
-  const postings: GrowableInt32[] = [];
-  const df: number[] = [];
-  /** Per slot: key, length, alive, and its (term, tf) pairs in `forward`. */
-  let keys = new Float64Array(1024);
-  let lengths = new Float32Array(1024);
-  let alive = new Uint8Array(1024);
-  let forwardStart = new Int32Array(1025);
-  const forward = new GrowableInt32(1 << 16);
-  /** Per slot: its terms in text order, for proximity. */
-  let sequenceStart = new Int32Array(1025);
-  const sequence = new GrowableInt32(1 << 16);
-  const slotOf = new Map<number, number>();
-  let slots = 0;
+  const termText: string[] = state ? state.terms : [];
+  for (let id = 0; id < termText.length; id++) termIds.set(termText[id] as string, id);
+  /** Base postings (flat, by term offset) and per-term tails for slots added since. */
+  let baseStart: Int32Array = state ? state.termStart : new Int32Array(1);
+  let basePostings: Int32Array = state ? state.postings : EMPTY;
+  let tails: (GrowableInt32 | undefined)[] = [];
+  let df: Int32Array = state ? state.df : new Int32Array(1024);
+  /** Per slot: key, length, alive, and where its term sequence starts (base below `baseSlots`, else tail). */
+  let slots = state ? state.keys.length : 0;
+  const initial = Math.max(1024, slots);
+  const sized = <T extends Float64Array | Uint8Array | Int32Array>(
+    source: T | undefined,
+    make: new (n: number) => T,
+    size: number,
+  ): T => {
+    const next = new make(size);
+    if (source) next.set(source);
+    return next;
+  };
+  let keys = sized(state?.keys, Float64Array, initial);
+  let lengths = sized(state?.lengths, Int32Array, initial);
+  let alive = sized(state?.alive, Uint8Array, initial);
+  let sequenceStart = sized(state?.sequenceStart, Int32Array, initial);
+  let baseSequence: Int32Array = state ? state.sequence : EMPTY;
+  let baseSlots = slots;
+  let tailSequence = new GrowableInt32(1024);
+  /** Keys ascend with slots while `unordered` is undefined: a slot is found by binary search. */
+  let unordered: Map<number, number> | undefined;
   let liveCount = 0;
   let totalLength = 0;
-  let norms: Float32Array | undefined;
-  let scores = new Float32Array(1024);
+  for (let slot = 0; slot < slots; slot++) {
+    if (slot > 0 && (keys[slot] as number) <= (keys[slot - 1] as number)) unordered = new Map();
+    if (alive[slot] === 0) continue;
+    liveCount += 1;
+    totalLength += lengths[slot] as number;
+  }
+  if (unordered)
+    for (let slot = 0; slot < slots; slot++) if (alive[slot]) unordered.set(keys[slot] as number, slot);
+  /**
+   * Per slot, interleaved: its BM25 length norm (even cells, valid while `normsValid`) and its score in the
+   * search under way (odd cells, zero between searches). Side by side, one cache line serves both.
+   */
+  let cells = new Float32Array(keys.length * 2);
+  let normsValid = false;
+  let touched = new Int32Array(keys.length);
+  let touchedCount = 0;
 
   const grow = () => {
     const capacity = keys.length * 2;
-    const copy = <T extends Float64Array | Float32Array | Uint8Array | Int32Array>(
-      source: T,
-      size: number,
-    ): T => {
-      const next = new (source.constructor as new (n: number) => T)(size);
-      next.set(source);
-      return next;
-    };
-    keys = copy(keys, capacity);
-    lengths = copy(lengths, capacity);
-    alive = copy(alive, capacity);
-    forwardStart = copy(forwardStart, capacity + 1);
-    sequenceStart = copy(sequenceStart, capacity + 1);
-    scores = new Float32Array(capacity);
+    keys = sized(keys, Float64Array, capacity);
+    lengths = sized(lengths, Int32Array, capacity);
+    alive = sized(alive, Uint8Array, capacity);
+    sequenceStart = sized(sequenceStart, Int32Array, capacity);
+    cells = new Float32Array(capacity * 2);
+    normsValid = false;
+    touched = new Int32Array(capacity);
+  };
+
+  const slotOf = (key: number): number => {
+    if (unordered) return unordered.get(key) ?? -1;
+    let low = 0;
+    let high = slots - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const found = keys[middle] as number;
+      if (found === key) return alive[middle] === 1 ? middle : -1;
+      if (found < key) low = middle + 1;
+      else high = middle - 1;
+    }
+    return -1;
   };
 
   const termId = (term: string): number => {
@@ -115,10 +180,34 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
       id = termText.length;
       termIds.set(term, id);
       termText.push(term);
-      postings.push(new GrowableInt32());
-      df.push(0);
+      if (id >= df.length) df = sized(df, Int32Array, df.length * 2);
     }
     return id;
+  };
+
+  /** Scratch for `distinctTerms`: a count per term id, and the ids seen, in order of first occurrence. */
+  let termCounts = new Int32Array(1024);
+  let seen = new Int32Array(256);
+
+  /** Calls `visit` once per distinct term of `slot` with its frequency, in order of first occurrence. */
+  const distinctTerms = (slot: number, visit: (id: number, tf: number) => void): void => {
+    const data = slot < baseSlots ? baseSequence : tailSequence.data;
+    const start = sequenceStart[slot] as number;
+    const length = lengths[slot] as number;
+    if (termCounts.length < termText.length) termCounts = new Int32Array(termText.length * 2);
+    if (seen.length < length) seen = new Int32Array(length * 2);
+    let distinct = 0;
+    for (let p = start; p < start + length; p++) {
+      const id = data[p] as number;
+      if (termCounts[id] === 0) seen[distinct++] = id;
+      termCounts[id] = (termCounts[id] as number) + 1;
+    }
+    for (let i = 0; i < distinct; i++) {
+      const id = seen[i] as number;
+      const tf = termCounts[id] as number;
+      termCounts[id] = 0;
+      visit(id, tf);
+    }
   };
 
   const idf = (id: number) => {
@@ -126,85 +215,126 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
     return Math.log(1 + (liveCount - n + 0.5) / (n + 0.5));
   };
 
-  const normsFor = (): Float32Array => {
-    if (!norms || norms.length < slots) {
-      norms = new Float32Array(keys.length);
-      const average = liveCount > 0 ? totalLength / liveCount : 1;
-      for (let slot = 0; slot < slots; slot++) {
-        norms[slot] = params.k1 * (1 - params.b + (params.b * (lengths[slot] ?? 0)) / average);
-      }
+  const prepareNorms = (): void => {
+    if (normsValid) return;
+    const average = liveCount > 0 ? totalLength / liveCount : 1;
+    for (let slot = 0; slot < slots; slot++) {
+      cells[slot * 2] = params.k1 * (1 - params.b + (params.b * (lengths[slot] ?? 0)) / average);
     }
-    return norms;
+    normsValid = true;
   };
 
-  /** Adds the BM25 contributions of `weights` into `scores`, noting newly touched slots. */
-  const accumulate = (weights: ReadonlyMap<number, number>, touched: GrowableInt32): void => {
-    const norm = normsFor();
-    for (const [id, weight] of weights) {
-      const list = postings[id];
-      if (!list || weight <= 0) continue;
-      const factor = weight * idf(id) * (params.k1 + 1);
-      const data = list.data;
-      for (let i = 0; i < list.length; i += 2) {
+  const accumulateList = (data: Int32Array, from: number, to: number, factor: number) => {
+    const out = cells;
+    const seen = touched;
+    let count = touchedCount;
+    if (liveCount === slots) {
+      for (let i = from; i < to; i += 2) {
+        const slot = data[i] as number;
+        const tf = data[i + 1] as number;
+        const cell = slot * 2;
+        const previous = out[cell + 1] as number;
+        if (previous === 0) seen[count++] = slot;
+        out[cell + 1] = previous + (factor * tf) / (tf + (out[cell] as number));
+      }
+    } else {
+      for (let i = from; i < to; i += 2) {
         const slot = data[i] as number;
         if (alive[slot] === 0) continue;
         const tf = data[i + 1] as number;
-        if (scores[slot] === 0) touched.push(slot);
-        scores[slot] = (scores[slot] as number) + (factor * tf) / (tf + (norm[slot] as number));
+        const cell = slot * 2;
+        const previous = out[cell + 1] as number;
+        if (previous === 0) seen[count++] = slot;
+        out[cell + 1] = previous + (factor * tf) / (tf + (out[cell] as number));
       }
+    }
+    touchedCount = count;
+  };
+
+  /** Adds the BM25 contributions of `weights` into `scores`, noting newly touched slots. */
+  const accumulate = (weights: ReadonlyMap<number, number>): void => {
+    prepareNorms();
+    for (const [id, weight] of weights) {
+      if (weight <= 0 || id >= termText.length) continue;
+      const factor = weight * idf(id) * (params.k1 + 1);
+      if (id + 1 < baseStart.length)
+        accumulateList(basePostings, baseStart[id] as number, baseStart[id + 1] as number, factor);
+      const tail = tails[id];
+      if (tail) accumulateList(tail.data, 0, tail.length, factor);
     }
   };
 
-  const reset = (touched: GrowableInt32) => {
-    for (let i = 0; i < touched.length; i++) scores[touched.data[i] as number] = 0;
+  const reset = () => {
+    for (let i = 0; i < touchedCount; i++) cells[(touched[i] as number) * 2 + 1] = 0;
+    touchedCount = 0;
   };
 
-  /** The best `limit` touched slots, by score then key; a binary heap over slot numbers (no allocation per slot). */
-  const topK = (touched: GrowableInt32, limit: number): LexicalHit[] => {
+  /**
+   * The best `limit` touched slots, by score then key; a binary heap of (slot, score) with no allocation per slot.
+   * With `clear`, every touched score is reset to zero on the way (the search's last pass over them).
+   */
+  const topK = (limit: number, clear = false): LexicalHit[] => {
     const heap = new Int32Array(Math.max(1, limit));
+    const heapScore = new Float64Array(Math.max(1, limit));
     let size = 0;
-    // "a ranks below b": lower score, or equal score and larger key.
-    const below = (a: number, b: number) => {
-      const sa = scores[a] as number;
-      const sb = scores[b] as number;
-      return sa < sb || (sa === sb && (keys[a] as number) > (keys[b] as number));
+    // "(slot a, score sa) ranks below (b, sb)": lower score, or equal score and larger key.
+    const below = (a: number, sa: number, b: number, sb: number) =>
+      sa < sb || (sa === sb && (keys[a] as number) > (keys[b] as number));
+    const place = (at: number, slot: number, score: number) => {
+      heap[at] = slot;
+      heapScore[at] = score;
     };
-    const siftDown = (from: number) => {
-      let at = from;
-      for (;;) {
-        const left = at * 2 + 1;
-        const right = left + 1;
-        let lowest = at;
-        if (left < size && below(heap[left] as number, heap[lowest] as number)) lowest = left;
-        if (right < size && below(heap[right] as number, heap[lowest] as number)) lowest = right;
-        if (lowest === at) return;
-        const swap = heap[at] as number;
-        heap[at] = heap[lowest] as number;
-        heap[lowest] = swap;
-        at = lowest;
-      }
-    };
-    for (let i = 0; i < touched.length; i++) {
-      const slot = touched.data[i] as number;
+    // The heap's lowest score, kept in a local: most slots fall below it and are passed over at one compare.
+    let floor = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < touchedCount; i++) {
+      const slot = touched[i] as number;
+      const score = cells[slot * 2 + 1] as number;
+      if (clear) cells[slot * 2 + 1] = 0;
+      if (size === limit && score < floor) continue;
       if (size < limit) {
         let at = size++;
-        heap[at] = slot;
         while (at > 0) {
           const parent = (at - 1) >> 1;
-          if (!below(heap[at] as number, heap[parent] as number)) break;
-          const swap = heap[at] as number;
-          heap[at] = heap[parent] as number;
-          heap[parent] = swap;
+          if (!below(slot, score, heap[parent] as number, heapScore[parent] as number)) break;
+          place(at, heap[parent] as number, heapScore[parent] as number);
           at = parent;
         }
-      } else if (limit > 0 && below(heap[0] as number, slot)) {
-        heap[0] = slot;
-        siftDown(0);
+        place(at, slot, score);
+        if (size === limit) floor = heapScore[0] as number;
+      } else if (limit > 0 && below(heap[0] as number, heapScore[0] as number, slot, score)) {
+        // Sift the newcomer down from the root.
+        let at = 0;
+        for (;;) {
+          const left = at * 2 + 1;
+          const right = left + 1;
+          let lowest = -1;
+          let lowestSlot = slot;
+          let lowestScore = score;
+          if (
+            left < size &&
+            below(heap[left] as number, heapScore[left] as number, lowestSlot, lowestScore)
+          ) {
+            lowest = left;
+            lowestSlot = heap[left] as number;
+            lowestScore = heapScore[left] as number;
+          }
+          if (
+            right < size &&
+            below(heap[right] as number, heapScore[right] as number, lowestSlot, lowestScore)
+          )
+            lowest = right;
+          if (lowest < 0) break;
+          place(at, heap[lowest] as number, heapScore[lowest] as number);
+          at = lowest;
+        }
+        place(at, slot, score);
+        floor = heapScore[0] as number;
       }
     }
+    if (clear) touchedCount = 0;
     const out: LexicalHit[] = [];
     for (let i = 0; i < size; i++)
-      out.push({ key: keys[heap[i] as number] as number, score: scores[heap[i] as number] as number });
+      out.push({ key: keys[heap[i] as number] as number, score: heapScore[i] as number });
     return out.sort((a, b) => b.score - a.score || a.key - b.key);
   };
 
@@ -214,25 +344,29 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
     if (params.proximityWeight <= 0 || terms.length < 2) return hits;
     const position = new Map<number, number>(terms.map((id, index) => [id, index]));
     const termWeight = terms.map((id) => idf(id) * (weights.get(id) ?? 0));
-    const norm = normsFor();
+    prepareNorms();
     const window = params.proximityWindow;
     const last = new Float64Array(terms.length);
     const pair = new Float64Array(terms.length * terms.length);
     const reranked = hits.map((hit) => {
-      const slot = slotOf.get(hit.key) as number;
+      const slot = slotOf(hit.key);
+      const data = slot < baseSlots ? baseSequence : tailSequence.data;
+      const start = sequenceStart[slot] as number;
       last.fill(Number.NEGATIVE_INFINITY);
       pair.fill(0);
-      for (let p = sequenceStart[slot] as number; p < (sequenceStart[slot + 1] as number); p++) {
-        const index = position.get(sequence.data[p] as number);
+      for (let p = start; p < start + (lengths[slot] as number); p++) {
+        const index = position.get(data[p] as number);
         if (index === undefined) continue;
+        // Distances are counted from the passage start, as positions are.
+        const at = p - start;
         for (let other = 0; other < terms.length; other++) {
-          const distance = p - (last[other] as number);
+          const distance = at - (last[other] as number);
           if (other !== index && distance <= window) {
             const cell = Math.min(index, other) * terms.length + Math.max(index, other);
             pair[cell] = (pair[cell] as number) + 1 / (distance * distance);
           }
         }
-        last[index] = p;
+        last[index] = at;
       }
       let bonus = 0;
       for (let a = 0; a < terms.length; a++) {
@@ -240,7 +374,7 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
           const tpi = pair[a * terms.length + b] as number;
           if (tpi > 0) {
             const weight = Math.min(termWeight[a] as number, termWeight[b] as number);
-            bonus += (weight * tpi * (params.k1 + 1)) / (tpi + (norm[slot] as number));
+            bonus += (weight * tpi * (params.k1 + 1)) / (tpi + (cells[slot * 2] as number));
           }
         }
       }
@@ -262,15 +396,14 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
     const maxDf = params.feedbackMaxDfRatio * liveCount;
     const candidate = new Map<number, number>();
     for (const hit of top) {
-      const slot = slotOf.get(hit.key);
-      if (slot === undefined) continue;
+      const slot = slotOf(hit.key);
+      if (slot < 0) continue;
       const docWeight = hit.score / total / Math.max(1, lengths[slot] as number);
-      for (let i = forwardStart[slot] as number; i < (forwardStart[slot + 1] as number); i += 2) {
-        const id = forward.data[i] as number;
+      distinctTerms(slot, (id, tf) => {
         // Near-stopwords carry almost no evidence and have the longest postings: leave them out.
-        if ((df[id] ?? 0) > maxDf) continue;
-        candidate.set(id, (candidate.get(id) ?? 0) + docWeight * (forward.data[i + 1] as number));
-      }
+        if ((df[id] ?? 0) > maxDf) return;
+        candidate.set(id, (candidate.get(id) ?? 0) + docWeight * tf);
+      });
     }
     const chosen = [...candidate].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, params.feedbackTerms);
     const chosenSum = chosen.reduce((sum, [, weight]) => sum + weight, 0);
@@ -281,6 +414,48 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
     return { originalFactor: params.originalWeight / originalSum, added };
   };
 
+  const compact = () => {
+    if (slots === baseSlots && tails.length === 0) return;
+    const terms = termText.length;
+    // Postings of removed passages are dropped here; their slots stay (dead) so slot numbers hold.
+    const counts = new Int32Array(terms + 1);
+    for (let id = 0; id < terms; id++) {
+      let count = 0;
+      if (id + 1 < baseStart.length) {
+        for (let i = baseStart[id] as number; i < (baseStart[id + 1] as number); i += 2)
+          if (alive[basePostings[i] as number] === 1) count += 2;
+      }
+      const tail = tails[id];
+      if (tail) for (let i = 0; i < tail.length; i += 2) if (alive[tail.data[i] as number] === 1) count += 2;
+      counts[id + 1] = (counts[id] as number) + count;
+    }
+    const postings = new Int32Array(counts[terms] as number);
+    for (let id = 0; id < terms; id++) {
+      let at = counts[id] as number;
+      const copy = (data: Int32Array, from: number, to: number) => {
+        for (let i = from; i < to; i += 2) {
+          if (alive[data[i] as number] !== 1) continue;
+          postings[at++] = data[i] as number;
+          postings[at++] = data[i + 1] as number;
+        }
+      };
+      if (id + 1 < baseStart.length) copy(basePostings, baseStart[id] as number, baseStart[id + 1] as number);
+      const tail = tails[id];
+      if (tail) copy(tail.data, 0, tail.length);
+    }
+    const sequence = new Int32Array(baseSequence.length + tailSequence.length);
+    sequence.set(baseSequence);
+    sequence.set(tailSequence.data.subarray(0, tailSequence.length), baseSequence.length);
+    for (let slot = baseSlots; slot < slots; slot++)
+      sequenceStart[slot] = (sequenceStart[slot] as number) + baseSequence.length;
+    baseStart = counts;
+    basePostings = postings;
+    baseSequence = sequence;
+    baseSlots = slots;
+    tails = [];
+    tailSequence = new GrowableInt32(1024);
+  };
+
   return {
     get size() {
       return liveCount;
@@ -288,48 +463,47 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
     get dead() {
       return slots - liveCount;
     },
-    has: (key) => slotOf.has(key),
+    has: (key) => slotOf(key) >= 0,
     add(key, terms) {
-      if (slotOf.has(key)) throw new Error(`lexical index already holds key ${key}`);
+      if (slotOf(key) >= 0) throw new Error(`lexical index already holds key ${key}`);
       if (slots === keys.length) grow();
       const slot = slots++;
-      const counts = new Map<number, number>();
-      sequenceStart[slot] = sequence.length;
-      for (const term of terms) {
-        const id = termId(term);
-        counts.set(id, (counts.get(id) ?? 0) + 1);
-        sequence.push(id);
+      if (!unordered && slot > 0 && key <= (keys[slot - 1] as number)) {
+        unordered = new Map();
+        for (let other = 0; other < slot; other++)
+          if (alive[other]) unordered.set(keys[other] as number, other);
       }
-      sequenceStart[slot + 1] = sequence.length;
-      forwardStart[slot] = forward.length;
-      for (const [id, tf] of counts) {
-        postings[id]?.push(slot);
-        postings[id]?.push(Math.min(tf, 0xffff));
-        df[id] = (df[id] ?? 0) + 1;
-        forward.push(id);
-        forward.push(tf);
-      }
-      forwardStart[slot + 1] = forward.length;
+      sequenceStart[slot] = tailSequence.length;
+      for (const term of terms) tailSequence.push(termId(term));
       keys[slot] = key;
       lengths[slot] = terms.length;
       alive[slot] = 1;
-      slotOf.set(key, slot);
+      unordered?.set(key, slot);
+      distinctTerms(slot, (id, tf) => {
+        let tail = tails[id];
+        if (!tail) {
+          tail = new GrowableInt32();
+          tails[id] = tail;
+        }
+        tail.push(slot);
+        tail.push(Math.min(tf, 0xffff));
+        df[id] = (df[id] as number) + 1;
+      });
       liveCount += 1;
       totalLength += terms.length;
-      norms = undefined;
+      normsValid = false;
     },
     remove(key) {
-      const slot = slotOf.get(key);
-      if (slot === undefined) return false;
-      slotOf.delete(key);
+      const slot = slotOf(key);
+      if (slot < 0) return false;
+      unordered?.delete(key);
       alive[slot] = 0;
-      for (let i = forwardStart[slot] as number; i < (forwardStart[slot + 1] as number); i += 2) {
-        const id = forward.data[i] as number;
-        df[id] = (df[id] ?? 1) - 1;
-      }
+      distinctTerms(slot, (id) => {
+        df[id] = (df[id] as number) - 1;
+      });
       liveCount -= 1;
       totalLength -= lengths[slot] as number;
-      norms = undefined;
+      normsValid = false;
       return true;
     },
     search(query, options) {
@@ -340,26 +514,44 @@ export function createLexicalIndex(params: LexicalParams = DEFAULT_LEXICAL_PARAM
       }
       if (weights.size === 0 || liveCount === 0) return [];
       const depth = Math.max(options.limit, params.proximityWeight > 0 ? params.proximityDepth : 0);
-      const touched = new GrowableInt32(256);
-      accumulate(weights, touched);
+      let hits: LexicalHit[];
       let originalFactor = 1;
-      if (options.feedback !== false && params.feedbackDocs > 0) {
-        // The second pass reuses the first: scale its scores, then add only the expansion terms' postings.
-        const rm3 = expansion(weights, topK(touched, params.feedbackDocs));
-        if (rm3) {
-          originalFactor = rm3.originalFactor;
-          for (let i = 0; i < touched.length; i++) {
-            const slot = touched.data[i] as number;
-            scores[slot] = (scores[slot] as number) * originalFactor;
+      try {
+        accumulate(weights);
+        if (options.feedback !== false && params.feedbackDocs > 0) {
+          // The second pass reuses the first: scale its scores, then add only the expansion terms' postings.
+          const rm3 = expansion(weights, topK(params.feedbackDocs));
+          if (rm3) {
+            originalFactor = rm3.originalFactor;
+            for (let i = 0; i < touchedCount; i++) {
+              const slot = touched[i] as number;
+              cells[slot * 2 + 1] = (cells[slot * 2 + 1] as number) * originalFactor;
+            }
+            accumulate(rm3.added);
           }
-          accumulate(rm3.added, touched);
         }
+        hits = topK(depth, true);
+      } finally {
+        reset();
       }
-      const hits = topK(touched, depth);
-      reset(touched);
       // Proximity counts pairs of the user's own terms, weighted as in the final query.
       const original = new Map([...weights].map(([id, weight]) => [id, weight * originalFactor]));
       return rerankByProximity(original, hits).slice(0, options.limit);
+    },
+    compact,
+    state() {
+      compact();
+      return {
+        terms: termText.slice(),
+        keys: keys.slice(0, slots),
+        alive: alive.slice(0, slots),
+        lengths: lengths.slice(0, slots),
+        sequenceStart: sequenceStart.slice(0, slots),
+        sequence: baseSequence,
+        termStart: baseStart,
+        postings: basePostings,
+        df: df.slice(0, termText.length),
+      };
     },
   };
 }

@@ -1,8 +1,11 @@
 // A lexical index kept in step with a store that other processes write: it reloads what changed since the
-// store's last generation (added keys above the highest seen, tombstoned keys removed).
+// store's last generation (added keys above the highest seen, tombstoned keys removed). With a snapshot file it
+// starts from the last snapshot and catches up from there, and writes a fresh snapshot once enough changed.
 import type { Language } from "./analyzer.js";
+import { readIndexSnapshot, writeIndexSnapshot } from "./index-snapshot.js";
 import {
   createLexicalIndex,
+  DEFAULT_LEXICAL_PARAMS,
   type LexicalHit,
   type LexicalIndex,
   type LexicalSearchOptions,
@@ -16,11 +19,26 @@ export interface IndexFeed<Meta> {
   addedAfter(afterKey: number, limit: number): Promise<{ key: number; terms: string; meta: Meta }[]>;
   /** Languages present, so an undecided query is stemmed only in those. */
   languages(): Promise<Language[]>;
+  /** The store's identity, which a snapshot must match (required for snapshots). */
+  instance?(): Promise<string | undefined>;
+  /** How many rows the store holds, to check a caught-up snapshot against (required for snapshots). */
+  count?(): Promise<number>;
+}
+
+export interface SyncedIndexOptions {
+  /** Where the index persists itself; without it every start reads the whole store. */
+  snapshotFile?: string;
+  /** A snapshot that could not be used or written (the index falls back to the store; nothing is lost). */
+  onSnapshotProblem?: (message: string) => void;
+  /** Rows changed since the last snapshot that make the next refresh write one (default max(1000, 5 % of size)). */
+  snapshotAfterChanges?: number;
 }
 
 export interface SyncedIndex<Meta> {
   /** Brings the index up to the store's current generation (concurrent callers share one refresh). */
   refresh(): Promise<void>;
+  /** Writes the snapshot now (after any refresh in flight); a no-op without a snapshot file. */
+  persist(): Promise<void>;
   search(query: ReadonlyMap<string, number>, options: LexicalSearchOptions): LexicalHit[];
   meta(key: number): Meta | undefined;
   languages(): Language[];
@@ -31,44 +49,189 @@ export interface SyncedIndex<Meta> {
 
 const PAGE = 20_000;
 
-export function createSyncedIndex<Meta>(feed: IndexFeed<Meta>): SyncedIndex<Meta> {
+/** Per key (ascending), an index into a table of distinct metadata: consecutive rows of one document share one. */
+class MetaTable<Meta> {
+  keys = new Float64Array(1024);
+  ids = new Int32Array(1024);
+  length = 0;
+  values: Meta[] = [];
+  push(key: number, meta: Meta): void {
+    if (this.length === this.keys.length) {
+      const keys = new Float64Array(this.length * 2);
+      keys.set(this.keys);
+      this.keys = keys;
+      const ids = new Int32Array(this.length * 2);
+      ids.set(this.ids);
+      this.ids = ids;
+    }
+    const last = this.values.at(-1);
+    if (last === undefined || !sameMeta(last, meta)) this.values.push(meta);
+    this.keys[this.length] = key;
+    this.ids[this.length++] = this.values.length - 1;
+  }
+  get(key: number): Meta | undefined {
+    let low = 0;
+    let high = this.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const found = this.keys[middle] as number;
+      if (found === key) return this.values[this.ids[middle] as number];
+      if (found < key) low = middle + 1;
+      else high = middle - 1;
+    }
+    return undefined;
+  }
+}
+
+function sameMeta(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  const left = Object.entries(a);
+  if (left.length !== Object.keys(b).length) return false;
+  return left.every(([name, value]) => (b as Record<string, unknown>)[name] === value);
+}
+
+export function createSyncedIndex<Meta>(
+  feed: IndexFeed<Meta>,
+  options: SyncedIndexOptions = {},
+): SyncedIndex<Meta> {
   let index: LexicalIndex = createLexicalIndex();
-  let metas = new Map<number, Meta>();
+  let metas = new MetaTable<Meta>();
   let generation = -1;
   let maxKey = 0;
   let languages: Language[] = ["en", "pt"];
   let refreshing: Promise<void> | undefined;
+  /** The generation the snapshot file holds (undefined: unknown). */
+  let writtenGeneration: number | undefined;
+  let changedSinceSnapshot = 0;
+  const snapshotFile = options.snapshotFile;
+  const problem = (message: string) => options.onSnapshotProblem?.(message);
 
-  const load = async () => {
-    const current = await feed.generation();
-    if (current === generation) return;
-    if (generation >= 0) {
-      for (const key of await feed.removedSince(generation)) {
-        index.remove(key);
-        metas.delete(key);
-      }
+  /** The snapshot, if it is of this store and not ahead of it; `generation`/`maxKey` then come from it. */
+  const restore = async (current: number): Promise<boolean> => {
+    if (!snapshotFile || !feed.instance || !feed.count) return false;
+    const read = await readIndexSnapshot(snapshotFile);
+    if (!read.ok) {
+      if (read.reason !== "absent") problem(`index snapshot not used (${read.reason}: ${read.detail})`);
+      return false;
     }
-    // Removed passages keep their postings until a rebuild: rebuild once they outnumber the live ones.
+    const { snapshot } = read;
+    const instance = await feed.instance();
+    if (instance === undefined || snapshot.instance !== instance || snapshot.generation > current) {
+      problem("index snapshot not used (stale: taken of another catalogue or a later generation)");
+      return false;
+    }
+    index = createLexicalIndex(DEFAULT_LEXICAL_PARAMS, snapshot.state);
+    const table = new MetaTable<Meta>();
+    table.keys = snapshot.metaKeys.slice();
+    table.ids = snapshot.metaIds.slice();
+    table.length = snapshot.metaKeys.length;
+    table.values = snapshot.metas as Meta[];
+    metas = table;
+    generation = snapshot.generation;
+    maxKey = snapshot.maxKey;
+    writtenGeneration = snapshot.generation;
+    return true;
+  };
+
+  const catchUp = async (rebuild: boolean) => {
     // A rebuild fills a fresh index and swaps it in at the end, so searches meanwhile see the old one.
-    const rebuild = generation < 0 || index.dead > Math.max(10_000, index.size);
     const target = rebuild ? createLexicalIndex() : index;
-    const targetMetas = rebuild ? new Map<number, Meta>() : metas;
+    const targetMetas = rebuild ? new MetaTable<Meta>() : metas;
     let after = rebuild ? 0 : maxKey;
+    let added = 0;
     for (;;) {
       const rows = await feed.addedAfter(after, PAGE);
       for (const row of rows) {
         target.add(row.key, row.terms.length > 0 ? row.terms.split(" ") : []);
-        targetMetas.set(row.key, row.meta);
+        targetMetas.push(row.key, row.meta);
         after = row.key;
       }
+      added += rows.length;
       if (rows.length < PAGE) break;
     }
+    if (rebuild) target.compact();
     index = target;
     metas = targetMetas;
     maxKey = after;
+    return added;
+  };
+
+  const load = async () => {
+    const current = await feed.generation();
+    if (current === generation) return;
+    let changed = 0;
+    const restored = generation < 0 && (await restore(current));
+    if (generation >= 0) {
+      for (const key of await feed.removedSince(generation)) if (index.remove(key)) changed += 1;
+    }
+    // Removed passages keep their postings until a rebuild: rebuild once they outnumber the live ones.
+    let rebuilt = generation < 0 || index.dead > Math.max(10_000, index.size);
+    changed += await catchUp(rebuilt);
+    if (restored && feed.count) {
+      // Tombstones are pruned after a while: a snapshot older than the oldest kept one misses removals.
+      const count = await feed.count();
+      if (count !== index.size && (await feed.generation()) === current) {
+        problem(
+          `index snapshot not used (stale: ${index.size} passages after catching up, store has ${count})`,
+        );
+        changed += await catchUp(true);
+        rebuilt = true;
+        writtenGeneration = undefined;
+      }
+    }
     const present = await feed.languages();
     languages = present.length > 0 ? present : ["en", "pt"];
     generation = current;
+    changedSinceSnapshot += rebuilt ? Number.POSITIVE_INFINITY : changed;
+  };
+
+  const write = async () => {
+    if (!snapshotFile || !feed.instance || generation < 0 || generation === writtenGeneration) return;
+    const instance = await feed.instance();
+    if (instance === undefined) return;
+    // Taken synchronously: the arrays later refreshes change are copies, the rest is never mutated.
+    const snapshot = {
+      generation,
+      maxKey,
+      instance,
+      state: index.state(),
+      metaKeys: metas.keys.slice(0, metas.length),
+      metaIds: metas.ids.slice(0, metas.length),
+      metas: metas.values.slice(),
+    };
+    changedSinceSnapshot = 0;
+    await writeIndexSnapshot(snapshotFile, snapshot);
+    writtenGeneration = snapshot.generation;
+  };
+
+  let writes = Promise.resolve();
+  let writing = 0;
+  const persist = (): Promise<void> => {
+    const run = async () => {
+      await refreshing;
+      await write();
+    };
+    writing += 1;
+    const next = writes.then(run).finally(() => {
+      writing -= 1;
+    });
+    writes = next.catch(() => undefined);
+    return next;
+  };
+
+  const refresh = () => {
+    refreshing ??= load().finally(() => {
+      refreshing = undefined;
+    });
+    return refreshing.then(() => {
+      const threshold = options.snapshotAfterChanges ?? Math.max(1000, index.size / 20);
+      if (snapshotFile && writing === 0 && changedSinceSnapshot >= threshold) {
+        persist().catch((error: unknown) =>
+          problem(`index snapshot not written: ${error instanceof Error ? error.message : String(error)}`),
+        );
+      }
+    });
   };
 
   return {
@@ -78,14 +241,10 @@ export function createSyncedIndex<Meta>(feed: IndexFeed<Meta>): SyncedIndex<Meta
     get dead() {
       return index.dead;
     },
-    refresh() {
-      refreshing ??= load().finally(() => {
-        refreshing = undefined;
-      });
-      return refreshing;
-    },
-    search: (query, options) => index.search(query, options),
-    meta: (key) => metas.get(key),
+    refresh,
+    persist,
+    search: (query, searchOptions) => index.search(query, searchOptions),
+    meta: (key) => (index.has(key) ? metas.get(key) : undefined),
     languages: () => languages,
   };
 }

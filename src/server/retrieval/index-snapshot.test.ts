@@ -1,0 +1,264 @@
+// The persisted lexical index: a round trip answers exactly as the index it was taken of, a snapshot that is
+// stale, corrupt or of another store is refused (the index rebuilds from the store), and writes are atomic.
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { tempDir } from "../../../test/helpers.js";
+import { readIndexSnapshot, writeIndexSnapshot } from "./index-snapshot.js";
+import { createLexicalIndex } from "./lexical-index.js";
+import { createSyncedIndex, type IndexFeed } from "./synced-index.js";
+
+/** Mulberry32, so every run indexes the same passages. */
+function createRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** An in-memory store with the feed contract: keys ascend, removals leave tombstones by generation. */
+function createStore(instance = "store-1") {
+  const rows = new Map<number, string>();
+  const tombstones: { key: number; generation: number }[] = [];
+  let generation = 0;
+  let nextKey = 1;
+  const calls = { addedAfter: [] as number[] };
+  const feed: IndexFeed<{ doc: string }> = {
+    generation: async () => generation,
+    removedSince: async (since) => tombstones.filter((t) => t.generation > since).map((t) => t.key),
+    addedAfter: async (after, limit) => {
+      calls.addedAfter.push(after);
+      return [...rows]
+        .filter(([key]) => key > after)
+        .slice(0, limit)
+        .map(([key, terms]) => ({ key, terms, meta: { doc: `d${Math.floor(key / 3)}` } }));
+    },
+    languages: async () => ["en"],
+    instance: async () => instance,
+    count: async () => rows.size,
+  };
+  return {
+    feed,
+    calls,
+    add(count: number, random: () => number) {
+      generation += 1;
+      for (let i = 0; i < count; i++) {
+        const length = 3 + Math.floor(random() * 12);
+        const terms = Array.from({ length }, () => `t${Math.floor(random() ** 2 * 300)}`);
+        rows.set(nextKey++, terms.join(" "));
+      }
+    },
+    remove(keys: number[], keepTombstones = true) {
+      generation += 1;
+      for (const key of keys) {
+        rows.delete(key);
+        if (keepTombstones) tombstones.push({ key, generation });
+      }
+    },
+  };
+}
+
+const QUERIES = [
+  ["t1"],
+  ["t2", "t40"],
+  ["t7", "t9", "t150"],
+  ["t0", "t3"],
+  ["t299", "t5"],
+  ["t11", "t12", "t13", "t14"],
+];
+const query = (terms: string[]) => new Map(terms.map((term) => [term, 1]));
+const answers = (index: { search: ReturnType<typeof createSyncedIndex>["search"] }) =>
+  QUERIES.map((terms) => index.search(query(terms), { limit: 50 }));
+
+describe("index snapshot", () => {
+  let dir: string;
+  let file: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir, cleanup } = await tempDir());
+    file = path.join(dir, "lexical-index.snapshot");
+  });
+  afterEach(() => cleanup());
+
+  it("round-trips: a restored index answers exactly as the one it was taken of, metadata included", async () => {
+    const store = createStore();
+    const random = createRandom(3);
+    store.add(3000, random);
+    store.remove([5, 6, 7, 100]);
+    const first = createSyncedIndex(store.feed, { snapshotFile: file });
+    await first.refresh();
+    await first.persist();
+    const expected = answers(first);
+    expect(expected.flat().length).toBeGreaterThan(100);
+
+    store.calls.addedAfter.length = 0;
+    const problems: string[] = [];
+    const second = createSyncedIndex(store.feed, {
+      snapshotFile: file,
+      onSnapshotProblem: (m) => problems.push(m),
+    });
+    await second.refresh();
+    expect(problems).toEqual([]);
+    // Restored, not rebuilt: it only asked for rows after the snapshot's highest key.
+    expect(store.calls.addedAfter).toEqual([3000]);
+    expect(answers(second)).toEqual(expected);
+    expect(second.size).toBe(2996);
+    expect(second.meta(2999)).toEqual({ doc: "d999" });
+    expect(second.meta(5)).toBeUndefined();
+  });
+
+  it("catches up from the snapshot with rows added and removed since, as the running index did", async () => {
+    const store = createStore();
+    const random = createRandom(5);
+    store.add(2000, random);
+    const running = createSyncedIndex(store.feed, { snapshotFile: file });
+    await running.refresh();
+    await running.persist();
+    store.add(500, random);
+    store.remove([1, 2, 3, 2100, 2400]);
+
+    // Term numbering follows the history (it breaks ties between feedback terms), so the reference is the
+    // index that lived through the same changes, not a rebuild.
+    store.calls.addedAfter.length = 0;
+    const restored = createSyncedIndex(store.feed, { snapshotFile: file });
+    await restored.refresh();
+    expect(store.calls.addedAfter).toEqual([2000]);
+    await running.refresh();
+    expect(restored.size).toBe(2495);
+    expect(answers(restored)).toEqual(answers(running));
+    expect(restored.meta(2100)).toBeUndefined();
+    expect(restored.meta(2499)).toEqual({ doc: "d833" });
+    // And the restored index keeps following the store.
+    store.add(10, random);
+    store.remove([4]);
+    await restored.refresh();
+    await running.refresh();
+    expect(answers(restored)).toEqual(answers(running));
+  });
+
+  it("refuses a corrupt or truncated snapshot and rebuilds from the store", async () => {
+    const store = createStore();
+    store.add(1000, createRandom(7));
+    const first = createSyncedIndex(store.feed, { snapshotFile: file });
+    await first.refresh();
+    await first.persist();
+    const expected = answers(first);
+    const bytes = await fs.readFile(file);
+
+    const flipped = Buffer.from(bytes);
+    const at = Math.floor(flipped.length * 0.6);
+    flipped[at] = (flipped[at] as number) ^ 0x10;
+    await fs.writeFile(file, flipped);
+    expect(await readIndexSnapshot(file)).toMatchObject({
+      ok: false,
+      reason: "corrupt",
+      detail: "checksum mismatch",
+    });
+    const problems: string[] = [];
+    store.calls.addedAfter.length = 0;
+    const second = createSyncedIndex(store.feed, {
+      snapshotFile: file,
+      onSnapshotProblem: (m) => problems.push(m),
+    });
+    await second.refresh();
+    expect(problems).toEqual([expect.stringMatching(/corrupt: checksum mismatch/)]);
+    expect(store.calls.addedAfter[0]).toBe(0);
+    expect(answers(second)).toEqual(expected);
+    // Its rebuild wrote a sound snapshot in place of the corrupt one.
+    await second.persist();
+    expect(await readIndexSnapshot(file)).toMatchObject({ ok: true });
+
+    await fs.writeFile(file, bytes.subarray(0, bytes.length - 100));
+    expect(await readIndexSnapshot(file)).toMatchObject({ ok: false, reason: "corrupt" });
+    const other = Buffer.from(bytes);
+    other.writeUInt32LE(99, 8);
+    await fs.writeFile(file, other);
+    expect(await readIndexSnapshot(file)).toMatchObject({ ok: false, reason: "version" });
+    await fs.writeFile(file, "not a snapshot at all, but long enough to have a prefix");
+    expect(await readIndexSnapshot(file)).toMatchObject({
+      ok: false,
+      reason: "corrupt",
+      detail: "not a snapshot",
+    });
+  });
+
+  it("refuses a stale snapshot: of another store, of a later generation, or missing pruned tombstones", async () => {
+    const random = createRandom(11);
+    const store = createStore("store-1");
+    store.add(1500, random);
+    const first = createSyncedIndex(store.feed, { snapshotFile: file });
+    await first.refresh();
+    await first.persist();
+    const saved = await fs.readFile(file);
+
+    const expectRebuild = async (feed: IndexFeed<{ doc: string }>, reason: RegExp) => {
+      await fs.writeFile(file, saved);
+      const problems: string[] = [];
+      const index = createSyncedIndex(feed, {
+        snapshotFile: file,
+        onSnapshotProblem: (m) => problems.push(m),
+      });
+      await index.refresh();
+      const fresh = createSyncedIndex(feed);
+      await fresh.refresh();
+      expect(problems).toEqual([expect.stringMatching(reason)]);
+      expect(index.size).toBe(fresh.size);
+      expect(answers(index)).toEqual(answers(fresh));
+      // The rebuilt index replaced the stale snapshot with its own.
+      await index.persist();
+      const replaced = await readIndexSnapshot(file);
+      expect(replaced.ok && replaced.snapshot.generation).toBe(await feed.generation());
+      expect(replaced.ok && replaced.snapshot.instance).toBe(await feed.instance?.());
+    };
+
+    const other = createStore("store-2");
+    other.add(1200, createRandom(12));
+    await expectRebuild(other.feed, /another catalogue or a later generation/);
+    const younger = createStore("store-1");
+    await expectRebuild(younger.feed, /another catalogue or a later generation/);
+    // Removals whose tombstones were pruned before the index caught up: the counts disagree.
+    store.remove([10, 20, 30], false);
+    await expectRebuild(store.feed, /1500 passages after catching up, store has 1497/);
+  });
+
+  it("writes atomically: no temporary file is left, a failed write leaves the old snapshot whole", async () => {
+    const index = createLexicalIndex();
+    index.add(1, ["alpha", "beta"]);
+    const snapshot = (generation: number) => ({
+      generation,
+      maxKey: 1,
+      instance: "x",
+      state: index.state(),
+      metaKeys: new Float64Array([1]),
+      metaIds: new Int32Array([0]),
+      metas: [{ doc: "a" }],
+    });
+    // A temporary that a killed writer left an hour ago goes with the next write; a recent one may be live.
+    const abandoned = path.join(dir, ".lexical-index.snapshot.0a0a0a0a0a0a.tmp");
+    const recent = path.join(dir, ".lexical-index.snapshot.0b0b0b0b0b0b.tmp");
+    await fs.writeFile(abandoned, "half");
+    await fs.writeFile(recent, "half");
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await fs.utimes(abandoned, hourAgo, hourAgo);
+    await writeIndexSnapshot(file, snapshot(1));
+    expect((await fs.readdir(dir)).sort()).toEqual([path.basename(recent), "lexical-index.snapshot"]);
+    await fs.rm(recent);
+    await writeIndexSnapshot(file, snapshot(2));
+    expect(await fs.readdir(dir)).toEqual(["lexical-index.snapshot"]);
+    const read = await readIndexSnapshot(file);
+    expect(read.ok && read.snapshot.generation).toBe(2);
+    expect(read.ok && read.snapshot.state.terms).toEqual(["alpha", "beta"]);
+
+    // The rename cannot replace a directory: the write fails after its temporary file was complete.
+    const blocked = path.join(dir, "blocked");
+    await fs.mkdir(path.join(blocked, "in-the-way"), { recursive: true });
+    await expect(writeIndexSnapshot(path.join(dir, "blocked"), snapshot(3))).rejects.toThrow();
+    expect((await fs.readdir(dir)).sort()).toEqual(["blocked", "lexical-index.snapshot"]);
+    const still = await readIndexSnapshot(file);
+    expect(still.ok && still.snapshot.generation).toBe(2);
+  });
+});

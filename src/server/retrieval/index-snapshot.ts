@@ -1,0 +1,277 @@
+// The lexical index persisted as one binary file, so a server starts without re-reading every chunk's terms.
+//
+// Layout: a 40-byte prefix (magic, format version, header length, SHA-1 of everything after the prefix), a JSON
+// header (what the snapshot is of, the term dictionary, the passages' metadata table), then the typed arrays,
+// each 8-byte aligned so that reading maps them as views of one buffer without copying. A snapshot is a cache:
+// any doubt (absent, other version, bad checksum, inconsistent arrays) means "rebuild from the store".
+import { createHash, randomBytes } from "node:crypto";
+import { constants, promises as fs } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { errnoCode } from "../../shared/errors.js";
+import type { LexicalState } from "./lexical-index.js";
+
+export const SNAPSHOT_FORMAT_VERSION = 1;
+const MAGIC = "IVOAIDX\n";
+const PREFIX = 40;
+const HASH_SLICE = 16 << 20;
+const READ_SLICE = 32 << 20;
+const ABANDONED_AFTER_MS = 15 * 60_000;
+
+export interface IndexSnapshot {
+  /** The store's generation and highest key the snapshot holds. */
+  generation: number;
+  maxKey: number;
+  /** Which store it was taken of (a catalogue replaced by another starts afresh). */
+  instance: string;
+  state: LexicalState;
+  /** Per passage key (ascending), an index into `metas`. */
+  metaKeys: Float64Array;
+  metaIds: Int32Array;
+  metas: unknown[];
+}
+
+export type SnapshotRead =
+  | { ok: true; snapshot: IndexSnapshot }
+  | { ok: false; reason: "absent" | "version" | "corrupt"; detail: string };
+
+const SECTIONS = [
+  ["keys", Float64Array],
+  ["alive", Uint8Array],
+  ["lengths", Int32Array],
+  ["sequenceStart", Int32Array],
+  ["sequence", Int32Array],
+  ["termStart", Int32Array],
+  ["postings", Int32Array],
+  ["df", Int32Array],
+  ["metaKeys", Float64Array],
+  ["metaIds", Int32Array],
+] as const;
+type SectionName = (typeof SECTIONS)[number][0];
+
+const Header = z.object({
+  generation: z.number().int().min(0),
+  maxKey: z.number().min(0),
+  instance: z.string().min(1),
+  terms: z.array(z.string()),
+  metas: z.array(z.unknown()),
+  sections: z.record(z.string(), z.tuple([z.number().int().min(0), z.number().int().min(0)])),
+});
+
+const align8 = (value: number) => (value + 7) & ~7;
+
+function arraysOf(snapshot: IndexSnapshot): Record<SectionName, ArrayBufferView> {
+  const { state } = snapshot;
+  return {
+    keys: state.keys,
+    alive: state.alive,
+    lengths: state.lengths,
+    sequenceStart: state.sequenceStart,
+    sequence: state.sequence,
+    termStart: state.termStart,
+    postings: state.postings,
+    df: state.df,
+    metaKeys: snapshot.metaKeys,
+    metaIds: snapshot.metaIds,
+  };
+}
+
+/** Writes the snapshot to a temporary sibling, flushes it and renames it over `file`: readers see old or new. */
+export async function writeIndexSnapshot(file: string, snapshot: IndexSnapshot): Promise<void> {
+  const arrays = arraysOf(snapshot);
+  const sections: Record<string, [number, number]> = {};
+  const headerFields = {
+    generation: snapshot.generation,
+    maxKey: snapshot.maxKey,
+    instance: snapshot.instance,
+    terms: snapshot.state.terms,
+    metas: snapshot.metas,
+  };
+  // Section offsets depend on the header's length, which depends on the offsets' digits: fix the width first.
+  const probe = JSON.stringify({ ...headerFields, sections: {} });
+  let offset = align8(PREFIX + Buffer.byteLength(probe) + SECTIONS.length * 64 + 64);
+  const headerRoom = offset - PREFIX;
+  for (const [name] of SECTIONS) {
+    const view = arrays[name];
+    sections[name] = [
+      offset,
+      view.byteLength / (view as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT,
+    ];
+    offset = align8(offset + view.byteLength);
+  }
+  const header = Buffer.alloc(headerRoom, 0x20);
+  header.write(JSON.stringify({ ...headerFields, sections }));
+  const pieces: Uint8Array[] = [header];
+  let at = PREFIX + headerRoom;
+  for (const [name] of SECTIONS) {
+    const [start] = sections[name] as [number, number];
+    if (start > at) pieces.push(new Uint8Array(start - at));
+    const view = arrays[name];
+    pieces.push(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+    at = start + view.byteLength;
+  }
+  const hash = createHash("sha1");
+  // Hashed in slices with a turn of the event loop between them: a server writing its snapshot keeps answering.
+  for (const piece of pieces) {
+    for (let from = 0; from < piece.byteLength; from += HASH_SLICE) {
+      hash.update(piece.subarray(from, from + HASH_SLICE));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  const prefix = Buffer.alloc(PREFIX);
+  prefix.write(MAGIC, 0, "latin1");
+  prefix.writeUInt32LE(SNAPSHOT_FORMAT_VERSION, 8);
+  prefix.writeUInt32LE(headerRoom, 12);
+  hash.digest().copy(prefix, 16);
+
+  const dir = path.dirname(file);
+  await removeAbandonedTemporaries(file);
+  const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  try {
+    for (const piece of [prefix, ...pieces]) {
+      let written = 0;
+      while (written < piece.byteLength) {
+        const { bytesWritten } = await handle.write(
+          piece,
+          written,
+          Math.min(piece.byteLength - written, 1 << 28),
+        );
+        written += bytesWritten;
+      }
+    }
+    await handle.sync();
+    await handle.close();
+    await fs.rename(temp, file);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fs.rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Temporaries of writes that a crash or kill interrupted (old enough that no writer is still at them). */
+async function removeAbandonedTemporaries(file: string): Promise<void> {
+  const dir = path.dirname(file);
+  const prefix = `.${path.basename(file)}.`;
+  for (const name of await fs.readdir(dir)) {
+    if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
+    const stat = await fs.lstat(path.join(dir, name)).catch(() => undefined);
+    if (stat?.isFile() && Date.now() - stat.mtimeMs > ABANDONED_AFTER_MS)
+      await fs.rm(path.join(dir, name), { force: true });
+  }
+}
+
+/** Reads and checks a snapshot; anything but a whole, current, self-consistent file is a tagged refusal. */
+export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(file, constants.O_RDONLY);
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return { ok: false, reason: "absent", detail: "no snapshot" };
+    throw error;
+  }
+  let buffer: ArrayBuffer;
+  let bytes: Uint8Array;
+  const hash = createHash("sha1");
+  try {
+    const { size } = await handle.stat();
+    if (size < PREFIX) return { ok: false, reason: "corrupt", detail: `only ${size} bytes` };
+    buffer = new ArrayBuffer(size);
+    bytes = new Uint8Array(buffer);
+    // Each slice is hashed while the next one is being read.
+    let read = 0;
+    let hashed = PREFIX;
+    while (read < size) {
+      const reading = handle.read(bytes, read, Math.min(size - read, READ_SLICE), read);
+      if (read > hashed) {
+        hash.update(bytes.subarray(hashed, read));
+        hashed = read;
+      }
+      const { bytesRead } = await reading;
+      if (bytesRead === 0) return { ok: false, reason: "corrupt", detail: "shorter than its size" };
+      read += bytesRead;
+    }
+    if (size > hashed) hash.update(bytes.subarray(hashed, size));
+  } finally {
+    await handle.close();
+  }
+  const prefix = Buffer.from(buffer, 0, PREFIX);
+  if (prefix.toString("latin1", 0, 8) !== MAGIC)
+    return { ok: false, reason: "corrupt", detail: "not a snapshot" };
+  const version = prefix.readUInt32LE(8);
+  if (version !== SNAPSHOT_FORMAT_VERSION)
+    return { ok: false, reason: "version", detail: `format ${version}, expected ${SNAPSHOT_FORMAT_VERSION}` };
+  const headerRoom = prefix.readUInt32LE(12);
+  if (PREFIX + headerRoom > bytes.length) return { ok: false, reason: "corrupt", detail: "truncated header" };
+  const digest = hash.digest();
+  if (!digest.equals(prefix.subarray(16, 36)))
+    return { ok: false, reason: "corrupt", detail: "checksum mismatch" };
+  let header: z.infer<typeof Header>;
+  try {
+    header = Header.parse(JSON.parse(Buffer.from(buffer, PREFIX, headerRoom).toString("utf8")));
+  } catch (error) {
+    return { ok: false, reason: "corrupt", detail: `bad header: ${(error as Error).message.slice(0, 200)}` };
+  }
+  const views = {} as Record<SectionName, ArrayBufferView>;
+  for (const [name, Type] of SECTIONS) {
+    const entry = header.sections[name];
+    if (!entry) return { ok: false, reason: "corrupt", detail: `no ${name} section` };
+    const [start, length] = entry;
+    if (start % 8 !== 0 || start + length * Type.BYTES_PER_ELEMENT > bytes.length)
+      return { ok: false, reason: "corrupt", detail: `${name} out of bounds` };
+    views[name] = new Type(buffer, start, length);
+  }
+  const snapshot: IndexSnapshot = {
+    generation: header.generation,
+    maxKey: header.maxKey,
+    instance: header.instance,
+    state: {
+      terms: header.terms,
+      keys: views.keys as Float64Array,
+      alive: views.alive as Uint8Array,
+      lengths: views.lengths as Int32Array,
+      sequenceStart: views.sequenceStart as Int32Array,
+      sequence: views.sequence as Int32Array,
+      termStart: views.termStart as Int32Array,
+      postings: views.postings as Int32Array,
+      df: views.df as Int32Array,
+    },
+    metaKeys: views.metaKeys as Float64Array,
+    metaIds: views.metaIds as Int32Array,
+    metas: header.metas,
+  };
+  const problem = inconsistency(snapshot);
+  return problem ? { ok: false, reason: "corrupt", detail: problem } : { ok: true, snapshot };
+}
+
+/**
+ * Cheap structural checks of the offsets (the checksum vouches for the contents): even a well-hashed file from a
+ * faulty writer cannot make a range run past its array.
+ */
+function inconsistency(snapshot: IndexSnapshot): string | undefined {
+  const { state, metaKeys, metaIds, metas } = snapshot;
+  const slots = state.keys.length;
+  const terms = state.terms.length;
+  if (state.alive.length !== slots || state.lengths.length !== slots || state.sequenceStart.length !== slots)
+    return "per-passage arrays differ in length";
+  if (state.termStart.length !== terms + 1 || state.df.length !== terms)
+    return "per-term arrays differ in length";
+  if (state.termStart[0] !== 0 || state.termStart[terms] !== state.postings.length) return "postings ranges";
+  for (let id = 0; id < terms; id++)
+    if ((state.termStart[id] as number) > (state.termStart[id + 1] as number)) return "postings ranges";
+  for (let i = 0; i < state.postings.length; i += 2)
+    if ((state.postings[i] as number) >= slots || (state.postings[i] as number) < 0)
+      return "posting out of range";
+  for (let slot = 0; slot < slots; slot++) {
+    const start = state.sequenceStart[slot] as number;
+    if (start < 0 || start + (state.lengths[slot] as number) > state.sequence.length) return "sequence range";
+  }
+  for (let p = 0; p < state.sequence.length; p++)
+    if ((state.sequence[p] as number) >= terms || (state.sequence[p] as number) < 0)
+      return "term out of range";
+  if (metaIds.length !== metaKeys.length) return "metadata arrays differ in length";
+  for (let i = 0; i < metaIds.length; i++)
+    if ((metaIds[i] as number) >= metas.length || (metaIds[i] as number) < 0) return "metadata out of range";
+  return undefined;
+}
