@@ -68,13 +68,28 @@ export interface AnalysedText {
 
 const NON_ASCII_WORD_CHAR = /[\p{L}\p{N}]/u;
 
+/**
+ * Word-ness of each BMP code unit outside the surrogates: 0 not yet known, 1 no, 2 yes. Filled on first sight
+ * (a text uses few distinct characters), ASCII up front.
+ */
+const WORD_UNITS = new Uint8Array(0x10000);
+for (let code = 0; code < 128; code++)
+  WORD_UNITS[code] =
+    (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90) ? 2 : 1;
+
 /** Whether the UTF-16 unit at `index` belongs to a word. */
 function isWordUnit(text: string, index: number, code: number): boolean {
-  if (code < 128)
-    return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90);
-  // Surrogate pairs: test the whole code point at its high half, and let the low half follow it.
-  if (code >= 0xdc00 && code <= 0xdfff)
-    return index > 0 && isWordUnit(text, index - 1, text.charCodeAt(index - 1));
+  const known = WORD_UNITS[code] as number;
+  if (known !== 0) return known === 2;
+  if (code >= 0xd800 && code <= 0xdfff) return isSurrogateWordUnit(text, index, code);
+  const word = NON_ASCII_WORD_CHAR.test(String.fromCharCode(code));
+  WORD_UNITS[code] = word ? 2 : 1;
+  return word;
+}
+
+/** Surrogate pairs: the whole code point is tested at its high half, and the low half follows it. */
+function isSurrogateWordUnit(text: string, index: number, code: number): boolean {
+  if (code >= 0xdc00) return index > 0 && isWordUnit(text, index - 1, text.charCodeAt(index - 1));
   return NON_ASCII_WORD_CHAR.test(String.fromCodePoint(text.codePointAt(index) as number));
 }
 
