@@ -1,7 +1,7 @@
 // One document's preparation: bytes → text → canonical document → fingerprint → chunk plan (ranges, ids,
 // analysed terms). Pure, so it runs on worker threads; the committing thread slices chunk texts back itself.
 
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { analyzeText, analyzeWithOffsets, joinedTermsBetween, type Language } from "../retrieval/analyzer.js";
 import type { DocumentReplacement } from "./catalogue.js";
 import { chunkText, DEFAULT_CHUNK_POLICY } from "./chunker.js";
@@ -73,7 +73,7 @@ export function prepareDocument(job: PrepareJob): Prepared {
     text,
     mtimeMs: job.mtimeMs,
   });
-  const fingerprint = `${PIPELINE_VERSION}:${createHash("sha256").update(doc.text).digest("hex")}`;
+  const fingerprint = `${PIPELINE_VERSION}:${hash("sha256", doc.text, "hex")}`;
   if (fingerprint === job.knownFingerprint) return { fingerprint, unchanged: true };
   return { fingerprint, doc, plan: planChunks(doc) };
 }

@@ -22,20 +22,25 @@ const WORKER_ROLE = "ivoai-prepare";
 
 /**
  * A pool of worker threads running `entry` (the bundled ivoai binary, which calls `runPrepareWorkerIfAsked`
- * first thing). Falls back to inline work when `entry` is not a runnable JavaScript file.
+ * first thing), started on the first job: a re-ingest that reads nothing starts none. Falls back to inline
+ * work when `entry` is not a runnable JavaScript file.
  */
 export function createWorkerPreparer(
   entry: string | undefined,
   threads = defaultThreads(),
 ): DocumentPreparer {
   if (!entry || !/\.(mjs|js|cjs)$/.test(entry) || threads < 1) return createInlinePreparer();
-  const workers = Array.from(
-    { length: threads },
-    () => new Worker(entry, { workerData: { role: WORKER_ROLE } }),
-  );
   const waiting = new Map<number, { resolve: (value: Prepared) => void; reject: (error: Error) => void }>();
   let next = 0;
-  for (const worker of workers) {
+  let workers: Worker[] | undefined;
+  // A worker that failed takes no more jobs: later ones fail at once rather than wait forever.
+  let failure: Error | undefined;
+  const start = () => {
+    workers = Array.from({ length: threads }, () => new Worker(entry, { workerData: { role: WORKER_ROLE } }));
+    for (const worker of workers) listen(worker);
+    return workers;
+  };
+  const listen = (worker: Worker) => {
     worker.on("message", (message: { id: number; result?: Prepared; error?: string }) => {
       const entryWaiting = waiting.get(message.id);
       waiting.delete(message.id);
@@ -43,10 +48,11 @@ export function createWorkerPreparer(
       else entryWaiting?.resolve(message.result as Prepared);
     });
     worker.on("error", (error) => {
+      failure = error;
       for (const pending of waiting.values()) pending.reject(error);
       waiting.clear();
     });
-  }
+  };
   return {
     prepare(job) {
       const id = next++;
@@ -54,12 +60,17 @@ export function createWorkerPreparer(
       const { data } = job;
       const transfer = data.byteOffset === 0 && data.buffer.byteLength <= data.byteLength + 1;
       return new Promise((resolve, reject) => {
+        if (failure) {
+          reject(failure);
+          return;
+        }
         waiting.set(id, { resolve, reject });
-        workers[id % workers.length]?.postMessage({ id, job }, transfer ? [data.buffer as ArrayBuffer] : []);
+        const pool = workers ?? start();
+        pool[id % pool.length]?.postMessage({ id, job }, transfer ? [data.buffer as ArrayBuffer] : []);
       });
     },
     async close() {
-      await Promise.all(workers.map((worker) => worker.terminate()));
+      await Promise.all((workers ?? []).map((worker) => worker.terminate()));
     },
   };
 }
