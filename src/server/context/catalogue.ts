@@ -147,7 +147,10 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     db.pragma("synchronous = NORMAL");
     db.pragma("cache_size = -65536");
     db.pragma("temp_store = MEMORY");
-    db.pragma("wal_autocheckpoint = 16384");
+    // A checkpoint every 64 MiB of log, whatever the page size.
+    db.pragma(
+      `wal_autocheckpoint = ${Math.ceil((64 * 1024 ** 2) / Number(db.pragma("page_size", { simple: true })))}`,
+    );
     db.exec(SCHEMA);
     // Catalogues made before connectors had options.
     const columns = db.prepare("PRAGMA table_info(connectors)").all() as { name: string }[];
