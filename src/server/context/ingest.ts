@@ -215,6 +215,16 @@ export async function ingestConnector(
         bytes: summary.bytes + size,
         relPath: entry.relPath,
       });
+      const prepared = preparer.prepare({
+        source: connector.name,
+        sourceType: connector.type,
+        relPath: entry.relPath,
+        data: read.data,
+        mtimeMs: read.mtimeMs,
+        knownFingerprint: prior?.fingerprint,
+      });
+      // Awaited in turn; until then a failure must not count as unhandled (that would end the process).
+      prepared.catch(() => {});
       inflight.push({
         kind: "read",
         id,
@@ -222,14 +232,7 @@ export async function ingestConnector(
         size,
         sourceStat: read.sourceStat,
         ingestedAt: now().toISOString(),
-        prepared: preparer.prepare({
-          source: connector.name,
-          sourceType: connector.type,
-          relPath: entry.relPath,
-          data: read.data,
-          mtimeMs: read.mtimeMs,
-          knownFingerprint: prior?.fingerprint,
-        }),
+        prepared,
       });
       inflightBytes += size;
       await drain();
@@ -240,6 +243,7 @@ export async function ingestConnector(
   } catch (error) {
     // Whatever was fully prepared is still committed; the rest waits for the next run.
     await Promise.allSettled(inflight.map((entry) => (entry.kind === "read" ? entry.prepared : undefined)));
+    for (const entry of inflight) if (entry.kind === "skip") skip(entry.relPath, entry.reason);
     await flush();
     summary.error = error instanceof Error ? error.message : String(error);
   }
