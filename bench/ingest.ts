@@ -1,4 +1,7 @@
-// Lexical-only ingestion throughput (MB/s of text) through connector add + ingest, against the 20 MB/s target.
+// Lexical-only ingest (connector add + ingest, worker threads as `ivoai server ingest` runs them) of a generated
+// corpus: first-ingest MB/s against ≥ 40 MB/s, and the re-ingest of the unchanged corpus against ≤ 10 s.
+// `--mb=1000` runs the 1 GB corpus end to end. CPU seconds (all threads) are reported beside wall time, since
+// wall time on a shared machine depends on what else runs.
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { generateCorpus } from "./lib/corpus.js";
@@ -7,30 +10,42 @@ import { createBenchTree, machineLine } from "./lib/server-tree.js";
 const megabytes = Number(process.argv.find((arg) => arg.startsWith("--mb="))?.slice(5) ?? "100");
 const tree = await createBenchTree("ingest");
 try {
+  const generating = performance.now();
   const corpus = await generateCorpus(
     path.join(tree.root, "corpus"),
     Math.ceil((megabytes * 1e6) / 16_000),
     16_000,
   );
+  process.stderr.write(
+    `corpus: ${corpus.files} files, ${(corpus.bytes / 1e6).toFixed(1)} MB in ${((performance.now() - generating) / 1000).toFixed(1)} s\n`,
+  );
   const context = await tree.open();
   await context.addConnector({ name: "bench", type: "filesystem", path: corpus.dir });
-  const started = performance.now();
-  const [first] = await context.ingest(["bench"]);
-  const seconds = (performance.now() - started) / 1000;
-  const again = performance.now();
-  const [second] = await context.ingest(["bench"]);
-  const secondSeconds = (performance.now() - again) / 1000;
+  const measure = async () => {
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    const [summary] = await context.ingest(["bench"]);
+    const used = process.cpuUsage(cpu);
+    return {
+      summary,
+      seconds: (performance.now() - started) / 1000,
+      cpuSeconds: (used.user + used.system) / 1e6,
+    };
+  };
+  const first = await measure();
+  const second = await measure();
   context.close();
-  const mbps = corpus.bytes / 1e6 / seconds;
+  const mb = corpus.bytes / 1e6;
+  const mbps = mb / first.seconds;
   const report = [
     "# ingest",
     "",
-    `Lexical-only ingest of a generated corpus (${corpus.files} markdown files, ${(corpus.bytes / 1e6).toFixed(1)} MB). ${machineLine()}, ${new Date().toISOString()}.`,
+    `Lexical-only ingest of a generated corpus (${corpus.files} markdown files, ${mb.toFixed(1)} MB). ${machineLine()}, ${new Date().toISOString()}.`,
     "",
-    "| run | documents | chunks | seconds | MB/s | target |",
-    "|---|---|---|---|---|---|",
-    `| first ingest | ${first?.added} added | ${first?.chunks} | ${seconds.toFixed(2)} | **${mbps.toFixed(1)}** | ≥ 20 MB/s |`,
-    `| re-ingest, unchanged | ${second?.unchanged} unchanged | 0 | ${secondSeconds.toFixed(2)} | ${(corpus.bytes / 1e6 / secondSeconds).toFixed(1)} | |`,
+    "| run | documents | chunks | seconds | CPU seconds | MB/s | goal |",
+    "|---|---|---|---|---|---|---|",
+    `| first ingest | ${first.summary?.added} added | ${first.summary?.chunks} | ${first.seconds.toFixed(2)} | ${first.cpuSeconds.toFixed(2)} | **${mbps.toFixed(1)}** | ≥ 40 MB/s |`,
+    `| re-ingest, unchanged | ${second.summary?.unchanged} unchanged | ${second.summary?.chunks} | **${second.seconds.toFixed(2)}** | ${second.cpuSeconds.toFixed(2)} | ${(mb / second.seconds).toFixed(1)} | ≤ 10 s at 1 GB (${((second.seconds * 1000) / mb).toFixed(2)} s at this size scaled to 1 GB) |`,
     "",
   ].join("\n");
   process.stdout.write(`${report}\n`);

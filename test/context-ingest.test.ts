@@ -1,7 +1,8 @@
 // Ingestion against real files: what is skipped and why, nothing outside the root, reconciliation, determinism.
 import { execFileSync } from "node:child_process";
-import { chmod, mkdir, rm, symlink, truncate, writeFile } from "node:fs/promises";
+import { chmod, mkdir, rm, symlink, truncate, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { serverConfigSchema } from "../src/config/server-config.js";
 import { serverPaths } from "../src/config/server-paths.js";
@@ -173,6 +174,58 @@ describe("context ingestion", () => {
       expect(await context.removeConnector("docs")).toEqual({ removed_documents: 3 });
       expect(await context.catalogue.stats()).toMatchObject({ documents: 0, chunks: 0, connectors: 0 });
       await expect(context.removeConnector("docs")).rejects.toThrow(/no connector/);
+    } finally {
+      context.close();
+    }
+  });
+
+  it("re-ingests files whose stat is unchanged without reading them, and reads touched or rewritten ones", async () => {
+    const source = await scratch();
+    await writeTree(source, { "a.md": "# A\n\nalpha", "sub/b.md": "# B\n\nbravo", "c.md": "# C\n\ncharlie" });
+    const made = await tree();
+    const catalogue = path.join(made.root, "var/lib/ivoai/context/catalogue.sqlite");
+    const sql = (statement: string) => {
+      const db = new Database(catalogue);
+      try {
+        return db.prepare(statement).all();
+      } finally {
+        db.close();
+      }
+    };
+    const stats = () => sql("SELECT rel_path, source_stat FROM documents ORDER BY rel_path");
+    const context = await made.open();
+    try {
+      await context.addConnector({ name: "docs", type: "filesystem", path: source });
+      // A file changed in the last second is not trusted by its stat (a rewrite within the same timestamp tick
+      // would keep it): the first run records none.
+      expect((await context.ingest([]))[0]).toMatchObject({ added: 3 });
+      expect(stats()).toEqual([
+        { rel_path: "a.md", source_stat: null },
+        { rel_path: "c.md", source_stat: null },
+        { rel_path: "sub/b.md", source_stat: null },
+      ]);
+      // The files' age, not synchronisation: past the window, a run reads, finds them equal, records stats.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect((await context.ingest([]))[0]).toMatchObject({ unchanged: 3, updated: 0 });
+      expect(stats().every((row) => typeof (row as { source_stat: unknown }).source_stat === "string")).toBe(
+        true,
+      );
+      // Proof that the next run does not read them: a forged fingerprint survives it.
+      sql("UPDATE documents SET fingerprint = 'p1:forged' WHERE rel_path = 'a.md' RETURNING id");
+      expect((await context.ingest([]))[0]).toMatchObject({ unchanged: 3, updated: 0, removed: 0 });
+      expect(sql("SELECT fingerprint FROM documents WHERE rel_path = 'a.md'")).toEqual([
+        { fingerprint: "p1:forged" },
+      ]);
+      // Touched (same bytes, new times) or rewritten at the same size: read again, and compared by content.
+      await utimes(path.join(source, "a.md"), new Date(), new Date());
+      await writeFile(path.join(source, "c.md"), "# C\n\ncharlie CHANGED");
+      await writeFile(path.join(source, "sub/b.md"), "# B\n\nbravo");
+      expect((await context.ingest([]))[0]).toMatchObject({ updated: 2, unchanged: 1, added: 0 });
+      const hits = await context.searcher.search("changed", { limit: 5 });
+      expect(hits.map((hit) => hit.document.rel_path)).toEqual(["c.md"]);
+      expect(sql("SELECT fingerprint FROM documents WHERE rel_path = 'a.md'")).not.toEqual([
+        { fingerprint: "p1:forged" },
+      ]);
     } finally {
       context.close();
     }

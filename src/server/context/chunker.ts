@@ -1,5 +1,5 @@
 // Deterministic chunks: ≤ 1,200 code points, ~150 of overlap, cut at a newline, else a space, else anywhere.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 export interface ChunkPolicy {
   maxCodePoints: number;
@@ -20,12 +20,14 @@ export interface Chunk {
 }
 
 export function chunkId(documentId: string, index: number, text: string): string {
-  return createHash("sha256").update(`${documentId}\0${index}\0${text}`).digest("hex").slice(0, 32);
+  return hash("sha256", `${documentId}\0${index}\0${text}`, "hex").slice(0, 32);
 }
 
 function isSpace(ch: string | undefined): boolean {
-  if (ch === undefined) return false;
-  const code = ch.charCodeAt(0);
+  return ch !== undefined && isSpaceCode(ch.charCodeAt(0));
+}
+
+function isSpaceCode(code: number): boolean {
   return (
     code === 32 ||
     (code >= 9 && code <= 13) ||
@@ -56,7 +58,7 @@ export function chunkText(
   let start = 0;
   while (start < length) {
     let end = Math.min(length, start + max);
-    if (end < length) end = cutPoint(points, start, end);
+    if (end < length) end = astral ? cutPoint(points, start, end) : cutPointUnits(text, start, end);
     // Whitespace-only pieces are kept too: the catalogue rebuilds the exact text from the chunks.
     const piece = text.slice(units(start), units(end));
     chunks.push({
@@ -70,7 +72,8 @@ export function chunkText(
     if (end >= length) break;
     // Step back by the overlap, then forward to a word start so the next chunk does not begin mid-word.
     let next = Math.max(end - overlap, start + 1);
-    while (next < end && next > start + 1 && !isSpace(points[next - 1])) next += 1;
+    if (astral) while (next < end && next > start + 1 && !isSpace(points[next - 1])) next += 1;
+    else while (next < end && next > start + 1 && !isSpaceCode(text.charCodeAt(next - 1))) next += 1;
     start = next;
   }
   return chunks;
@@ -81,6 +84,14 @@ function cutPoint(points: ArrayLike<string>, start: number, end: number): number
   const floor = start + Math.floor((end - start) / 2);
   for (let i = end; i > floor; i--) if (points[i - 1] === "\n") return i;
   for (let i = end; i > floor; i--) if (isSpace(points[i - 1])) return i;
+  return end;
+}
+
+/** cutPoint over a text without surrogates, where code points are code units. */
+function cutPointUnits(text: string, start: number, end: number): number {
+  const floor = start + Math.floor((end - start) / 2);
+  for (let i = end; i > floor; i--) if (text.charCodeAt(i - 1) === 10) return i;
+  for (let i = end; i > floor; i--) if (isSpaceCode(text.charCodeAt(i - 1))) return i;
   return end;
 }
 

@@ -1,5 +1,5 @@
 // The canonical document every connector's file becomes: stable id, source, path, title, normalised text.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import path from "node:path";
 import { firstHeading } from "../../shared/first-heading.js";
 import { parseFrontMatterYaml, splitFrontMatter } from "../../shared/front-matter.js";
@@ -16,12 +16,12 @@ export interface CanonicalDocument {
 
 /** Stable across re-ingests: derived from the connector name and the relative path only. */
 export function documentId(source: string, relPath: string): string {
-  return `doc_${createHash("sha256").update(`${source}\0${relPath}`).digest("hex").slice(0, 24)}`;
+  return `doc_${hash("sha256", `${source}\0${relPath}`, "hex").slice(0, 24)}`;
 }
 
 /** Line endings unified and Unicode composed, so the same content always yields the same chunks. */
 export function normalizeText(text: string): string {
-  return text.replace(/\r\n?/g, "\n").normalize("NFC");
+  return (text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text).normalize("NFC");
 }
 
 /**

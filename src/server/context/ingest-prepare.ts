@@ -1,10 +1,16 @@
-// One document's chunk plan (ranges, ids, analysed terms) and the catalogue replacement built from it.
-// Planning is pure and runs on worker threads; texts are sliced back on the committing thread, not copied.
+// One document's preparation: bytes → text → canonical document → fingerprint → chunk plan (ranges, ids,
+// analysed terms). Pure, so it runs on worker threads; the committing thread slices chunk texts back itself.
 
+import { hash } from "node:crypto";
 import { analyzeText, analyzeWithOffsets, joinedTermsBetween, type Language } from "../retrieval/analyzer.js";
 import type { DocumentReplacement } from "./catalogue.js";
 import { chunkText, DEFAULT_CHUNK_POLICY } from "./chunker.js";
-import type { CanonicalDocument } from "./document.js";
+import { SkipError, type SkipReason } from "./connectors/safe-fs.js";
+import { type CanonicalDocument, canonicalDocument } from "./document.js";
+import { decodeText } from "./filter.js";
+
+/** Bumped whenever chunking or analysis changes, so every document is re-indexed once. */
+export const PIPELINE_VERSION = "p1";
 
 export interface ChunkPlan {
   language: Language;
@@ -36,12 +42,49 @@ export function planChunks(input: PlanInput): ChunkPlan {
   return { language: analysed.language, chunks };
 }
 
+/** One file as read by the committing thread. */
+export interface PrepareJob {
+  source: string;
+  sourceType: string;
+  relPath: string;
+  data: Uint8Array;
+  mtimeMs: number;
+  /** The catalogue's fingerprint of this document, if it has one: an equal fingerprint needs no chunking. */
+  knownFingerprint?: string | undefined;
+}
+
+export type Prepared =
+  | { skip: SkipReason }
+  | { fingerprint: string; unchanged: true }
+  | { fingerprint: string; unchanged?: undefined; doc: CanonicalDocument; plan: ChunkPlan };
+
+export function prepareDocument(job: PrepareJob): Prepared {
+  let text: string;
+  try {
+    text = decodeText(Buffer.from(job.data.buffer, job.data.byteOffset, job.data.byteLength));
+  } catch (error) {
+    if (error instanceof SkipError) return { skip: error.reason };
+    throw error;
+  }
+  const doc = canonicalDocument({
+    source: job.source,
+    sourceType: job.sourceType,
+    relPath: job.relPath,
+    text,
+    mtimeMs: job.mtimeMs,
+  });
+  const fingerprint = `${PIPELINE_VERSION}:${hash("sha256", doc.text, "hex")}`;
+  if (fingerprint === job.knownFingerprint) return { fingerprint, unchanged: true };
+  return { fingerprint, doc, plan: planChunks(doc) };
+}
+
 export function toReplacement(
   doc: CanonicalDocument,
   plan: ChunkPlan,
   fingerprint: string,
   ingestedAt: string,
   bytes: number,
+  sourceStat?: string,
 ): DocumentReplacement {
   return {
     document: {
@@ -63,5 +106,6 @@ export function toReplacement(
       text: doc.text.slice(chunk.unitStart, chunk.unitEnd),
       terms: chunk.terms,
     })),
+    sourceStat,
   };
 }

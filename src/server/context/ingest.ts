@@ -1,14 +1,28 @@
 // Ingestion: connector files → filter → canonical documents → chunks + terms → catalogue, then reconcile.
-import { createHash } from "node:crypto";
+// This thread walks, stats and reads files and is the one writer; decoding, hashing, chunking and analysis run
+// on the preparer's worker threads. A file whose stat matches the one recorded with its document is not read.
 import type { Catalogue, DocumentReplacement } from "./catalogue.js";
 import { type Connector, isSkipped, SkipError, type SkipReason } from "./connectors/index.js";
-import { type CanonicalDocument, canonicalDocument } from "./document.js";
-import { decodeText, MAX_DOCUMENT_BYTES } from "./filter.js";
-import { type ChunkPlan, toReplacement } from "./ingest-prepare.js";
+import { documentId } from "./document.js";
+import { MAX_DOCUMENT_BYTES } from "./filter.js";
+import { PIPELINE_VERSION, type Prepared, toReplacement } from "./ingest-prepare.js";
 import { createInlinePreparer, type DocumentPreparer } from "./prepare-pool.js";
 
-/** Bumped whenever chunking or analysis changes, so every document is re-indexed once. */
-export const PIPELINE_VERSION = "p1";
+export { PIPELINE_VERSION };
+
+/** An entry of one ingest run waiting its turn to be decided and committed. */
+type Pending =
+  | { kind: "skip"; relPath: string; reason: SkipReason }
+  | { kind: "stat"; id: string; relPath: string; size: number }
+  | {
+      kind: "read";
+      id: string;
+      relPath: string;
+      size: number;
+      sourceStat: string | undefined;
+      ingestedAt: string;
+      prepared: Promise<Prepared>;
+    };
 
 export interface IngestQuotas {
   documents: number;
@@ -87,123 +101,149 @@ export async function ingestConnector(
     summary.skipped_by_reason[reason] = (summary.skipped_by_reason[reason] ?? 0) + 1;
     if (summary.skipped_examples.length < 50) summary.skipped_examples.push({ path: relPath, reason });
   };
-  const known = await options.catalogue.documentFingerprints(connector.name);
+  const known = await options.catalogue.documentStates(connector.name);
+  const current = `${PIPELINE_VERSION}:`;
   const seen = new Set<string>();
   let batch: DocumentReplacement[] = [];
   let batchBytes = 0;
+  let touched: { id: string; fingerprint: string; sourceStat: string }[] = [];
   const flush = async () => {
     await options.catalogue.replaceDocuments(batch);
     batch = [];
     batchBytes = 0;
+    await options.catalogue.recordSourceStats(touched);
+    touched = [];
   };
   let files = 0;
   const preparer = options.preparer ?? createInlinePreparer();
-  // Documents being prepared, oldest first; committed in this order so runs are deterministic. Deep enough
-  // that workers keep busy while this thread commits a batch, bounded in count and bytes.
+  // Every entry in discovery order: files read and being prepared (on worker threads), files whose stat says
+  // unchanged, and skips. Settled oldest first, so a run decides exactly as one thread doing each file in turn
+  // would. Deep enough that workers keep busy while this thread commits a batch, bounded in count and bytes.
   let inflightBytes = 0;
-  const inflight: {
-    doc: CanonicalDocument;
-    fingerprint: string;
-    ingestedAt: string;
-    known: boolean;
-    size: number;
-    plan: Promise<ChunkPlan>;
-  }[] = [];
+  const inflight: Pending[] = [];
   const settleOldest = async () => {
     const oldest = inflight.shift();
     if (!oldest) return;
-    inflightBytes -= oldest.size;
-    const replacement = toReplacement(
-      oldest.doc,
-      await oldest.plan,
-      oldest.fingerprint,
-      oldest.ingestedAt,
-      oldest.size,
-    );
+    if (oldest.kind === "skip") {
+      skip(oldest.relPath, oldest.reason);
+      return;
+    }
+    const prepared = oldest.kind === "read" ? await oldest.prepared : undefined;
+    if (oldest.kind === "read") inflightBytes -= oldest.size;
+    if (prepared && "skip" in prepared) {
+      skip(oldest.relPath, prepared.skip);
+      return;
+    }
+    const { id, relPath, size } = oldest;
+    if (used.documents + 1 > quotas.documents || used.bytes + size > quotas.bytes) {
+      // Over quota: keep whatever version the catalogue has rather than remove it.
+      if (known.has(id)) seen.add(id);
+      skip(relPath, used.documents + 1 > quotas.documents ? "quota: documents" : "quota: bytes");
+      return;
+    }
+    seen.add(id);
+    used.documents += 1;
+    used.bytes += size;
+    summary.bytes += size;
+    if (!prepared || prepared.unchanged) {
+      summary.unchanged += 1;
+      // Same content under a new stat (touched, copied back): remember the stat, to skip the read next time.
+      const sourceStat = oldest.kind === "read" ? oldest.sourceStat : undefined;
+      if (prepared && sourceStat && sourceStat !== known.get(id)?.sourceStat)
+        touched.push({ id, fingerprint: prepared.fingerprint, sourceStat });
+      return;
+    }
+    const { doc, plan, fingerprint } = prepared;
+    const read = oldest as Extract<Pending, { kind: "read" }>;
+    const replacement = toReplacement(doc, plan, fingerprint, read.ingestedAt, size, read.sourceStat);
     if (used.chunks + replacement.chunks.length > quotas.chunks) {
-      skip(replacement.document.rel_path, "quota: chunks");
-      if (oldest.known) seen.add(oldest.doc.id);
+      skip(relPath, "quota: chunks");
       return;
     }
     used.chunks += replacement.chunks.length;
     summary.chunks += replacement.chunks.length;
-    if (oldest.known) summary.updated += 1;
+    if (known.has(id)) summary.updated += 1;
     else summary.added += 1;
     batch.push(replacement);
-    batchBytes += oldest.size;
+    batchBytes += size;
     if (batch.length >= batchSize || batchBytes >= 8 * 1024 * 1024) await flush();
+  };
+  const drain = async () => {
+    while (inflight.length >= 128 || inflightBytes > 64 * 1024 * 1024) await settleOldest();
   };
 
   try {
     for await (const entry of connector.discover()) {
       if (isSkipped(entry)) {
-        skip(entry.relPath, entry.skip);
+        inflight.push({ kind: "skip", relPath: entry.relPath, reason: entry.skip });
+        await drain();
         continue;
       }
       files += 1;
-      let text: string;
-      let mtimeMs: number;
-      let size: number;
+      const id = documentId(connector.name, entry.relPath);
+      const prior = known.get(id);
+      // A file whose stat is the one recorded with the current pipeline's version of it is not read again.
+      if (prior?.sourceStat && prior.fingerprint.startsWith(current) && entry.stat) {
+        const stat = await entry.stat(MAX_DOCUMENT_BYTES);
+        if (stat && stat.sourceStat === prior.sourceStat) {
+          options.onProgress?.({
+            connector: connector.name,
+            files,
+            bytes: summary.bytes + stat.size,
+            relPath: entry.relPath,
+          });
+          inflight.push({ kind: "stat", id, relPath: entry.relPath, size: stat.size });
+          await drain();
+          continue;
+        }
+      }
+      let read: Awaited<ReturnType<typeof entry.read>>;
       try {
-        const read = await entry.read(MAX_DOCUMENT_BYTES);
-        mtimeMs = read.mtimeMs;
-        size = read.data.length;
-        text = decodeText(read.data);
+        read = await entry.read(MAX_DOCUMENT_BYTES);
       } catch (error) {
         if (error instanceof SkipError) {
-          skip(entry.relPath, error.reason);
+          inflight.push({ kind: "skip", relPath: entry.relPath, reason: error.reason });
+          await drain();
           continue;
         }
         throw error;
       }
+      const size = read.data.length;
       options.onProgress?.({
         connector: connector.name,
         files,
         bytes: summary.bytes + size,
         relPath: entry.relPath,
       });
-      const doc = canonicalDocument({
+      const prepared = preparer.prepare({
         source: connector.name,
         sourceType: connector.type,
         relPath: entry.relPath,
-        text,
-        mtimeMs,
+        data: read.data,
+        mtimeMs: read.mtimeMs,
+        knownFingerprint: prior?.fingerprint,
       });
-      const fingerprint = `${PIPELINE_VERSION}:${createHash("sha256").update(doc.text).digest("hex")}`;
-      if (used.documents + 1 > quotas.documents || used.bytes + size > quotas.bytes) {
-        // Over quota: keep whatever version the catalogue has rather than remove it.
-        if (known.has(doc.id)) seen.add(doc.id);
-        skip(entry.relPath, used.documents + 1 > quotas.documents ? "quota: documents" : "quota: bytes");
-        continue;
-      }
-      seen.add(doc.id);
-      if (known.get(doc.id) === fingerprint) {
-        summary.unchanged += 1;
-        used.documents += 1;
-        used.bytes += size;
-        summary.bytes += size;
-        continue;
-      }
-      used.documents += 1;
-      used.bytes += size;
-      summary.bytes += size;
+      // Awaited in turn; until then a failure must not count as unhandled (that would end the process).
+      prepared.catch(() => {});
       inflight.push({
-        doc,
-        fingerprint,
-        ingestedAt: now().toISOString(),
-        known: known.has(doc.id),
+        kind: "read",
+        id,
+        relPath: entry.relPath,
         size,
-        plan: preparer.plan({ id: doc.id, title: doc.title, text: doc.text }),
+        sourceStat: read.sourceStat,
+        ingestedAt: now().toISOString(),
+        prepared,
       });
       inflightBytes += size;
-      while (inflight.length >= 128 || inflightBytes > 64 * 1024 * 1024) await settleOldest();
+      await drain();
     }
     while (inflight.length > 0) await settleOldest();
     await flush();
     summary.complete = true;
   } catch (error) {
     // Whatever was fully prepared is still committed; the rest waits for the next run.
-    await Promise.allSettled(inflight.map((entry) => entry.plan));
+    await Promise.allSettled(inflight.map((entry) => (entry.kind === "read" ? entry.prepared : undefined)));
+    for (const entry of inflight) if (entry.kind === "skip") skip(entry.relPath, entry.reason);
     await flush();
     summary.error = error instanceof Error ? error.message : String(error);
   }

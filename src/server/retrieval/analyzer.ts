@@ -68,91 +68,127 @@ export interface AnalysedText {
 
 const NON_ASCII_WORD_CHAR = /[\p{L}\p{N}]/u;
 
+/**
+ * Word-ness of each BMP code unit outside the surrogates: 0 not yet known, 1 no, 2 yes. Filled on first sight
+ * (a text uses few distinct characters), ASCII up front.
+ */
+const WORD_UNITS = new Uint8Array(0x10000);
+for (let code = 0; code < 128; code++)
+  WORD_UNITS[code] =
+    (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90) ? 2 : 1;
+
 /** Whether the UTF-16 unit at `index` belongs to a word. */
 function isWordUnit(text: string, index: number, code: number): boolean {
-  if (code < 128)
-    return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90);
-  // Surrogate pairs: test the whole code point at its high half, and let the low half follow it.
-  if (code >= 0xdc00 && code <= 0xdfff)
-    return index > 0 && isWordUnit(text, index - 1, text.charCodeAt(index - 1));
+  const known = WORD_UNITS[code] as number;
+  if (known !== 0) return known === 2;
+  if (code >= 0xd800 && code <= 0xdfff) return isSurrogateWordUnit(text, index, code);
+  const word = NON_ASCII_WORD_CHAR.test(String.fromCharCode(code));
+  WORD_UNITS[code] = word ? 2 : 1;
+  return word;
+}
+
+/** Surrogate pairs: the whole code point is tested at its high half, and the low half follows it. */
+function isSurrogateWordUnit(text: string, index: number, code: number): boolean {
+  if (code >= 0xdc00) return index > 0 && isWordUnit(text, index - 1, text.charCodeAt(index - 1));
   return NON_ASCII_WORD_CHAR.test(String.fromCodePoint(text.codePointAt(index) as number));
 }
 
 /**
- * Per language: word → term ("" for a stopword), found by a hash computed while scanning and compared in
- * place, so the common case (a word seen before) allocates nothing.
+ * word → value (a term, "" for a stopword; or stopword flags), found by a hash computed while scanning and
+ * compared in place, so the common case (a word seen before) allocates nothing.
  */
-class TermTable {
+class WordTable<T> {
   private words: (string | undefined)[] = new Array(1 << 14);
-  private terms: string[] = new Array(1 << 14);
+  private values: T[] = new Array(1 << 14);
   private hashes = new Int32Array(1 << 14);
   private size = 0;
 
-  constructor(private readonly language: Language) {}
+  constructor(private readonly resolve: (word: string) => T) {}
 
-  lookup(text: string, start: number, end: number, hash: number): string {
+  lookup(text: string, start: number, end: number, hash: number): T {
     const mask = this.words.length - 1;
+    const length = end - start;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const word = this.words[slot];
       if (word === undefined) return this.insert(text.slice(start, end), hash);
-      if (this.hashes[slot] === hash && word.length === end - start && text.startsWith(word, start)) {
-        return this.terms[slot] as string;
-      }
+      if (this.hashes[slot] === hash && word.length === length && text.startsWith(word, start))
+        return this.values[slot] as T;
     }
   }
 
-  private insert(word: string, hash: number): string {
-    const term = stopwords[this.language].has(word) ? "" : stem(word, this.language);
+  private insert(word: string, hash: number): T {
+    const value = this.resolve(word);
     if ((this.size + 1) * 2 > this.words.length) this.grow();
     if (this.size > 1_000_000) this.clear();
-    this.place(word, term, hash);
+    this.place(word, value, hash);
     this.size += 1;
-    return term;
+    return value;
   }
 
-  private place(word: string, term: string, hash: number): void {
+  private place(word: string, value: T, hash: number): void {
     const mask = this.words.length - 1;
     let slot = hash & mask;
     while (this.words[slot] !== undefined) slot = (slot + 1) & mask;
     this.words[slot] = word;
-    this.terms[slot] = term;
+    this.values[slot] = value;
     this.hashes[slot] = hash;
   }
 
   private grow(): void {
-    const { words, terms, hashes } = this;
+    const { words, values, hashes } = this;
     this.words = new Array(words.length * 2);
-    this.terms = new Array(words.length * 2);
+    this.values = new Array(words.length * 2);
     this.hashes = new Int32Array(words.length * 2);
     for (let i = 0; i < words.length; i++) {
       const word = words[i];
-      if (word !== undefined) this.place(word, terms[i] as string, hashes[i] as number);
+      if (word !== undefined) this.place(word, values[i] as T, hashes[i] as number);
     }
   }
 
   private clear(): void {
     this.words = new Array(1 << 14);
-    this.terms = new Array(1 << 14);
+    this.values = new Array(1 << 14);
     this.hashes = new Int32Array(1 << 14);
     this.size = 0;
   }
 }
 
-const tables: Record<Language, TermTable> = { en: new TermTable("en"), pt: new TermTable("pt") };
+const termTable = (language: Language) =>
+  new WordTable((word) => (stopwords[language].has(word) ? "" : stem(word, language)));
+const tables: Record<Language, WordTable<string>> = { en: termTable("en"), pt: termTable("pt") };
+/** Per word: 1 if an English stopword, plus 2 if a Portuguese one (the evidence detectLanguage counts). */
+const stopwordFlags = new WordTable(
+  (word) => (ENGLISH_STOPWORDS.has(word) ? 1 : 0) + (PORTUGUESE_STOPWORDS.has(word) ? 2 : 0),
+);
 
-/** The language of a text from its first words (English when undecided). */
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 16777619;
+
+/** The language of a text from its first 500 words (English when undecided), as detectLanguage decides. */
 function sampleLanguage(lower: string): Language {
-  const sample: string[] = [];
+  let en = 0;
+  let pt = 0;
+  let count = 0;
   let start = -1;
-  for (let i = 0; i <= lower.length && sample.length < 500; i++) {
-    const word = i < lower.length && isWordUnit(lower, i, lower.charCodeAt(i));
-    if (word && start < 0) start = i;
-    else if (!word && start >= 0) {
-      sample.push(lower.slice(start, i));
+  let hash = 0;
+  for (let i = 0; i <= lower.length && count < 500; i++) {
+    const code = i < lower.length ? lower.charCodeAt(i) : 32;
+    if (i < lower.length && isWordUnit(lower, i, code)) {
+      if (start < 0) {
+        start = i;
+        hash = FNV_OFFSET;
+      }
+      hash = Math.imul(hash ^ code, FNV_PRIME);
+    } else if (start >= 0) {
+      const flags = stopwordFlags.lookup(lower, start, i, hash);
+      en += flags & 1;
+      pt += flags >> 1;
+      count += 1;
       start = -1;
     }
   }
-  return detectLanguage(sample) ?? "en";
+  if (en === pt) return "en";
+  return en > pt ? "en" : "pt";
 }
 
 /** Tokenises the whole text once; the language is decided on its first 500 words unless given. */
@@ -161,31 +197,37 @@ export function analyzeWithOffsets(text: string, language?: Language): AnalysedT
   const chosen = language ?? sampleLanguage(lower);
   const table = tables[chosen];
   const terms: string[] = [];
-  const offsets: number[] = [];
+  let offsets = new Int32Array(Math.max(16, lower.length >> 3));
+  let count = 0;
   let start = -1;
   let hash = 0;
+  const length = lower.length;
   // A hand-written scan with an FNV-1a hash on the way: several times faster than regex + Map.
-  for (let i = 0; i <= lower.length; i++) {
-    const code = i < lower.length ? lower.charCodeAt(i) : 32;
-    const word = i < lower.length && isWordUnit(lower, i, code);
-    if (word) {
+  for (let i = 0; i <= length; i++) {
+    const code = i < length ? lower.charCodeAt(i) : 32;
+    if (i < length && isWordUnit(lower, i, code)) {
       if (start < 0) {
         start = i;
-        hash = 0x811c9dc5;
+        hash = FNV_OFFSET;
       }
-      hash = Math.imul(hash ^ code, 16777619);
+      hash = Math.imul(hash ^ code, FNV_PRIME);
     } else if (start >= 0) {
       if (i - start <= MAX_TOKEN_LENGTH) {
         const term = table.lookup(lower, start, i, hash);
         if (term !== "") {
+          if (count === offsets.length) {
+            const grown = new Int32Array(count * 2);
+            grown.set(offsets);
+            offsets = grown;
+          }
           terms.push(term);
-          offsets.push(start);
+          offsets[count++] = start;
         }
       }
       start = -1;
     }
   }
-  return { language: chosen, terms, offsets: Int32Array.from(offsets) };
+  return { language: chosen, terms, offsets: offsets.slice(0, count) };
 }
 
 /**

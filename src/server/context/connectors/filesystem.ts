@@ -10,6 +10,7 @@ import {
   readChildFile,
   type SafeDir,
   SkipError,
+  statChildFile,
 } from "./safe-fs.js";
 import type { Connector, ConnectorOptions, DiscoveredFile, SkippedEntry } from "./types.js";
 
@@ -91,7 +92,12 @@ async function* walk(root: string, options: ConnectorOptions): AsyncGenerator<Di
         const reason = skipByPath(relPath);
         const dir = level.dir;
         if (reason) yield { relPath, skip: reason };
-        else yield { relPath, read: (maxBytes: number) => readChildFile(dir, entry.name, maxBytes, options) };
+        else
+          yield {
+            relPath,
+            read: (maxBytes: number) => readChildFile(dir, entry.name, maxBytes, options),
+            stat: async (maxBytes: number) => statChildFile(dir, entry.name, maxBytes, options),
+          };
       }
     }
   } finally {

@@ -3,7 +3,15 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { IvoaiError } from "../../../shared/errors.js";
 import { skipByPath } from "../filter.js";
-import { closeAll, isSafeName, MAX_DEPTH, openParentOf, openRoot, readChildFile } from "./safe-fs.js";
+import {
+  closeAll,
+  isSafeName,
+  MAX_DEPTH,
+  openParentOf,
+  openRoot,
+  readChildFile,
+  statChildFile,
+} from "./safe-fs.js";
 import type { Connector, ConnectorOptions, DiscoveredFile, SkippedEntry } from "./types.js";
 
 const run = promisify(execFile);
@@ -102,6 +110,19 @@ export function createGitConnector(
                 return await readChildFile(dir, file, maxBytes, options);
               } finally {
                 await closeAll(opened);
+              }
+            },
+            stat: async (maxBytes: number) => {
+              let parent: Awaited<ReturnType<typeof openParentOf>>;
+              try {
+                parent = await openParentOf(top, relPath);
+              } catch {
+                return undefined; // the read reports why
+              }
+              try {
+                return statChildFile(parent.dir, parent.name, maxBytes, options);
+              } finally {
+                await closeAll(parent.opened);
               }
             },
           };

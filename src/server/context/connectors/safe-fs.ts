@@ -1,7 +1,16 @@
 // Reads a tree without ever leaving it: every path component is opened relative to its verified parent
 // descriptor with O_NOFOLLOW (openat semantics through /proc/self/fd), and files are read through the
 // descriptor that was checked. Linux only, as the server is.
-import { closeSync, constants, promises as fs, fstatSync, openSync, readSync } from "node:fs";
+import {
+  type BigIntStats,
+  closeSync,
+  constants,
+  promises as fs,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+} from "node:fs";
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 // O_NONBLOCK: opening a FIFO that slipped past the type check must not hang the ingest.
@@ -85,7 +94,7 @@ export async function readChildFile(
   name: string,
   maxBytes: number,
   options: ReadFileOptions = {},
-): Promise<{ data: Buffer; mtimeMs: number; size: number }> {
+): Promise<{ data: Buffer; mtimeMs: number; size: number; sourceStat: string | undefined }> {
   if (!isSafeName(name)) throw new SkipError("unsafe name", name);
   let fd: number;
   try {
@@ -108,12 +117,46 @@ export async function readChildFile(
       if (total === buffer.length) break;
     }
     if (total > maxBytes) throw new SkipError("too large", "grew while reading");
-    return { data: buffer.subarray(0, total), mtimeMs: stat.mtimeMs, size: total };
+    const sourceStat = total === stat.size ? sourceStatKey(fstatSync(fd, { bigint: true })) : undefined;
+    return { data: buffer.subarray(0, total), mtimeMs: stat.mtimeMs, size: total, sourceStat };
   } catch (error) {
     if (error instanceof SkipError) throw error;
     throw mapOpenError(error);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * A file's identity and version (device, inode, size, modification and change times in nanoseconds), which a
+ * re-ingest compares instead of reading the file. Undefined for a file changed in the last second: another write
+ * within the same timestamp tick would leave the same key, so such a file is read and hashed again next time.
+ */
+export function sourceStatKey(stat: BigIntStats, now = Date.now()): string | undefined {
+  const recent = BigInt(now - 1000) * 1_000_000n;
+  if (stat.mtimeNs > recent || stat.ctimeNs > recent) return undefined;
+  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+}
+
+/**
+ * The stat key and size of regular file `name` of `parent`, without opening it or following a link; undefined
+ * when it is anything readChildFile would refuse or look at more closely (then the caller reads it).
+ */
+export function statChildFile(
+  parent: SafeDir,
+  name: string,
+  maxBytes: number,
+  options: ReadFileOptions = {},
+): { sourceStat: string; size: number } | undefined {
+  if (!isSafeName(name)) return undefined;
+  try {
+    const stat = lstatSync(viaDescriptor(parent, name), { bigint: true, throwIfNoEntry: false });
+    if (!stat?.isFile() || (stat.nlink > 1n && !options.allowHardlinks) || stat.size > BigInt(maxBytes))
+      return undefined;
+    const sourceStat = sourceStatKey(stat);
+    return sourceStat ? { sourceStat, size: Number(stat.size) } : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -11,8 +11,13 @@ export interface ConnectorOptions {
 
 export interface DiscoveredFile {
   relPath: string;
-  /** Reads the file (valid until the iteration moves on). */
-  read(maxBytes: number): Promise<{ data: Buffer; mtimeMs: number }>;
+  /**
+   * Reads the file (valid until the iteration moves on). `sourceStat` identifies the version read (see
+   * sourceStatKey), when it can be trusted to recognise the file unchanged later.
+   */
+  read(maxBytes: number): Promise<{ data: Buffer; mtimeMs: number; sourceStat?: string | undefined }>;
+  /** The file's current stat key and size without reading it, if the connector can tell cheaply and safely. */
+  stat?(maxBytes: number): Promise<{ sourceStat: string; size: number } | undefined>;
 }
 
 export interface SkippedEntry {
