@@ -156,6 +156,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
    * tools/call and tools/list, the requests an agent repeats, answered without a per-request SDK server: the
    * transport's checks (Accept, Content-Type, protocol version) were made by the caller, the request is
    * validated with the SDK's own schema, and the list is the SDK's answer, computed once per offered set.
+   * Results are the ones the SDK path returns (endpoint.test.ts compares both ways, refusals included).
    * Anything else (initialize, ping, notifications, batches, resources, malformed requests) returns undefined
    * and goes to the SDK, which answers it as it always did.
    */

@@ -156,10 +156,15 @@ class WordTable<T> {
 const termTable = (language: Language) =>
   new WordTable((word) => (stopwords[language].has(word) ? "" : stem(word, language)));
 const tables: Record<Language, WordTable<string>> = { en: termTable("en"), pt: termTable("pt") };
-/** Per word: 1 if an English stopword, plus 2 if a Portuguese one (the evidence detectLanguage counts). */
-const stopwordFlags = new WordTable(
-  (word) => (ENGLISH_STOPWORDS.has(word) ? 1 : 0) + (PORTUGUESE_STOPWORDS.has(word) ? 2 : 0),
-);
+/**
+ * Per word, the evidence detectLanguage counts: "" for neither language's stopword, "e" English, "p" Portuguese,
+ * "b" both (strings, like the term tables' values, so that lookups stay monomorphic).
+ */
+const stopwordFlags = new WordTable((word) => {
+  const en = ENGLISH_STOPWORDS.has(word);
+  const pt = PORTUGUESE_STOPWORDS.has(word);
+  return en ? (pt ? "b" : "e") : pt ? "p" : "";
+});
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 16777619;
@@ -181,8 +186,10 @@ function sampleLanguage(lower: string): Language {
       hash = Math.imul(hash ^ code, FNV_PRIME);
     } else if (start >= 0) {
       const flags = stopwordFlags.lookup(lower, start, i, hash);
-      en += flags & 1;
-      pt += flags >> 1;
+      if (flags !== "") {
+        if (flags !== "p") en += 1;
+        if (flags !== "e") pt += 1;
+      }
       count += 1;
       start = -1;
     }
