@@ -221,7 +221,7 @@ const rows = cases.map((entry) => {
 const report = [
   "# cli-start",
   "",
-  `Wall time from spawn to exit of \`node dist/ivoai.mjs …\`, ${RUNS} runs each after ${WARMUP} warm-up rounds, the cases interleaved round by round. The hook gets Claude Code's PostToolUse payload (${TOOL_USE.length} bytes) on stdin and the session's environment, and posts the event to a local endpoint answering 202 (every run checked to have delivered it). CPU is each child's user + system time (/proc/self/stat of the bench, 10 ms ticks, mean over the runs): a busy machine stretches wall time far more than it. ${machineLine()}, ${new Date().toISOString()}.`,
+  `Wall time from spawn to exit of \`node dist/ivoai.mjs …\`, ${RUNS} runs each after ${WARMUP} warm-up rounds, the cases interleaved round by round. The hook gets Claude Code's PostToolUse payload (${TOOL_USE.length} bytes) on stdin and the session's environment, and posts the event to a local endpoint answering 202 (every run checked to have delivered it); the status line hook gets Claude's status line payload with two quota windows and records them (every run checked to print them). CPU is each child's user + system time (/proc/self/stat of the bench, 10 ms ticks, mean over the runs): a busy machine stretches wall time far more than it. ${machineLine()}, ${new Date().toISOString()}.`,
   "",
   "| command | p50 ms | p90 ms | min ms | p50 above the floor | goal (p50) | CPU ms (mean, user + sys) |",
   "|---|---|---|---|---|---|---|",
