@@ -1,6 +1,7 @@
-// `ivoai --version` and `ivoai hook …` start to exit, beside `node -e 0` (the floor no CLI can go below) in the
-// same run; the hook as Claude Code calls it on every tool use, delivering to a local endpoint that answers 202
-// (standing in for the session router's /hooks/memory, so the figure is the CLI's own cost).
+// `ivoai --version`, `ivoai hook claude …` and `ivoai hook statusline`, spawn to exit, beside `node -e 0` (the
+// floor no CLI goes below) in the same run. The hooks get what Claude Code sends: a PostToolUse payload, posted
+// to a local endpoint answering 202 (standing in for the session router's /hooks/memory, so the figure is the
+// CLI's own cost), and a status line payload with quota windows (recorded in a temporary state directory).
 // Options: --runs N (default 40), --baseline FILE (another build's entry, e.g. the one-file bundle, measured
 // alongside), --no-save.
 import { spawn } from "node:child_process";
@@ -36,6 +37,17 @@ const TOOL_USE = JSON.stringify({
   tool_name: "Bash",
   tool_input: { command: "npm test -- --run src/billing", description: "Run the billing tests" },
   tool_response: { stdout: "✓ 48 tests passed\n".repeat(40), stderr: "", interrupted: false },
+});
+
+/** What Claude Code writes to the status line command of a subscriber's session (it runs it on every update). */
+const STATUS_LINE = JSON.stringify({
+  session_id: "7c0f9a6e-2b1d-4c51-9a55-0d7f3f1e2a10",
+  model: { id: "claude-opus-4-1", display_name: "Opus" },
+  workspace: { current_dir: "/home/dev/acme", project_dir: "/home/dev/acme" },
+  rate_limits: {
+    five_hour: { used_percentage: 42, resets_at: Math.floor(Date.now() / 1000) + 3600 },
+    seven_day: { used_percentage: 17, resets_at: Math.floor(Date.now() / 1000) + 86_400 },
+  },
 });
 
 let delivered = 0;
@@ -91,6 +103,17 @@ const hookCase = (label: string, entry: string): Case => ({
 // An empty ES module: the floor plus Node's ES module loader, which any ESM program pays.
 const emptyModule = path.join(await mkdtemp(path.join(tmpdir(), "ivoai-bench-cli-start-")), "empty.mjs");
 await writeFile(emptyModule, "");
+const stateHome = path.join(path.dirname(emptyModule), "state");
+const statusLineCase = (label: string, entry: string): Case => ({
+  label,
+  args: [entry, "hook", "statusline"],
+  input: STATUS_LINE,
+  env: { XDG_STATE_HOME: stateHome },
+  check: (stdout, code) => {
+    expectCode(code);
+    if (!stdout.includes("42%")) throw new Error(`printed ${JSON.stringify(stdout)}`);
+  },
+});
 const cases: Case[] = [
   {
     label: "`node -e 0` (floor)",
@@ -106,12 +129,14 @@ const cases: Case[] = [
   },
   versionCase("`ivoai --version`", BIN),
   hookCase("`ivoai hook claude tool_used`", BIN),
+  statusLineCase("`ivoai hook statusline`", BIN),
 ];
 if (values.baseline) {
   const baseline = path.resolve(values.baseline);
   cases.push(
     versionCase("`--version`, baseline build", baseline),
-    hookCase("`hook`, baseline build", baseline),
+    hookCase("`hook claude`, baseline build", baseline),
+    statusLineCase("`hook statusline`, baseline build", baseline),
   );
 }
 
@@ -196,7 +221,7 @@ const rows = cases.map((entry) => {
 const report = [
   "# cli-start",
   "",
-  `Wall time from spawn to exit of \`node dist/ivoai.mjs …\`, ${RUNS} runs each after ${WARMUP} warm-up rounds, the cases interleaved round by round. The hook gets Claude Code's PostToolUse payload (${TOOL_USE.length} bytes) on stdin and the session's environment, and posts the event to a local endpoint answering 202 (every run checked to have delivered it). CPU is each child's user + system time (/proc/self/stat of the bench, 10 ms ticks, mean over the runs): a busy machine stretches wall time far more than it. ${machineLine()}, ${new Date().toISOString()}.`,
+  `Wall time from spawn to exit of \`node dist/ivoai.mjs …\`, ${RUNS} runs each after ${WARMUP} warm-up rounds, the cases interleaved round by round. The hook gets Claude Code's PostToolUse payload (${TOOL_USE.length} bytes) on stdin and the session's environment, and posts the event to a local endpoint answering 202 (every run checked to have delivered it); the status line hook gets Claude's status line payload with two quota windows and records them (every run checked to print them). CPU is each child's user + system time (/proc/self/stat of the bench, 10 ms ticks, mean over the runs): a busy machine stretches wall time far more than it. ${machineLine()}, ${new Date().toISOString()}.`,
   "",
   "| command | p50 ms | p90 ms | min ms | p50 above the floor | goal (p50) | CPU ms (mean, user + sys) |",
   "|---|---|---|---|---|---|---|",
