@@ -114,19 +114,22 @@ export interface Executor {
 // ---------------------------------------------------------------------------------------------------------
 // Quota.
 
-export const quotaSnapshotSchema = z.object({
-  executor: z.enum(EXECUTORS),
-  /** "primary"/"secondary" (codex), "five_hour"/"seven_day"/… (claude). */
-  window: z.string().max(40),
+export const QUOTA_STATUSES = ["allowed", "warning", "rejected"] as const;
+export const QUOTA_SOURCES = ["app-server", "statusline", "stream", "turn-error"] as const;
+
+/** One observation of an executor's usage window (checked by `parseQuotaSnapshot` in quota/snapshot.ts). */
+export interface QuotaSnapshot {
+  executor: ExecutorName;
+  /** "primary"/"secondary" (codex), "five_hour"/"seven_day"/… (claude); at most 40 characters. */
+  window: string;
   /** 0–100; null when the source reports only a status (claude's stream). */
-  used_percent: z.number().min(0).max(100).nullable(),
+  used_percent: number | null;
   /** "allowed" | "warning" | "rejected" when the source says so. */
-  status: z.enum(["allowed", "warning", "rejected"]).nullable(),
-  resets_at: z.string().nullable(),
-  observed_at: z.string(),
-  source: z.enum(["app-server", "statusline", "stream", "turn-error"]),
-});
-export type QuotaSnapshot = z.infer<typeof quotaSnapshotSchema>;
+  status: (typeof QUOTA_STATUSES)[number] | null;
+  resets_at: string | null;
+  observed_at: string;
+  source: (typeof QUOTA_SOURCES)[number];
+}
 
 export interface Admission {
   admitted: boolean;

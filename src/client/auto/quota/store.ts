@@ -2,21 +2,26 @@
 // ivoai process (AUTO sessions, the statusline hook, `ivoai executors`) through a cross-process lock.
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { z } from "zod";
 import { writeFileAtomic } from "../../../shared/atomic-file.js";
 import { errnoCode } from "../../../shared/errors.js";
 import { createFileLock } from "../../../shared/file-lock.js";
-import { type ExecutorName, type QuotaSnapshot, quotaSnapshotSchema } from "../contracts.js";
+import type { ExecutorName, QuotaSnapshot } from "../contracts.js";
+import { parseQuotaSnapshot } from "./snapshot.js";
 
 /** More (executor, window) pairs than this and the least recently observed are dropped. */
 export const MAX_QUOTA_SNAPSHOTS = 64;
 /** A larger file is not read: it is treated as corrupt and replaced. */
 const MAX_FILE_BYTES = 256 * 1024;
 
-const fileSchema = z.object({
-  version: z.literal(1),
-  snapshots: z.array(quotaSnapshotSchema).max(MAX_QUOTA_SNAPSHOTS),
-});
+/** The file's snapshots; throws when it is not `{version: 1, snapshots: [...]}` with valid snapshots. */
+function parseFile(value: unknown): QuotaSnapshot[] {
+  const file = value as { version?: unknown; snapshots?: unknown } | null;
+  if (typeof file !== "object" || file === null || file.version !== 1)
+    throw new Error("not a version 1 file");
+  if (!Array.isArray(file.snapshots) || file.snapshots.length > MAX_QUOTA_SNAPSHOTS)
+    throw new Error("snapshots must be a list of at most MAX_QUOTA_SNAPSHOTS");
+  return file.snapshots.map(parseQuotaSnapshot);
+}
 
 export interface QuotaStoreOptions {
   /** ivoai's client state dir; the file is `<stateDir>/auto/quota.json`. */
@@ -54,7 +59,7 @@ export function openQuotaStore(options: QuotaStoreOptions): QuotaStore {
       return [];
     }
     try {
-      return fileSchema.parse(JSON.parse(text)).snapshots;
+      return parseFile(JSON.parse(text));
     } catch {
       report(`${file} is corrupt; it is replaced by fresh observations`);
       return [];
@@ -69,7 +74,7 @@ export function openQuotaStore(options: QuotaStoreOptions): QuotaStore {
   return {
     file,
     async observe(snapshots) {
-      const incoming = snapshots.map((snapshot) => quotaSnapshotSchema.parse(snapshot));
+      const incoming = snapshots.map(parseQuotaSnapshot);
       await ready();
       const lock = createFileLock(path.join(dir, ".quota.lock"));
       try {
