@@ -143,6 +143,21 @@ describe("what a start of ivoai loads", () => {
     }
   });
 
+  it("answers Claude's status line and records its quota without a schema library or the server", async () => {
+    const home = path.join(dir, "statusline-state");
+    const line = await traced(["hook", "statusline"], {
+      input: JSON.stringify({
+        rate_limits: { five_hour: { used_percentage: 12, resets_at: 1_764_612_000 } },
+      }),
+      env: { XDG_STATE_HOME: home },
+    });
+    expect(line).toMatchObject({ code: 0 });
+    expect(line.stdout).toContain("5h 12%");
+    const stored = JSON.parse(await readFile(path.join(home, "ivoai", "auto", "quota.json"), "utf8"));
+    expect(stored.snapshots).toMatchObject([{ executor: "claude", window: "five_hour", used_percent: 12 }]);
+    expect(rel(line.sources).filter((source) => HEAVY.test(source))).toEqual([]);
+  });
+
   it("loads a command's own code when it runs: the server's for a server command", async () => {
     const status = await traced(["server", "status", "--root", path.join(dir, "no-server")]);
     expect(status.code).not.toBe(0);
