@@ -154,12 +154,22 @@ try {
     await chmod(temporary, mode);
     await rename(temporary, output.path);
   }
-  // Chunks of earlier builds (their names carry their content's hash) go; another build's temporary files stay.
-  const current = new Set(outputs.map((output) => output.path));
+  // Chunks of older builds (their names carry their content's hash) go, but not the previous build's: a process
+  // started from it a moment ago may still import its command's chunk. Another build's temporary files stay.
+  const current = outputs
+    .filter((output) => path.dirname(output.path) === chunksDir)
+    .map((output) => path.basename(output.path));
+  const listFile = path.join(chunksDir, ".build.json");
+  const previousBuild = await readFile(listFile, "utf8")
+    .then((text) => JSON.parse(text).files)
+    .catch(() => []);
+  const keep = new Set([...current, ...previousBuild, ".build.json"]);
   for (const name of await readdir(chunksDir)) {
-    const file = path.join(chunksDir, name);
-    if (!current.has(file) && !name.endsWith(".tmp")) await rm(file, { force: true });
+    if (!keep.has(name) && !name.endsWith(".tmp")) await rm(path.join(chunksDir, name), { force: true });
   }
+  const listTemporary = `${listFile}.${process.pid}.tmp`;
+  await writeFile(listTemporary, `${JSON.stringify({ files: current })}\n`);
+  await rename(listTemporary, listFile);
   // dist/console for running from source (the gateway falls back to it when nothing is bundled).
   // Another build may swap its own in between our two renames: then move that one aside too and try again.
   const finalConsole = path.join(root, "dist/console");
