@@ -139,6 +139,9 @@ const connectorOf = (row: ConnectorRow): ConnectorRecord => ({
   last_ingest: row.last_ingest ? (JSON.parse(row.last_ingest) as LastIngest) : null,
 });
 
+/** Chunk rows per INSERT statement. */
+const CHUNK_ROWS = 32;
+
 /** Tombstones kept for servers catching up; an older miss only leaves an entry the result join drops. */
 const TOMBSTONE_RETENTION = 500_000;
 
@@ -209,9 +212,6 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     deleteDocument: db.prepare("DELETE FROM documents WHERE key = ?"),
     chunkSeqsOf: db.prepare("SELECT seq FROM chunks WHERE doc = ?"),
     deleteChunksOf: db.prepare("DELETE FROM chunks WHERE doc = ?"),
-    insertChunk: db.prepare(
-      "INSERT INTO chunks (doc, id, idx, unit_start, text, terms) VALUES (?, ?, ?, ?, ?, ?)",
-    ),
     chunksOfDocument: db.prepare("SELECT unit_start, text FROM chunks WHERE doc = ? ORDER BY idx"),
     tombstone: db.prepare("INSERT OR REPLACE INTO removed_chunks (seq, generation) VALUES (?, ?)"),
     pruneTombstones: db.prepare(
@@ -251,6 +251,28 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
   const keyOf = (id: string) => (q.documentKey.get(id) as { key: number } | undefined)?.key;
   const bump = () => (q.bumpGeneration.get() as { g: number }).g;
 
+  // A document's chunks go in by multi-row INSERTs of up to CHUNK_ROWS rows (same rows, same seq order): per
+  // statement, not per row, SQLite's AUTOINCREMENT bookkeeping and the statement's run cost.
+  const chunkInserts = new Map<number, ReturnType<typeof db.prepare>>();
+  const insertChunksOf = (rows: number) => {
+    let statement = chunkInserts.get(rows);
+    if (!statement) {
+      const values = Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?)").join(", ");
+      statement = db.prepare(`INSERT INTO chunks (doc, id, idx, unit_start, text, terms) VALUES ${values}`);
+      chunkInserts.set(rows, statement);
+    }
+    return statement;
+  };
+  const insertChunks = (key: number, chunks: readonly ChunkInput[]) => {
+    for (let from = 0; from < chunks.length; from += CHUNK_ROWS) {
+      const group = chunks.slice(from, from + CHUNK_ROWS);
+      const params: unknown[] = [];
+      for (const chunk of group)
+        params.push(key, chunk.id, chunk.index, chunk.unitStart, chunk.text, chunk.terms);
+      insertChunksOf(group.length).run(params);
+    }
+  };
+
   const replace = db.transaction((batch: readonly DocumentReplacement[]) => {
     const generation = bump();
     for (const { document: d, chunks, sourceStat } of batch) {
@@ -271,8 +293,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
           JSON.stringify(d.metadata),
           sourceStat ?? null,
         ) as { key: number };
-      for (const chunk of chunks)
-        q.insertChunk.run(key, chunk.id, chunk.index, chunk.unitStart, chunk.text, chunk.terms);
+      insertChunks(key, chunks);
     }
     q.pruneTombstones.run(TOMBSTONE_RETENTION);
   });

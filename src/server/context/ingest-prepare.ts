@@ -12,10 +12,21 @@ import { decodeText } from "./filter.js";
 /** Bumped whenever chunking or analysis changes, so every document is re-indexed once. */
 export const PIPELINE_VERSION = "p1";
 
+/**
+ * A document's chunks, column by column (a few strings and typed arrays rather than an object per chunk, so the
+ * result crosses from a worker thread in a few copies): chunk i is [bounds[2i], bounds[2i+1]) in code units, its
+ * id is the i-th 32 characters of `ids`, its terms end at termEnds[i] in `terms`.
+ */
 export interface ChunkPlan {
   language: Language;
-  chunks: { id: string; index: number; unitStart: number; unitEnd: number; terms: string }[];
+  count: number;
+  ids: string;
+  bounds: Int32Array;
+  terms: string;
+  termEnds: Int32Array;
 }
+
+const CHUNK_ID_LENGTH = 32;
 
 export interface PlanInput {
   id: string;
@@ -28,18 +39,32 @@ export function planChunks(input: PlanInput): ChunkPlan {
   // (the title repeated as a header acts as a title field, BM25F-style).
   const analysed = analyzeWithOffsets(input.text);
   const header = analyzeText(input.title, analysed.language).join(" ");
-  const chunks = chunkText(input.id, input.text, DEFAULT_CHUNK_POLICY).map((chunk) => {
+  const chunks = chunkText(input.id, input.text, DEFAULT_CHUNK_POLICY);
+  const bounds = new Int32Array(chunks.length * 2);
+  const termEnds = new Int32Array(chunks.length);
+  const ids: string[] = [];
+  const terms: string[] = [];
+  let termsLength = 0;
+  for (const chunk of chunks) {
     const body = joinedTermsBetween(analysed, chunk.unitStart, chunk.unitEnd);
-    return {
-      id: chunk.id,
-      index: chunk.index,
-      unitStart: chunk.unitStart,
-      unitEnd: chunk.unitEnd,
-      // A chunk without terms of its own (whitespace, stopwords) stays out of the index entirely.
-      terms: body && header ? `${header} ${body}` : body,
-    };
-  });
-  return { language: analysed.language, chunks };
+    // A chunk without terms of its own (whitespace, stopwords) stays out of the index entirely.
+    const chunkTerms = body && header ? `${header} ${body}` : body;
+    if (chunk.id.length !== CHUNK_ID_LENGTH) throw new Error("chunk ids are 32 characters");
+    ids.push(chunk.id);
+    terms.push(chunkTerms);
+    termsLength += chunkTerms.length;
+    bounds[chunk.index * 2] = chunk.unitStart;
+    bounds[chunk.index * 2 + 1] = chunk.unitEnd;
+    termEnds[chunk.index] = termsLength;
+  }
+  return {
+    language: analysed.language,
+    count: chunks.length,
+    ids: ids.join(""),
+    bounds,
+    terms: terms.join(""),
+    termEnds,
+  };
 }
 
 /** One file as read by the committing thread. */
@@ -99,12 +124,12 @@ export function toReplacement(
       ingested_at: ingestedAt,
       metadata: doc.metadata,
     },
-    chunks: plan.chunks.map((chunk) => ({
-      id: chunk.id,
-      index: chunk.index,
-      unitStart: chunk.unitStart,
-      text: doc.text.slice(chunk.unitStart, chunk.unitEnd),
-      terms: chunk.terms,
+    chunks: Array.from({ length: plan.count }, (_, index) => ({
+      id: plan.ids.slice(index * CHUNK_ID_LENGTH, (index + 1) * CHUNK_ID_LENGTH),
+      index,
+      unitStart: plan.bounds[index * 2] as number,
+      text: doc.text.slice(plan.bounds[index * 2], plan.bounds[index * 2 + 1]),
+      terms: plan.terms.slice(index > 0 ? plan.termEnds[index - 1] : 0, plan.termEnds[index]),
     })),
     sourceStat,
   };
