@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { serverConfigSchema } from "../src/config/server-config.js";
 import { serverPaths } from "../src/config/server-paths.js";
+import { STAT_TRUST_MS } from "../src/server/context/connectors/safe-fs.js";
 import { openContextService } from "../src/server/context/service.js";
 import { silentLogger } from "../src/shared/logger.js";
 import { catalogueSnapshot, contextTree, writeTree } from "./context-helpers.js";
@@ -181,7 +182,12 @@ describe("context ingestion", () => {
 
   it("re-ingests files whose stat is unchanged without reading them, and reads touched or rewritten ones", async () => {
     const source = await scratch();
-    await writeTree(source, { "a.md": "# A\n\nalpha", "sub/b.md": "# B\n\nbravo", "c.md": "# C\n\ncharlie" });
+    await writeTree(source, {
+      "a.md": "# A\n\nalpha",
+      "sub/b.md": "# B\n\nbravo",
+      "c.md": "# C\n\ncharlie",
+      "d.md": "# D\n\ndelta",
+    });
     const made = await tree();
     const catalogue = path.join(made.root, "var/lib/ivoai/context/catalogue.sqlite");
     const sql = (statement: string) => {
@@ -196,31 +202,36 @@ describe("context ingestion", () => {
     const context = await made.open();
     try {
       await context.addConnector({ name: "docs", type: "filesystem", path: source });
-      // A file changed in the last second is not trusted by its stat (a rewrite within the same timestamp tick
+      // A file changed in the last seconds is not trusted by its stat (a rewrite within the same timestamp tick
       // would keep it): the first run records none.
-      expect((await context.ingest([]))[0]).toMatchObject({ added: 3 });
+      expect((await context.ingest([]))[0]).toMatchObject({ added: 4 });
       expect(stats()).toEqual([
         { rel_path: "a.md", source_stat: null },
         { rel_path: "c.md", source_stat: null },
+        { rel_path: "d.md", source_stat: null },
         { rel_path: "sub/b.md", source_stat: null },
       ]);
       // The files' age, not synchronisation: past the window, a run reads, finds them equal, records stats.
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-      expect((await context.ingest([]))[0]).toMatchObject({ unchanged: 3, updated: 0 });
+      await new Promise((resolve) => setTimeout(resolve, STAT_TRUST_MS + 100));
+      expect((await context.ingest([]))[0]).toMatchObject({ unchanged: 4, updated: 0 });
       expect(stats().every((row) => typeof (row as { source_stat: unknown }).source_stat === "string")).toBe(
         true,
       );
       // Proof that the next run does not read them: a forged fingerprint survives it.
       sql("UPDATE documents SET fingerprint = 'p1:forged' WHERE rel_path = 'a.md' RETURNING id");
-      expect((await context.ingest([]))[0]).toMatchObject({ unchanged: 3, updated: 0, removed: 0 });
+      expect((await context.ingest([]))[0]).toMatchObject({ unchanged: 4, updated: 0, removed: 0 });
       expect(sql("SELECT fingerprint FROM documents WHERE rel_path = 'a.md'")).toEqual([
         { fingerprint: "p1:forged" },
       ]);
-      // Touched (same bytes, new times) or rewritten at the same size: read again, and compared by content.
+      // Touched (same bytes, new times), rewritten with the same bytes, or rewritten at the same size with other
+      // bytes: read again, and compared by content.
+      const before = sql("SELECT fingerprint FROM documents WHERE rel_path = 'd.md'");
       await utimes(path.join(source, "a.md"), new Date(), new Date());
       await writeFile(path.join(source, "c.md"), "# C\n\ncharlie CHANGED");
       await writeFile(path.join(source, "sub/b.md"), "# B\n\nbravo");
-      expect((await context.ingest([]))[0]).toMatchObject({ updated: 2, unchanged: 1, added: 0 });
+      await writeFile(path.join(source, "d.md"), "# D\n\nDELTA");
+      expect((await context.ingest([]))[0]).toMatchObject({ updated: 3, unchanged: 1, added: 0 });
+      expect(sql("SELECT fingerprint FROM documents WHERE rel_path = 'd.md'")).not.toEqual(before);
       const hits = await context.searcher.search("changed", { limit: 5 });
       expect(hits.map((hit) => hit.document.rel_path)).toEqual(["c.md"]);
       expect(sql("SELECT fingerprint FROM documents WHERE rel_path = 'a.md'")).not.toEqual([

@@ -127,13 +127,16 @@ export async function readChildFile(
   }
 }
 
+/** Longer than the coarsest timestamp tick of filesystems ingest may meet (FAT's 2 s, some SMB mounts). */
+export const STAT_TRUST_MS = 3000;
+
 /**
  * A file's identity and version (device, inode, size, modification and change times in nanoseconds), which a
- * re-ingest compares instead of reading the file. Undefined for a file changed in the last second: another write
- * within the same timestamp tick would leave the same key, so such a file is read and hashed again next time.
+ * re-ingest compares instead of reading the file. Undefined for a file changed in the last STAT_TRUST_MS: another
+ * write within the same timestamp tick would leave the same key, so such a file is read and hashed again next time.
  */
 export function sourceStatKey(stat: BigIntStats, now = Date.now()): string | undefined {
-  const recent = BigInt(now - 1000) * 1_000_000n;
+  const recent = BigInt(now - STAT_TRUST_MS) * 1_000_000n;
   if (stat.mtimeNs > recent || stat.ctimeNs > recent) return undefined;
   return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
 }
