@@ -19,26 +19,64 @@ export function createInlinePreparer(): DocumentPreparer {
 }
 
 const WORKER_ROLE = "ivoai-prepare";
+/** The shape of the messages between the pool and its workers; raise it whenever PrepareJob or Prepared change. */
+export const PREPARE_FORMAT = 2;
+/** How long started workers have to say they are ready before the pool works inline instead. */
+const READY_TIMEOUT_MS = 30_000;
+
+interface PoolOptions {
+  threads?: number;
+  readyTimeoutMs?: number;
+  /** Told once, in one line, when the workers cannot be used and preparation runs inline. */
+  onFallback?: (reason: string) => void;
+}
 
 /**
  * A pool of worker threads running `entry` (the bundled ivoai binary, which calls `runPrepareWorkerIfAsked`
  * first thing), started on the first job: a re-ingest that reads nothing starts none. Falls back to inline
- * work when `entry` is not a runnable JavaScript file.
+ * work when `entry` is not a runnable JavaScript file, or when its workers speak another message format (a
+ * server still running after the package was upgraded under it) or never say they are ready.
  */
-export function createWorkerPreparer(
-  entry: string | undefined,
-  threads = defaultThreads(),
-): DocumentPreparer {
+export function createWorkerPreparer(entry: string | undefined, options: PoolOptions = {}): DocumentPreparer {
+  const threads = options.threads ?? defaultThreads();
   if (!entry || !/\.(mjs|js|cjs)$/.test(entry) || threads < 1) return createInlinePreparer();
   const waiting = new Map<number, { resolve: (value: Prepared) => void; reject: (error: Error) => void }>();
   let next = 0;
-  let workers: Worker[] | undefined;
+  let workers: Worker[] = [];
+  /** Resolves true once every worker said it is ready in our format, false when inline work must do. */
+  let ready: Promise<boolean> | undefined;
   // A worker that failed takes no more jobs: later ones fail at once rather than wait forever.
   let failure: Error | undefined;
-  const start = () => {
-    workers = Array.from({ length: threads }, () => new Worker(entry, { workerData: { role: WORKER_ROLE } }));
+  const start = async (): Promise<boolean> => {
+    workers = Array.from(
+      { length: threads },
+      () => new Worker(entry, { workerData: { role: WORKER_ROLE, format: PREPARE_FORMAT } }),
+    );
+    const answers = workers.map(
+      (worker) =>
+        new Promise<number | undefined>((resolve) => {
+          worker.once("message", (message: { ready?: number }) => resolve(message?.ready));
+          worker.once("error", () => resolve(undefined));
+          worker.once("exit", () => resolve(undefined));
+        }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), options.readyTimeoutMs ?? READY_TIMEOUT_MS);
+    });
+    const formats = await Promise.race([Promise.all(answers), timeout]).finally(() => clearTimeout(timer));
+    const usable = formats !== "timeout" && formats.every((format) => format === PREPARE_FORMAT);
+    if (!usable) {
+      const seen = formats === "timeout" ? "no answer in time" : `format ${formats.join(", ")}`;
+      options.onFallback?.(
+        `ingest workers from ${entry} are not usable (${seen}, expected format ${PREPARE_FORMAT}): preparing inline`,
+      );
+      await Promise.all(workers.map((worker) => worker.terminate()));
+      workers = [];
+      return false;
+    }
     for (const worker of workers) listen(worker);
-    return workers;
+    return true;
   };
   const listen = (worker: Worker) => {
     worker.on("message", (message: { id: number; result?: Prepared; error?: string }) => {
@@ -53,24 +91,29 @@ export function createWorkerPreparer(
       waiting.clear();
     });
   };
+  const post = (job: PrepareJob): Promise<Prepared> => {
+    const id = next++;
+    // Bytes that own their whole buffer move to the worker without a copy; pooled small ones are copied.
+    const { data } = job;
+    const transfer = data.byteOffset === 0 && data.buffer.byteLength <= data.byteLength + 1;
+    return new Promise((resolve, reject) => {
+      if (failure) {
+        reject(failure);
+        return;
+      }
+      waiting.set(id, { resolve, reject });
+      workers[id % workers.length]?.postMessage({ id, job }, transfer ? [data.buffer as ArrayBuffer] : []);
+    });
+  };
   return {
-    prepare(job) {
-      const id = next++;
-      // Bytes that own their whole buffer move to the worker without a copy; pooled small ones are copied.
-      const { data } = job;
-      const transfer = data.byteOffset === 0 && data.buffer.byteLength <= data.byteLength + 1;
-      return new Promise((resolve, reject) => {
-        if (failure) {
-          reject(failure);
-          return;
-        }
-        waiting.set(id, { resolve, reject });
-        const pool = workers ?? start();
-        pool[id % pool.length]?.postMessage({ id, job }, transfer ? [data.buffer as ArrayBuffer] : []);
-      });
+    async prepare(job) {
+      if (failure) throw failure;
+      ready ??= start();
+      return (await ready) ? post(job) : prepareDocument(job);
     },
     async close() {
-      await Promise.all((workers ?? []).map((worker) => worker.terminate()));
+      await ready;
+      await Promise.all(workers.map((worker) => worker.terminate()));
     },
   };
 }
@@ -84,6 +127,8 @@ export function runPrepareWorkerIfAsked(): boolean {
   if (isMainThread || (workerData as { role?: string } | undefined)?.role !== WORKER_ROLE || !parentPort)
     return false;
   const port = parentPort;
+  // Says which message format this build speaks; a pool of another build falls back to inline work.
+  port.postMessage({ ready: PREPARE_FORMAT });
   port.on("message", ({ id, job }: { id: number; job: PrepareJob }) => {
     try {
       port.postMessage({ id, result: prepareDocument(job) });

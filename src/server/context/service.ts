@@ -171,7 +171,9 @@ export function openContextService(options: ContextServiceOptions): ContextServi
       if (missing.length > 0) throw new IvoaiError("NOT_FOUND", `no connector named ${missing.join(", ")}`);
       const used = { documents: 0, bytes: 0, chunks: 0 };
       const summaries: IngestSummary[] = [];
-      const preparer = createWorkerPreparer(options.workerEntry);
+      const preparer = createWorkerPreparer(options.workerEntry, {
+        onFallback: (reason) => logger.warn(reason),
+      });
       try {
         for (const record of selected as ConnectorRecord[]) {
           const connector = createConnector(record.type, record.name, record.path, {

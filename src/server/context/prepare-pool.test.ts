@@ -1,0 +1,62 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type PrepareJob, prepareDocument } from "./ingest-prepare.js";
+import { createWorkerPreparer, PREPARE_FORMAT } from "./prepare-pool.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), "ivoai-pool-"));
+});
+afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+const job = (): PrepareJob => ({
+  source: "docs",
+  sourceType: "filesystem",
+  relPath: "guide.md",
+  data: new TextEncoder().encode("# Guide\n\nDeploy the gateway behind the proxy."),
+  mtimeMs: 0,
+});
+
+/** A worker entry standing in for another build of ivoai: it answers the pool's start as `body` says. */
+async function entry(name: string, body: string): Promise<string> {
+  const file = path.join(dir, name);
+  await writeFile(file, `import { parentPort } from "node:worker_threads";\n${body}\n`);
+  return file;
+}
+
+describe("the ingest worker pool", () => {
+  it("prepares inline, with the same result, when the workers speak another message format", async () => {
+    const reasons: string[] = [];
+    const older = await entry(
+      "older.mjs",
+      `parentPort.postMessage({ ready: ${PREPARE_FORMAT - 1} });
+       parentPort.on("message", ({ id }) => parentPort.postMessage({ id, result: { wrong: true } }));`,
+    );
+    const pool = createWorkerPreparer(older, { threads: 2, onFallback: (reason) => reasons.push(reason) });
+    try {
+      const results = await Promise.all([pool.prepare(job()), pool.prepare(job())]);
+      expect(results).toEqual([prepareDocument(job()), prepareDocument(job())]);
+      expect(reasons).toEqual([expect.stringContaining(`format ${PREPARE_FORMAT - 1}`)]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("prepares inline when the workers never say they are ready", async () => {
+    const reasons: string[] = [];
+    const silent = await entry("silent.mjs", "setInterval(() => {}, 1000);");
+    const pool = createWorkerPreparer(silent, {
+      threads: 1,
+      readyTimeoutMs: 200,
+      onFallback: (reason) => reasons.push(reason),
+    });
+    try {
+      expect(await pool.prepare(job())).toEqual(prepareDocument(job()));
+      expect(reasons).toEqual([expect.stringContaining("no answer in time")]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
