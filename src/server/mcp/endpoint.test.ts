@@ -9,11 +9,16 @@ import { createMcpEndpoint, defineTool } from "./endpoint.js";
 // the SDK's stateless transport, so each answer can be compared with the SDK's own for the same request.
 const recorded: AuditEvent[] = [];
 const audit = { record: (event: AuditEvent) => recorded.push(event) } as unknown as AuditLog;
+/** SDK servers built so far: `extend` runs once on each new per-request (or list-building) server. */
+let serversBuilt = 0;
 const endpoint = createMcpEndpoint({
   name: "test",
   instructions: "test",
   logger: silentLogger,
   audit,
+  extend: () => {
+    serversBuilt += 1;
+  },
   tools: [
     defineTool({
       name: "context_search",
@@ -73,6 +78,29 @@ describe("MCP endpoint", () => {
       expect(direct).toEqual(sdk);
       const names = (direct as { result: { tools: { name: string }[] } }).result.tools.map((t) => t.name);
       expect(names).toEqual(client === reader ? ["context_search"] : ["context_search", "memory_query"]);
+    }
+  });
+
+  it("answers tools/call and tools/list without building an SDK server per request", async () => {
+    const list = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+    const call = {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "context_search", arguments: { query: "alpha" } },
+    };
+    for (const client of [reader, both]) {
+      // The first list of a scope set is asked of an SDK server once, then kept.
+      await endpoint(post(list), client);
+      const before = serversBuilt;
+      const listed = await endpoint(post(list), client);
+      expect(await listed.json()).toMatchObject({ id: 1, result: { tools: expect.any(Array) } });
+      const called = await endpoint(post(call), client);
+      expect(await called.json()).toMatchObject({ id: 2, result: { content: [{ text: "found alpha" }] } });
+      expect(serversBuilt).toBe(before);
+      // The count does move when the SDK answers: the same call as a batch builds one server.
+      await endpoint(post([call]), client);
+      expect(serversBuilt).toBe(before + 1);
     }
   });
 
