@@ -11,6 +11,8 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   type JSONRPCMessage,
+  JSONRPCRequestSchema,
+  ListToolsRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
@@ -154,8 +156,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
 
   /**
    * tools/call and tools/list, the requests an agent repeats, answered without a per-request SDK server: the
-   * transport's checks (Accept, Content-Type, protocol version) were made by the caller, the request is
-   * validated with the SDK's own schema, and the list is the SDK's answer, computed once per offered set.
+   * transport's checks (Accept, Content-Type, protocol version) were made by the caller, the message is
+   * validated with the SDK's own schemas (the transport's, then the method's), and the list is the SDK's
+   * answer, computed once per offered set.
    * Results are the ones the SDK path returns (endpoint.test.ts compares both ways, refusals included).
    * Anything else (initialize, ping, notifications, batches, resources, malformed requests) returns undefined
    * and goes to the SDK, which answers it as it always did.
@@ -165,12 +168,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     offered: ReadonlyMap<string, ToolSpec>,
     context: ToolContext,
   ): Promise<Response | undefined> {
-    if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
-    const { jsonrpc, id, method, params } = message as Record<string, unknown>;
-    if (jsonrpc !== "2.0" || !(typeof id === "string" || (typeof id === "number" && Number.isInteger(id))))
-      return undefined;
+    // The transport's own check (strict: no extra member, a safe integer or string id, well-formed _meta);
+    // what fails it goes to the SDK, which refuses it with its own error.
+    const request = JSONRPCRequestSchema.safeParse(message);
+    if (!request.success) return undefined;
+    const { id, method } = request.data;
     if (method === "tools/list") {
-      if (params !== undefined && !isMetaOnly(params)) return undefined;
+      if (!ListToolsRequestSchema.safeParse(message).success) return undefined;
       return jsonRpcResult(id, await toolList(offered));
     }
     if (method !== "tools/call") return undefined;
@@ -463,15 +467,6 @@ function acceptsJsonRpcPost(request: Request): boolean {
   if (!isJsonContentType(request.headers.get("content-type"))) return false;
   const version = request.headers.get("mcp-protocol-version");
   return version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version);
-}
-
-function isMetaOnly(params: unknown): boolean {
-  return (
-    typeof params === "object" &&
-    params !== null &&
-    !Array.isArray(params) &&
-    Object.keys(params).every((key) => key === "_meta")
-  );
 }
 
 function jsonRpcResult(id: string | number, resultJson: string): Response {
