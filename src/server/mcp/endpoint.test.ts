@@ -164,6 +164,54 @@ describe("MCP endpoint", () => {
     expect(recorded).toEqual([]);
   });
 
+  it("answers a call or a list that throws with the SDK's JSON-RPC error, not an HTTP failure", async () => {
+    // Checking this tool's arguments throws, and its input has no JSON Schema form, so listing it throws too.
+    const failing = createMcpEndpoint({
+      name: "failing",
+      instructions: "test",
+      logger: silentLogger,
+      tools: [
+        defineTool({
+          name: "context_search",
+          title: "Search",
+          description: "Searches.",
+          tier: "read",
+          scope: "context:read",
+          input: {
+            query: z.string().refine(() => {
+              throw new Error("the check broke");
+            }),
+            since: z.date().optional(),
+          },
+          run: async () => {
+            searches += 1;
+            return { data: {}, text: "ran" };
+          },
+        }),
+      ],
+    });
+    searches = 0;
+    const messages = [
+      {
+        jsonrpc: "2.0",
+        id: "t1",
+        method: "tools/call",
+        params: { name: "context_search", arguments: { query: "a" } },
+      },
+      { jsonrpc: "2.0", id: "t2", method: "tools/list" },
+    ];
+    for (const message of messages) {
+      const direct = await failing(post(message), reader);
+      const sdk = await failing(post([message]), reader);
+      expect([direct.status, sdk.status]).toEqual([200, 200]);
+      expect(direct.headers.get("content-type")).toBe("application/json");
+      const answer = await direct.json();
+      expect(answer).toEqual(await sdk.json());
+      expect(answer).toMatchObject({ jsonrpc: "2.0", id: message.id, error: { code: -32603 } });
+    }
+    expect(searches).toBe(0);
+  });
+
   it("leaves malformed requests and wrong headers to the transport's answers", async () => {
     // Missing params.name: not ours to answer; the SDK's error, whichever way it is sent.
     const invalid = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { arguments: {} } };

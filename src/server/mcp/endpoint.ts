@@ -173,14 +173,27 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     const request = JSONRPCRequestSchema.safeParse(message);
     if (!request.success) return undefined;
     const { id, method } = request.data;
+    let answer: () => Promise<string>;
     if (method === "tools/list") {
       if (!ListToolsRequestSchema.safeParse(message).success) return undefined;
-      return jsonRpcResult(id, await toolList(offered));
+      answer = () => toolList(offered);
+    } else if (method === "tools/call") {
+      const parsed = CallToolRequestSchema.safeParse(message);
+      if (!parsed.success || parsed.data.params.task !== undefined) return undefined;
+      answer = async () => JSON.stringify(await callTool(parsed.data.params, offered, context));
+    } else {
+      return undefined;
     }
-    if (method !== "tools/call") return undefined;
-    const parsed = CallToolRequestSchema.safeParse(message);
-    if (!parsed.success || parsed.data.params.task !== undefined) return undefined;
-    return jsonRpcResult(id, JSON.stringify(await callTool(parsed.data.params, offered, context)));
+    try {
+      return jsonRpcResult(id, await answer());
+    } catch (error) {
+      options.logger.error("MCP request failed", {
+        method,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      // What the SDK does when a handler throws: HTTP 200 and a JSON-RPC error carrying the request's id.
+      return jsonRpcHandlerError(id, error);
+    }
   }
 
   function toolList(offered: ReadonlyMap<string, ToolSpec>): Promise<string> {
@@ -210,8 +223,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     await ours.send({ jsonrpc: "2.0", id: 0, method: "tools/list" });
     const reply = await answer;
     await server.close();
-    if (!("result" in reply)) throw new Error(`${options.name}: tools/list failed: ${JSON.stringify(reply)}`);
-    return JSON.stringify(reply.result);
+    if ("result" in reply) return JSON.stringify(reply.result);
+    // The SDK's own error (code, message, data), answered to the caller as the SDK would have.
+    throw "error" in reply
+      ? Object.assign(new Error(reply.error.message), reply.error)
+      : new Error(`${options.name}: tools/list failed: ${JSON.stringify(reply)}`);
   }
 
   /** The SDK's stateless path: one server and transport for this request. */
@@ -474,6 +490,25 @@ function jsonRpcResult(id: string | number, resultJson: string): Response {
     status: 200,
     headers: { "Content-Type": "application/json" },
   });
+}
+
+/** A request handler's failure, answered as the SDK's protocol layer answers it (code -32603 unless given). */
+function jsonRpcHandlerError(id: string | number, error: unknown): Response {
+  const { code, message, data } = (typeof error === "object" && error !== null ? error : {}) as {
+    code?: unknown;
+    message?: unknown;
+    data?: unknown;
+  };
+  const body = {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: Number.isSafeInteger(code) ? code : -32603,
+      message: message ?? "Internal error",
+      ...(data === undefined ? {} : { data }),
+    },
+  };
+  return new Response(JSON.stringify(body), { status: 200, headers: { "Content-Type": "application/json" } });
 }
 
 /** The transport's own error answer (same status, code and message as the SDK would give). */
