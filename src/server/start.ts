@@ -185,10 +185,11 @@ async function serveGateway(
       closing ??= drain(server, config.limits.drain_timeout_ms)
         .then(() => {
           clearInterval(sweepTimer);
+          // The audit log first: its pending events are written even if closing something else throws.
+          audit.close();
           store.close();
           context.close();
           memory?.close();
-          audit.close();
           oauth.close();
           consoleStore.close();
           options.logger.info("gateway stopped");

@@ -29,10 +29,11 @@ export function createEnrollmentStore(options: EnrollmentStoreOptions): Enrollme
   const load = async (): Promise<EnrollmentState> => {
     let key: string;
     try {
-      // Atomic replacement gives a new inode, so identity + mtime + size tells a changed file. Every request
+      // Atomic replacement gives a new inode, so identity (device + inode) + mtime + size tells a changed file;
+      // the change time too, which a write in place moves and utimes cannot put back. Every request
       // authenticates through here: a synchronous stat is a few microseconds, an async one a thread-pool trip.
       const stat = statSync(options.statePath, { bigint: true });
-      key = `${stat.ino}:${stat.mtimeNs}:${stat.size}`;
+      key = `${stat.dev}:${stat.ino}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.size}`;
     } catch (error) {
       if (errnoCode(error) === "ENOENT") return emptyEnrollmentState();
       throw error;

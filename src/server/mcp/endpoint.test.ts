@@ -9,11 +9,18 @@ import { createMcpEndpoint, defineTool } from "./endpoint.js";
 // the SDK's stateless transport, so each answer can be compared with the SDK's own for the same request.
 const recorded: AuditEvent[] = [];
 const audit = { record: (event: AuditEvent) => recorded.push(event) } as unknown as AuditLog;
+/** SDK servers built so far: `extend` runs once on each new per-request (or list-building) server. */
+let serversBuilt = 0;
+/** Times context_search ran. */
+let searches = 0;
 const endpoint = createMcpEndpoint({
   name: "test",
   instructions: "test",
   logger: silentLogger,
   audit,
+  extend: () => {
+    serversBuilt += 1;
+  },
   tools: [
     defineTool({
       name: "context_search",
@@ -22,7 +29,10 @@ const endpoint = createMcpEndpoint({
       tier: "read",
       scope: "context:read",
       input: { query: z.string().min(1), limit: z.number().int().max(10).optional() },
-      run: async ({ query }) => ({ data: { query }, text: `found ${query}` }),
+      run: async ({ query }) => {
+        searches += 1;
+        return { data: { query }, text: `found ${query}` };
+      },
     }),
     defineTool({
       name: "memory_query",
@@ -76,6 +86,29 @@ describe("MCP endpoint", () => {
     }
   });
 
+  it("answers tools/call and tools/list without building an SDK server per request", async () => {
+    const list = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+    const call = {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "context_search", arguments: { query: "alpha" } },
+    };
+    for (const client of [reader, both]) {
+      // The first list of a scope set is asked of an SDK server once, then kept.
+      await endpoint(post(list), client);
+      const before = serversBuilt;
+      const listed = await endpoint(post(list), client);
+      expect(await listed.json()).toMatchObject({ id: 1, result: { tools: expect.any(Array) } });
+      const called = await endpoint(post(call), client);
+      expect(await called.json()).toMatchObject({ id: 2, result: { content: [{ text: "found alpha" }] } });
+      expect(serversBuilt).toBe(before);
+      // The count does move when the SDK answers: the same call as a batch builds one server.
+      await endpoint(post([call]), client);
+      expect(serversBuilt).toBe(before + 1);
+    }
+  });
+
   it("answers calls, refusals and schema failures as the SDK does, and audits every one", async () => {
     const calls = [
       { name: "context_search", arguments: { query: "alpha" } },
@@ -100,12 +133,96 @@ describe("MCP endpoint", () => {
     ).toBe(true);
   });
 
+  it("leaves what the SDK's transport refuses to the SDK, and runs no tool for it", async () => {
+    const call = {
+      jsonrpc: "2.0",
+      method: "tools/call",
+      params: { name: "context_search", arguments: { query: "alpha" } },
+    };
+    const refused = [
+      { ...call, id: "x1", extra: true },
+      // 1e20 is an integer to JSON but not a safe one: the SDK's request id schema refuses it.
+      { ...call, id: 1e20 },
+      { jsonrpc: "2.0", id: "x3", method: "tools/list", extra: true },
+      { jsonrpc: "2.0", id: "x4", method: "tools/list", params: { _meta: 5 } },
+    ];
+    recorded.length = 0;
+    searches = 0;
+    for (const message of refused) {
+      const direct = await endpoint(post(message), reader);
+      const sdk = await endpoint(post([message]), reader);
+      expect([direct.status, sdk.status]).toEqual([400, 400]);
+      const answer = await direct.json();
+      expect(answer).toEqual(await sdk.json());
+      expect(answer).toEqual({
+        jsonrpc: "2.0",
+        error: { code: -32700, message: "Parse error: Invalid JSON-RPC message" },
+        id: null,
+      });
+    }
+    expect(searches).toBe(0);
+    expect(recorded).toEqual([]);
+  });
+
+  it("answers a call or a list that throws with the SDK's JSON-RPC error, not an HTTP failure", async () => {
+    // Checking this tool's arguments throws, and its input has no JSON Schema form, so listing it throws too.
+    const failing = createMcpEndpoint({
+      name: "failing",
+      instructions: "test",
+      logger: silentLogger,
+      tools: [
+        defineTool({
+          name: "context_search",
+          title: "Search",
+          description: "Searches.",
+          tier: "read",
+          scope: "context:read",
+          input: {
+            query: z.string().refine(() => {
+              throw new Error("the check broke");
+            }),
+            since: z.date().optional(),
+          },
+          run: async () => {
+            searches += 1;
+            return { data: {}, text: "ran" };
+          },
+        }),
+      ],
+    });
+    searches = 0;
+    const messages = [
+      {
+        jsonrpc: "2.0",
+        id: "t1",
+        method: "tools/call",
+        params: { name: "context_search", arguments: { query: "a" } },
+      },
+      { jsonrpc: "2.0", id: "t2", method: "tools/list" },
+    ];
+    for (const message of messages) {
+      const direct = await failing(post(message), reader);
+      const sdk = await failing(post([message]), reader);
+      expect([direct.status, sdk.status]).toEqual([200, 200]);
+      expect(direct.headers.get("content-type")).toBe("application/json");
+      const answer = await direct.json();
+      expect(answer).toEqual(await sdk.json());
+      expect(answer).toMatchObject({ jsonrpc: "2.0", id: message.id, error: { code: -32603 } });
+    }
+    expect(searches).toBe(0);
+  });
+
   it("leaves malformed requests and wrong headers to the transport's answers", async () => {
     // Missing params.name: not ours to answer; the SDK's error, whichever way it is sent.
     const invalid = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { arguments: {} } };
     const { direct, sdk } = await bothWays(reader, invalid);
     expect(direct).toEqual(sdk);
     expect(direct).toMatchObject({ id: 7, error: { code: -32603 } });
+    // A tools/list the transport accepts but whose params fail the SDK's tools/list schema.
+    const badCursor = { jsonrpc: "2.0", id: 8, method: "tools/list", params: { cursor: 5 } };
+    const listed = await bothWays(reader, badCursor);
+    expect(listed.direct).toEqual(listed.sdk);
+    expect(listed.direct).toMatchObject({ id: 8, error: { code: -32603 } });
     const parse = await endpoint(post("{not json"), reader);
     expect(parse.status).toBe(400);
     expect(await parse.json()).toEqual({

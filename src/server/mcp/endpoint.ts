@@ -11,6 +11,8 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   type JSONRPCMessage,
+  JSONRPCRequestSchema,
+  ListToolsRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
@@ -154,8 +156,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
 
   /**
    * tools/call and tools/list, the requests an agent repeats, answered without a per-request SDK server: the
-   * transport's checks (Accept, Content-Type, protocol version) were made by the caller, the request is
-   * validated with the SDK's own schema, and the list is the SDK's answer, computed once per offered set.
+   * transport's checks (Accept, Content-Type, protocol version) were made by the caller, the message is
+   * validated with the SDK's own schemas (the transport's, then the method's), and the list is the SDK's
+   * answer, computed once per offered set.
    * Results are the ones the SDK path returns (endpoint.test.ts compares both ways, refusals included).
    * Anything else (initialize, ping, notifications, batches, resources, malformed requests) returns undefined
    * and goes to the SDK, which answers it as it always did.
@@ -165,18 +168,32 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     offered: ReadonlyMap<string, ToolSpec>,
     context: ToolContext,
   ): Promise<Response | undefined> {
-    if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
-    const { jsonrpc, id, method, params } = message as Record<string, unknown>;
-    if (jsonrpc !== "2.0" || !(typeof id === "string" || (typeof id === "number" && Number.isInteger(id))))
-      return undefined;
+    // The transport's own check (strict: no extra member, a safe integer or string id, well-formed _meta);
+    // what fails it goes to the SDK, which refuses it with its own error.
+    const request = JSONRPCRequestSchema.safeParse(message);
+    if (!request.success) return undefined;
+    const { id, method } = request.data;
+    let answer: () => Promise<string>;
     if (method === "tools/list") {
-      if (params !== undefined && !isMetaOnly(params)) return undefined;
-      return jsonRpcResult(id, await toolList(offered));
+      if (!ListToolsRequestSchema.safeParse(message).success) return undefined;
+      answer = () => toolList(offered);
+    } else if (method === "tools/call") {
+      const parsed = CallToolRequestSchema.safeParse(message);
+      if (!parsed.success || parsed.data.params.task !== undefined) return undefined;
+      answer = async () => JSON.stringify(await callTool(parsed.data.params, offered, context));
+    } else {
+      return undefined;
     }
-    if (method !== "tools/call") return undefined;
-    const parsed = CallToolRequestSchema.safeParse(message);
-    if (!parsed.success || parsed.data.params.task !== undefined) return undefined;
-    return jsonRpcResult(id, JSON.stringify(await callTool(parsed.data.params, offered, context)));
+    try {
+      return jsonRpcResult(id, await answer());
+    } catch (error) {
+      options.logger.error("MCP request failed", {
+        method,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      // What the SDK does when a handler throws: HTTP 200 and a JSON-RPC error carrying the request's id.
+      return jsonRpcHandlerError(id, error);
+    }
   }
 
   function toolList(offered: ReadonlyMap<string, ToolSpec>): Promise<string> {
@@ -206,8 +223,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     await ours.send({ jsonrpc: "2.0", id: 0, method: "tools/list" });
     const reply = await answer;
     await server.close();
-    if (!("result" in reply)) throw new Error(`${options.name}: tools/list failed: ${JSON.stringify(reply)}`);
-    return JSON.stringify(reply.result);
+    if ("result" in reply) return JSON.stringify(reply.result);
+    // The SDK's own error (code, message, data), answered to the caller as the SDK would have.
+    throw "error" in reply
+      ? Object.assign(new Error(reply.error.message), reply.error)
+      : new Error(`${options.name}: tools/list failed: ${JSON.stringify(reply)}`);
   }
 
   /** The SDK's stateless path: one server and transport for this request. */
@@ -465,20 +485,30 @@ function acceptsJsonRpcPost(request: Request): boolean {
   return version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version);
 }
 
-function isMetaOnly(params: unknown): boolean {
-  return (
-    typeof params === "object" &&
-    params !== null &&
-    !Array.isArray(params) &&
-    Object.keys(params).every((key) => key === "_meta")
-  );
-}
-
 function jsonRpcResult(id: string | number, resultJson: string): Response {
   return new Response(`{"result":${resultJson},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`, {
     status: 200,
     headers: { "Content-Type": "application/json" },
   });
+}
+
+/** A request handler's failure, answered as the SDK's protocol layer answers it (code -32603 unless given). */
+function jsonRpcHandlerError(id: string | number, error: unknown): Response {
+  const { code, message, data } = (typeof error === "object" && error !== null ? error : {}) as {
+    code?: unknown;
+    message?: unknown;
+    data?: unknown;
+  };
+  const body = {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: Number.isSafeInteger(code) ? code : -32603,
+      message: message ?? "Internal error",
+      ...(data === undefined ? {} : { data }),
+    },
+  };
+  return new Response(JSON.stringify(body), { status: 200, headers: { "Content-Type": "application/json" } });
 }
 
 /** The transport's own error answer (same status, code and message as the SDK would give). */
