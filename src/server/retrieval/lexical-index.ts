@@ -108,7 +108,8 @@ export function createLexicalIndex(
   let baseStart: Int32Array = state ? state.termStart : new Int32Array(1);
   let basePostings: Int32Array = state ? state.postings : EMPTY;
   let tails: (GrowableInt32 | undefined)[] = [];
-  let df: Int32Array = state ? state.df : new Int32Array(1024);
+  // Copied: a view would keep the whole snapshot buffer alive after the next compaction replaced the rest.
+  let df: Int32Array = state ? state.df.slice() : new Int32Array(1024);
   /** Per slot: key, length, alive, and where its term sequence starts (base below `baseSlots`, else tail). */
   let slots = state ? state.keys.length : 0;
   const initial = Math.max(1024, slots);
