@@ -272,9 +272,9 @@ export function createLexicalIndex(
 
   /**
    * The best `limit` touched slots, by score then key; a binary heap of (slot, score) with no allocation per slot.
-   * With `clear`, every touched score is reset to zero on the way (the search's last pass over them).
+   * With `rescale`, every touched score is multiplied by it on the way (0 clears them: the search's last pass).
    */
-  const topK = (limit: number, clear = false): LexicalHit[] => {
+  const topK = (limit: number, rescale?: number): LexicalHit[] => {
     const heap = new Int32Array(Math.max(1, limit));
     const heapScore = new Float64Array(Math.max(1, limit));
     let size = 0;
@@ -290,7 +290,7 @@ export function createLexicalIndex(
     for (let i = 0; i < touchedCount; i++) {
       const slot = touched[i] as number;
       const score = cells[slot * 2 + 1] as number;
-      if (clear) cells[slot * 2 + 1] = 0;
+      if (rescale !== undefined) cells[slot * 2 + 1] = score * rescale;
       if (size === limit && score < floor) continue;
       if (size < limit) {
         let at = size++;
@@ -332,7 +332,7 @@ export function createLexicalIndex(
         floor = heapScore[0] as number;
       }
     }
-    if (clear) touchedCount = 0;
+    if (rescale === 0) touchedCount = 0;
     const out: LexicalHit[] = [];
     for (let i = 0; i < size; i++)
       out.push({ key: keys[heap[i] as number] as number, score: heapScore[i] as number });
@@ -520,18 +520,21 @@ export function createLexicalIndex(
       try {
         accumulate(weights);
         if (options.feedback !== false && params.feedbackDocs > 0) {
-          // The second pass reuses the first: scale its scores, then add only the expansion terms' postings.
-          const rm3 = expansion(weights, topK(params.feedbackDocs));
+          // The second pass reuses the first: its scores are scaled for the expanded query while the feedback
+          // passages are picked (by the unscaled scores), then only the expansion terms' postings are added.
+          const scale =
+            params.originalWeight / [...weights.values()].reduce((sum, weight) => sum + weight, 0);
+          const rm3 = expansion(weights, topK(params.feedbackDocs, scale));
           if (rm3) {
             originalFactor = rm3.originalFactor;
-            for (let i = 0; i < touchedCount; i++) {
-              const slot = touched[i] as number;
-              cells[slot * 2 + 1] = (cells[slot * 2 + 1] as number) * originalFactor;
-            }
             accumulate(rm3.added);
+          } else {
+            // No expansion after all (rare): the first pass again, unscaled.
+            reset();
+            accumulate(weights);
           }
         }
-        hits = topK(depth, true);
+        hits = topK(depth, 0);
       } finally {
         reset();
       }
