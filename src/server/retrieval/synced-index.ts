@@ -150,7 +150,7 @@ export function createSyncedIndex<Meta>(
     for (;;) {
       const rows = await feed.addedAfter(after, PAGE);
       for (const row of rows) {
-        target.add(row.key, row.terms.length > 0 ? row.terms.split(" ") : []);
+        target.addText(row.key, row.terms);
         targetMetas.push(row.key, row.meta);
         after = row.key;
       }
