@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { loadavg } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -173,7 +174,7 @@ async function main(): Promise<void> {
       `context_search (limit 10) through /v1/mcp/context with one persistent official MCP client over loopback HTTP, ` +
         `lexical only. ${stats.chunks} chunks in ${stats.documents} documents (${(stats.bytes / 1e6).toFixed(0)} MB). ` +
         `${measured} queries (cranfield, adi and faquad query texts) after ${warmup} warm-up. The gateway runs in ` +
-        `its own process. ${machineLine()}, ${new Date().toISOString()}.`,
+        `its own process. ${machineLine()}, load average ${loadavg()[1]?.toFixed(1)} (5 min) at the end, ${new Date().toISOString()}.`,
       "",
       "| path | p50 ms | p90 ms | p99 ms | max ms | goal |",
       "|---|---|---|---|---|---|",

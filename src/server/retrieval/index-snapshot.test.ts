@@ -184,6 +184,25 @@ describe("index snapshot", () => {
       reason: "corrupt",
       detail: "not a snapshot",
     });
+
+    // A snapshot that cannot even be read (here: a directory in its place) is passed over too.
+    await fs.rm(file);
+    await fs.mkdir(file);
+    problems.length = 0;
+    const third = createSyncedIndex(store.feed, {
+      snapshotFile: file,
+      onSnapshotProblem: (m) => problems.push(m),
+    });
+    await third.refresh();
+    expect(answers(third)).toEqual(expected);
+    // Its own snapshot cannot replace a directory either: reported, and searches go on.
+    await expect(third.persist()).rejects.toThrow();
+    expect(problems).toEqual([
+      expect.stringMatching(/index snapshot not used \(.*EISDIR/),
+      expect.stringMatching(/index snapshot not written/),
+    ]);
+    expect(answers(third)).toEqual(expected);
+    await fs.rmdir(file);
   });
 
   it("refuses a stale snapshot: of another store, of a later generation, or missing pruned tombstones", async () => {

@@ -1,12 +1,13 @@
 // The lexical index persisted as one binary file, so a server starts without re-reading every chunk's terms.
 //
-// Layout: a 40-byte prefix (magic, format version, header length, SHA-1 of everything after the prefix), a JSON
+// Layout: a 40-byte prefix (magic, format version, header length, CRC-32 of everything after the prefix), a JSON
 // header (what the snapshot is of, the term dictionary, the passages' metadata table), then the typed arrays,
 // each 8-byte aligned so that reading maps them as views of one buffer without copying. A snapshot is a cache:
 // any doubt (absent, other version, bad checksum, inconsistent arrays) means "rebuild from the store".
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import path from "node:path";
+import { crc32 } from "node:zlib";
 import { z } from "zod";
 import { errnoCode } from "../../shared/errors.js";
 import type { LexicalState } from "./lexical-index.js";
@@ -110,11 +111,11 @@ export async function writeIndexSnapshot(file: string, snapshot: IndexSnapshot):
     pieces.push(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
     at = start + view.byteLength;
   }
-  const hash = createHash("sha1");
+  let checksum = 0;
   // Hashed in slices with a turn of the event loop between them: a server writing its snapshot keeps answering.
   for (const piece of pieces) {
     for (let from = 0; from < piece.byteLength; from += HASH_SLICE) {
-      hash.update(piece.subarray(from, from + HASH_SLICE));
+      checksum = crc32(piece.subarray(from, from + HASH_SLICE), checksum);
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
@@ -122,7 +123,7 @@ export async function writeIndexSnapshot(file: string, snapshot: IndexSnapshot):
   prefix.write(MAGIC, 0, "latin1");
   prefix.writeUInt32LE(SNAPSHOT_FORMAT_VERSION, 8);
   prefix.writeUInt32LE(headerRoom, 12);
-  hash.digest().copy(prefix, 16);
+  prefix.writeUInt32LE(checksum, 16);
 
   const dir = path.dirname(file);
   await removeAbandonedTemporaries(file);
@@ -173,7 +174,7 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
   }
   let buffer: ArrayBuffer;
   let bytes: Uint8Array;
-  const hash = createHash("sha1");
+  let checksum = 0;
   try {
     const { size } = await handle.stat();
     if (size < PREFIX) return { ok: false, reason: "corrupt", detail: `only ${size} bytes` };
@@ -185,14 +186,14 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
     while (read < size) {
       const reading = handle.read(bytes, read, Math.min(size - read, READ_SLICE), read);
       if (read > hashed) {
-        hash.update(bytes.subarray(hashed, read));
+        checksum = crc32(bytes.subarray(hashed, read), checksum);
         hashed = read;
       }
       const { bytesRead } = await reading;
       if (bytesRead === 0) return { ok: false, reason: "corrupt", detail: "shorter than its size" };
       read += bytesRead;
     }
-    if (size > hashed) hash.update(bytes.subarray(hashed, size));
+    if (size > hashed) checksum = crc32(bytes.subarray(hashed, size), checksum);
   } finally {
     await handle.close();
   }
@@ -204,8 +205,7 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
     return { ok: false, reason: "version", detail: `format ${version}, expected ${SNAPSHOT_FORMAT_VERSION}` };
   const headerRoom = prefix.readUInt32LE(12);
   if (PREFIX + headerRoom > bytes.length) return { ok: false, reason: "corrupt", detail: "truncated header" };
-  const digest = hash.digest();
-  if (!digest.equals(prefix.subarray(16, 36)))
+  if (checksum !== prefix.readUInt32LE(16))
     return { ok: false, reason: "corrupt", detail: "checksum mismatch" };
   let header: z.infer<typeof Header>;
   try {

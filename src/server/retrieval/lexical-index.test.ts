@@ -48,6 +48,26 @@ describe("lexical index", () => {
     expect(plain).toEqual([1]);
     expect(expanded).toEqual([1, 2]);
   });
+  it("adds space-separated text exactly as the split terms, however large the vocabulary grows", () => {
+    const texts = ["", "a  b", " lead", "trail ", "x"];
+    for (let key = 0; key < 3000; key++)
+      texts.push(Array.from({ length: 1 + (key % 7) }, (_, i) => `w${(key * 31 + i * 17) % 5000}`).join(" "));
+    const bySplit = createLexicalIndex();
+    const byText = createLexicalIndex();
+    texts.forEach((text, key) => {
+      bySplit.add(key, text.length > 0 ? text.split(" ") : []);
+      byText.addText(key, text);
+    });
+    expect(byText.state()).toEqual(bySplit.state());
+    // A restored index goes on finding its terms in text (its term table is rebuilt from the dictionary).
+    const restored = createLexicalIndex(DEFAULT_LEXICAL_PARAMS, byText.state());
+    restored.addText(5000, "w1 w2 new");
+    bySplit.add(5000, ["w1", "w2", "new"]);
+    expect(restored.state()).toEqual(bySplit.state());
+    expect(restored.search(q("w1", "new"), { limit: 5 })).toEqual(
+      bySplit.search(q("w1", "new"), { limit: 5 }),
+    );
+  });
 });
 
 describe("synced index", () => {

@@ -82,6 +82,8 @@ class GrowableInt32 {
 export interface LexicalIndex {
   /** Adds a passage under `key` (replacing nothing: keys are unique for the life of the index). */
   add(key: number, terms: readonly string[]): void;
+  /** `add(key, text.split(" "))` (no terms for ""), without making a string per term. */
+  addText(key: number, text: string): void;
   remove(key: number): boolean;
   has(key: number): boolean;
   search(query: ReadonlyMap<string, number>, options: LexicalSearchOptions): LexicalHit[];
@@ -108,7 +110,8 @@ export function createLexicalIndex(
   let baseStart: Int32Array = state ? state.termStart : new Int32Array(1);
   let basePostings: Int32Array = state ? state.postings : EMPTY;
   let tails: (GrowableInt32 | undefined)[] = [];
-  let df: Int32Array = state ? state.df : new Int32Array(1024);
+  // Copied: a view would keep the whole snapshot buffer alive after the next compaction replaced the rest.
+  let df: Int32Array = state ? state.df.slice() : new Int32Array(1024);
   /** Per slot: key, length, alive, and where its term sequence starts (base below `baseSlots`, else tail). */
   let slots = state ? state.keys.length : 0;
   const initial = Math.max(1024, slots);
@@ -174,6 +177,37 @@ export function createLexicalIndex(
     return -1;
   };
 
+  /**
+   * Term ids by a hash of the term's characters (open addressing, id + 1 per cell), so that `addText` finds a
+   * term inside the space-separated text without cutting it out as a string of its own.
+   */
+  let hashed = new Int32Array(1 << 12);
+  const hashOf = (text: string, start: number, end: number): number => {
+    let hash = 0x811c9dc5;
+    for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+    return hash >>> 0;
+  };
+  const place = (id: number): void => {
+    const term = termText[id] as string;
+    const mask = hashed.length - 1;
+    let cell = hashOf(term, 0, term.length) & mask;
+    while (hashed[cell] !== 0) cell = (cell + 1) & mask;
+    hashed[cell] = id + 1;
+  };
+  /** Sizes the table for the vocabulary (at most half full) and places every term. */
+  const rehash = (): void => {
+    let size = hashed.length;
+    while ((termText.length + 1) * 2 > size) size *= 2;
+    hashed = new Int32Array(size);
+    for (let id = 0; id < termText.length; id++) place(id);
+  };
+  /** Places a term just added to `termText`. */
+  const remember = (id: number): void => {
+    if ((termText.length + 1) * 2 > hashed.length) rehash();
+    else place(id);
+  };
+  rehash();
+
   const termId = (term: string): number => {
     let id = termIds.get(term);
     if (id === undefined) {
@@ -181,8 +215,22 @@ export function createLexicalIndex(
       termIds.set(term, id);
       termText.push(term);
       if (id >= df.length) df = sized(df, Int32Array, df.length * 2);
+      remember(id);
     }
     return id;
+  };
+
+  /** The id of the term `text[start, end)`, added if new. */
+  const termIdIn = (text: string, start: number, end: number): number => {
+    const mask = hashed.length - 1;
+    let cell = hashOf(text, start, end) & mask;
+    for (;;) {
+      const entry = hashed[cell] as number;
+      if (entry === 0) return termId(text.slice(start, end));
+      const term = termText[entry - 1] as string;
+      if (term.length === end - start && text.startsWith(term, start)) return entry - 1;
+      cell = (cell + 1) & mask;
+    }
   };
 
   /** Scratch for `distinctTerms`: a count per term id, and the ids seen, in order of first occurrence. */
@@ -271,9 +319,9 @@ export function createLexicalIndex(
 
   /**
    * The best `limit` touched slots, by score then key; a binary heap of (slot, score) with no allocation per slot.
-   * With `clear`, every touched score is reset to zero on the way (the search's last pass over them).
+   * With `rescale`, every touched score is multiplied by it on the way (0 clears them: the search's last pass).
    */
-  const topK = (limit: number, clear = false): LexicalHit[] => {
+  const topK = (limit: number, rescale?: number): LexicalHit[] => {
     const heap = new Int32Array(Math.max(1, limit));
     const heapScore = new Float64Array(Math.max(1, limit));
     let size = 0;
@@ -289,7 +337,7 @@ export function createLexicalIndex(
     for (let i = 0; i < touchedCount; i++) {
       const slot = touched[i] as number;
       const score = cells[slot * 2 + 1] as number;
-      if (clear) cells[slot * 2 + 1] = 0;
+      if (rescale !== undefined) cells[slot * 2 + 1] = score * rescale;
       if (size === limit && score < floor) continue;
       if (size < limit) {
         let at = size++;
@@ -331,7 +379,7 @@ export function createLexicalIndex(
         floor = heapScore[0] as number;
       }
     }
-    if (clear) touchedCount = 0;
+    if (rescale === 0) touchedCount = 0;
     const out: LexicalHit[] = [];
     for (let i = 0; i < size; i++)
       out.push({ key: keys[heap[i] as number] as number, score: heapScore[i] as number });
@@ -456,6 +504,40 @@ export function createLexicalIndex(
     tailSequence = new GrowableInt32(1024);
   };
 
+  /** A new slot for `key`, its terms to be pushed onto the tail sequence before `close`. */
+  const open = (key: number): number => {
+    if (slotOf(key) >= 0) throw new Error(`lexical index already holds key ${key}`);
+    if (slots === keys.length) grow();
+    const slot = slots++;
+    if (!unordered && slot > 0 && key <= (keys[slot - 1] as number)) {
+      unordered = new Map();
+      for (let other = 0; other < slot; other++)
+        if (alive[other]) unordered.set(keys[other] as number, other);
+    }
+    sequenceStart[slot] = tailSequence.length;
+    return slot;
+  };
+
+  const close = (slot: number, key: number, length: number): void => {
+    keys[slot] = key;
+    lengths[slot] = length;
+    alive[slot] = 1;
+    unordered?.set(key, slot);
+    distinctTerms(slot, (id, tf) => {
+      let tail = tails[id];
+      if (!tail) {
+        tail = new GrowableInt32();
+        tails[id] = tail;
+      }
+      tail.push(slot);
+      tail.push(Math.min(tf, 0xffff));
+      df[id] = (df[id] as number) + 1;
+    });
+    liveCount += 1;
+    totalLength += length;
+    normsValid = false;
+  };
+
   return {
     get size() {
       return liveCount;
@@ -465,33 +547,26 @@ export function createLexicalIndex(
     },
     has: (key) => slotOf(key) >= 0,
     add(key, terms) {
-      if (slotOf(key) >= 0) throw new Error(`lexical index already holds key ${key}`);
-      if (slots === keys.length) grow();
-      const slot = slots++;
-      if (!unordered && slot > 0 && key <= (keys[slot - 1] as number)) {
-        unordered = new Map();
-        for (let other = 0; other < slot; other++)
-          if (alive[other]) unordered.set(keys[other] as number, other);
-      }
-      sequenceStart[slot] = tailSequence.length;
+      const slot = open(key);
       for (const term of terms) tailSequence.push(termId(term));
-      keys[slot] = key;
-      lengths[slot] = terms.length;
-      alive[slot] = 1;
-      unordered?.set(key, slot);
-      distinctTerms(slot, (id, tf) => {
-        let tail = tails[id];
-        if (!tail) {
-          tail = new GrowableInt32();
-          tails[id] = tail;
+      close(slot, key, terms.length);
+    },
+    addText(key, text) {
+      const slot = open(key);
+      let count = 0;
+      // Exactly the terms of text.split(" ") (none for ""), found in place.
+      if (text.length > 0) {
+        let start = 0;
+        for (;;) {
+          const space = text.indexOf(" ", start);
+          const end = space < 0 ? text.length : space;
+          tailSequence.push(termIdIn(text, start, end));
+          count += 1;
+          if (space < 0) break;
+          start = space + 1;
         }
-        tail.push(slot);
-        tail.push(Math.min(tf, 0xffff));
-        df[id] = (df[id] as number) + 1;
-      });
-      liveCount += 1;
-      totalLength += terms.length;
-      normsValid = false;
+      }
+      close(slot, key, count);
     },
     remove(key) {
       const slot = slotOf(key);
@@ -519,18 +594,21 @@ export function createLexicalIndex(
       try {
         accumulate(weights);
         if (options.feedback !== false && params.feedbackDocs > 0) {
-          // The second pass reuses the first: scale its scores, then add only the expansion terms' postings.
-          const rm3 = expansion(weights, topK(params.feedbackDocs));
+          // The second pass reuses the first: its scores are scaled for the expanded query while the feedback
+          // passages are picked (by the unscaled scores), then only the expansion terms' postings are added.
+          const scale =
+            params.originalWeight / [...weights.values()].reduce((sum, weight) => sum + weight, 0);
+          const rm3 = expansion(weights, topK(params.feedbackDocs, scale));
           if (rm3) {
             originalFactor = rm3.originalFactor;
-            for (let i = 0; i < touchedCount; i++) {
-              const slot = touched[i] as number;
-              cells[slot * 2 + 1] = (cells[slot * 2 + 1] as number) * originalFactor;
-            }
             accumulate(rm3.added);
+          } else {
+            // No expansion after all (rare): the first pass again, unscaled.
+            reset();
+            accumulate(weights);
           }
         }
-        hits = topK(depth, true);
+        hits = topK(depth, 0);
       } finally {
         reset();
       }

@@ -110,7 +110,14 @@ export function createSyncedIndex<Meta>(
   /** The snapshot, if it is of this store and not ahead of it; `generation`/`maxKey` then come from it. */
   const restore = async (current: number): Promise<boolean> => {
     if (!snapshotFile || !feed.instance || !feed.count) return false;
-    const read = await readIndexSnapshot(snapshotFile);
+    let read: Awaited<ReturnType<typeof readIndexSnapshot>>;
+    try {
+      read = await readIndexSnapshot(snapshotFile);
+    } catch (error) {
+      // Unreadable (permissions, I/O): the store still has everything.
+      problem(`index snapshot not used (${error instanceof Error ? error.message : String(error)})`);
+      return false;
+    }
     if (!read.ok) {
       if (read.reason !== "absent") problem(`index snapshot not used (${read.reason}: ${read.detail})`);
       return false;
@@ -143,7 +150,7 @@ export function createSyncedIndex<Meta>(
     for (;;) {
       const rows = await feed.addedAfter(after, PAGE);
       for (const row of rows) {
-        target.add(row.key, row.terms.length > 0 ? row.terms.split(" ") : []);
+        target.addText(row.key, row.terms);
         targetMetas.push(row.key, row.meta);
         after = row.key;
       }
