@@ -125,7 +125,10 @@ async function main(): Promise<void> {
     gc();
 
     const script = process.argv[1] as string;
-    const child = spawn(process.execPath, ["--expose-gc", script, `--gateway-child=${root}`], {
+    // --profile=DIR: the gateway writes a CPU profile there when it stops.
+    const profile = arg("profile");
+    const profiling = profile ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`] : [];
+    const child = spawn(process.execPath, [...profiling, "--expose-gc", script, `--gateway-child=${root}`], {
       stdio: ["pipe", "pipe", "inherit"],
     });
     const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();

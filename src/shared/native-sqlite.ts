@@ -93,3 +93,22 @@ function packageRoot(): string | undefined {
     return undefined;
   }
 }
+
+/** `?,?,?` for an IN list of `values`. */
+export const inList = (values: readonly unknown[]) => values.map(() => "?").join(",");
+
+/**
+ * Statements whose text varies with an IN list's length, prepared once per text (preparing costs 0.1–0.5 ms, a
+ * large part of a query that reads a few rows). At most `max` are kept; beyond, they are prepared each time.
+ */
+export function statementCache(db: SqliteDatabase, max = 500): (sql: string) => Database.Statement {
+  const statements = new Map<string, Database.Statement>();
+  return (sql) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      if (statements.size < max) statements.set(sql, statement);
+    }
+    return statement;
+  };
+}

@@ -1,7 +1,7 @@
 // The context catalogue in SQLite (WAL): connector registry, normalised documents and their chunks.
 // Each document's chunks are replaced inside one transaction, so a killed ingest leaves old or new, never a mix.
 import type { LastIngest } from "../../protocol/console-api.js";
-import { openSqlite } from "../../shared/native-sqlite.js";
+import { inList, openSqlite, statementCache } from "../../shared/native-sqlite.js";
 
 export interface ConnectorRecord {
   name: string;
@@ -187,6 +187,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     let statement: ReturnType<typeof db.prepare> | undefined;
     return { get: () => (statement ??= db.prepare(sql)) };
   };
+  const prepared = statementCache(db);
   const q = {
     addConnector: db.prepare(
       "INSERT INTO connectors (name, type, path, created_at, last_ingest_at, allow_hardlinks) VALUES (@name, @type, @path, @created_at, @last_ingest_at, @allow_hardlinks)",
@@ -387,22 +388,18 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     async documentsByIds(ids) {
       const out = new Map<string, DocumentRecord>();
       if (ids.length === 0) return out;
-      const rows = db
-        .prepare(
-          `SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents WHERE id IN (${ids.map(() => "?").join(",")})`,
-        )
-        .all(...ids) as Record<string, unknown>[];
+      const rows = prepared(
+        `SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents WHERE id IN (${inList(ids)})`,
+      ).all(...ids) as Record<string, unknown>[];
       for (const row of rows) out.set(String(row.id), documentFromRow(row));
       return out;
     },
     async chunksBySeq(seqs) {
       const out = new Map<number, ChunkRow>();
       if (seqs.length === 0) return out;
-      const rows = db
-        .prepare(
-          `SELECT c.seq, c.id, d.id AS document_id, c.idx, c.text FROM chunks c JOIN documents d ON d.key = c.doc WHERE c.seq IN (${seqs.map(() => "?").join(",")})`,
-        )
-        .all(...seqs) as ChunkRow[];
+      const rows = prepared(
+        `SELECT c.seq, c.id, d.id AS document_id, c.idx, c.text FROM chunks c JOIN documents d ON d.key = c.doc WHERE c.seq IN (${inList(seqs)})`,
+      ).all(...seqs) as ChunkRow[];
       for (const row of rows) out.set(row.seq, row);
       return out;
     },

@@ -10,7 +10,7 @@ import type {
   ApprovalSummary,
 } from "../../protocol/approvals.js";
 import { IvoaiError } from "../../shared/errors.js";
-import { openSqlite } from "../../shared/native-sqlite.js";
+import { inList, openSqlite, statementCache } from "../../shared/native-sqlite.js";
 
 export type FeedbackKind = "helpful" | "not_helpful" | "stale" | "wrong";
 export const FEEDBACK_KINDS: readonly FeedbackKind[] = ["helpful", "not_helpful", "stale", "wrong"];
@@ -591,17 +591,8 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
     return rows.map((page) => ({ scope: page.scope, path: page.path }));
   });
 
-  const inList = (values: readonly unknown[]) => values.map(() => "?").join(",");
   // Statements whose IN lists vary in length, prepared once per shape (preparing the graph query took 0.5 ms).
-  const shapes = new Map<string, Database.Statement>();
-  const prepared = (sql: string): Database.Statement => {
-    let statement = shapes.get(sql);
-    if (!statement) {
-      statement = db.prepare(sql);
-      if (shapes.size < 500) shapes.set(sql, statement);
-    }
-    return statement;
-  };
+  const prepared = statementCache(db);
 
   return {
     async getPage(scope, path) {
