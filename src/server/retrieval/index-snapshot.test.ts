@@ -3,22 +3,11 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createRandom } from "../../../bench/lib/corpus.js";
 import { tempDir } from "../../../test/helpers.js";
 import { readIndexSnapshot, writeIndexSnapshot } from "./index-snapshot.js";
 import { createLexicalIndex } from "./lexical-index.js";
 import { createSyncedIndex, type IndexFeed } from "./synced-index.js";
-
-/** Mulberry32, so every run indexes the same passages. */
-function createRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** An in-memory store with the feed contract: keys ascend, removals leave tombstones by generation. */
 function createStore(instance = "store-1") {
