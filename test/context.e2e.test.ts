@@ -1,10 +1,10 @@
 // The context service as users meet it: CLI connectors and ingest, the MCP endpoint with the official client.
 import { spawn, spawnSync } from "node:child_process";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { catalogueSnapshot, writeTree } from "./context-helpers.js";
 import {
   addDocsConnector,
@@ -56,9 +56,12 @@ describe("context service end to end", () => {
       added: 3,
       complete: true,
     });
+    // A CLI command only reads the search index's snapshot; the long-running gateway writes it.
+    await expect(stat(snapshotFile())).rejects.toMatchObject({ code: "ENOENT" });
     server = await startServer(root);
     client = await mcpClient(server.url, await credentialFor(server, root));
   });
+  const snapshotFile = () => path.join(root, "var/lib/ivoai/context/lexical-index.snapshot");
   afterAll(async () => {
     await client?.close();
     await server?.stop();
@@ -190,6 +193,21 @@ describe("context service end to end", () => {
     expect(
       ((await admin.json()) as { connectors: { name: string; documents: number }[] }).connectors,
     ).toEqual([expect.objectContaining({ name: "docs", documents: 3 })]);
+  });
+
+  it("saves its search index, and a restarted gateway answers from it without rebuilding", async () => {
+    // The gateway writes the snapshot in the background after its first (full) load.
+    const written = await vi.waitFor(() => stat(snapshotFile()), { timeout: 10_000, interval: 50 });
+    await client.close();
+    await server.stop();
+    server = await startServer(root);
+    client = await mcpClient(server.url, await credentialFor(server, root));
+    const wombat = await client.callTool({ name: "context_search", arguments: { query: "wombat stage" } });
+    expect(
+      ((wombat.structuredContent as Envelope).data.results as { path: string }[]).map((r) => r.path),
+    ).toEqual(["runbooks/rollback.md"]);
+    // Restored and caught up, not rebuilt: a rebuild would have written the snapshot again.
+    expect((await stat(snapshotFile())).mtimeMs).toBe(written.mtimeMs);
   });
 });
 

@@ -80,7 +80,7 @@ async function serveGateway(
   );
   const oauth = openOAuthStore(paths.oauthDb);
   const consoleStore = openConsoleStore(consoleDbPath(paths));
-  const context = openContextService({ paths, config, logger: options.logger });
+  const context = openContextService({ paths, config, logger: options.logger, persistIndex: true });
   // Memory failing to open degrades the server (context keeps working); /ready names it.
   let memory: MemoryService | undefined;
   let memoryError = "not opened";

@@ -38,6 +38,8 @@ export interface ContextSearcherDeps {
   snapshotFile?: string;
   /** A snapshot that could not be used or written (searches are unaffected). */
   onSnapshotProblem?: (message: string) => void;
+  /** Whether the index writes its snapshot by itself when enough changed (the gateway); else only `persist()`. */
+  autoPersist?: boolean;
 }
 
 /** Reciprocal-rank-fusion constant (Cormack et al.). */
@@ -65,6 +67,7 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
     {
       ...(deps.snapshotFile ? { snapshotFile: deps.snapshotFile } : {}),
       ...(deps.onSnapshotProblem ? { onSnapshotProblem: deps.onSnapshotProblem } : {}),
+      ...(deps.autoPersist ? {} : { snapshotAfterChanges: Number.POSITIVE_INFINITY }),
     },
   );
   const refresh = () => index.refresh();

@@ -46,6 +46,11 @@ export interface ContextServiceOptions {
   now?: () => Date;
   /** The bundled ivoai script, to run document preparation on worker threads during ingest. */
   workerEntry?: string;
+  /**
+   * Whether the search index saves its snapshot by itself when enough changed: the long-running gateway does;
+   * a CLI command or a test only reads it (a background write would outlive the process or its folder).
+   */
+  persistIndex?: boolean;
 }
 
 export function catalogueFile(paths: ServerPaths): string {
@@ -72,6 +77,7 @@ export function openContextService(options: ContextServiceOptions): ContextServi
     ...(vectors ? { vectors } : {}),
     snapshotFile: indexSnapshotFile(paths),
     onSnapshotProblem: (message) => logger.warn(message),
+    autoPersist: options.persistIndex ?? false,
   });
   const quotas: IngestQuotas = {
     documents: config.context.max_documents,

@@ -100,6 +100,28 @@ describe("index snapshot", () => {
     expect(second.meta(5)).toBeUndefined();
   });
 
+  it("restores the snapshot of an empty index and then takes every passage added since", async () => {
+    const store = createStore();
+    const empty = createSyncedIndex(store.feed, { snapshotFile: file });
+    await empty.refresh();
+    await empty.persist();
+    store.add(1500, createRandom(9));
+    const problems: string[] = [];
+    const restored = createSyncedIndex(store.feed, {
+      snapshotFile: file,
+      onSnapshotProblem: (m) => problems.push(m),
+    });
+    await restored.refresh();
+    expect(problems).toEqual([]);
+    const fresh = createSyncedIndex(store.feed);
+    await fresh.refresh();
+    expect(restored.size).toBe(1500);
+    expect(answers(restored)).toEqual(answers(fresh));
+    expect(answers(restored).flat().length).toBeGreaterThan(100);
+    expect(restored.meta(1499)).toEqual(fresh.meta(1499));
+    expect(restored.meta(1499)).toBeDefined();
+  });
+
   it("catches up from the snapshot with rows added and removed since, as the running index did", async () => {
     const store = createStore();
     const random = createRandom(5);

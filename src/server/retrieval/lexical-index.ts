@@ -71,7 +71,7 @@ class GrowableInt32 {
   }
   push(value: number): void {
     if (this.length === this.data.length) {
-      const next = new Int32Array(this.data.length * 2);
+      const next = new Int32Array(Math.max(4, this.data.length * 2));
       next.set(this.data);
       this.data = next;
     }
@@ -214,7 +214,8 @@ export function createLexicalIndex(
       id = termText.length;
       termIds.set(term, id);
       termText.push(term);
-      if (id >= df.length) df = sized(df, Int32Array, df.length * 2);
+      // At least 1024: the df of a snapshot of an empty index is empty.
+      if (id >= df.length) df = sized(df, Int32Array, Math.max(1024, df.length * 2));
       remember(id);
     }
     return id;

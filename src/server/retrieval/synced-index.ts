@@ -30,7 +30,10 @@ export interface SyncedIndexOptions {
   snapshotFile?: string;
   /** A snapshot that could not be used or written (the index falls back to the store; nothing is lost). */
   onSnapshotProblem?: (message: string) => void;
-  /** Rows changed since the last snapshot that make the next refresh write one (default max(1000, 5 % of size)). */
+  /**
+   * Rows changed since the last snapshot that make the next refresh write one (default max(1000, 5 % of size));
+   * `Infinity` for an index that only reads the snapshot (a short-lived CLI process), written by `persist()` only.
+   */
   snapshotAfterChanges?: number;
 }
 
@@ -57,10 +60,12 @@ class MetaTable<Meta> {
   values: Meta[] = [];
   push(key: number, meta: Meta): void {
     if (this.length === this.keys.length) {
-      const keys = new Float64Array(this.length * 2);
+      // At least 1024: a table restored from the snapshot of an empty index has no room at all.
+      const capacity = Math.max(1024, this.length * 2);
+      const keys = new Float64Array(capacity);
       keys.set(this.keys);
       this.keys = keys;
-      const ids = new Int32Array(this.length * 2);
+      const ids = new Int32Array(capacity);
       ids.set(this.ids);
       this.ids = ids;
     }
