@@ -6,7 +6,6 @@
 // alongside), --no-save.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,6 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { percentile } from "./lib/ir.js";
+import { childrenCpuMs } from "./lib/proc-cpu.js";
 import { machineLine } from "./lib/server-tree.js";
 
 const { values } = parseArgs({
@@ -28,11 +28,15 @@ const WARMUP = 3;
 const GOAL_MS = 150;
 const BIN = path.resolve("dist/ivoai.mjs");
 
+// The bench's own folder: an empty module, the status line's state, and the project a hook payload names.
+const workDir = await mkdtemp(path.join(tmpdir(), "ivoai-bench-cli-start-"));
+const project = path.join(workDir, "acme");
+
 /** What Claude Code writes to a PostToolUse hook's stdin. */
 const TOOL_USE = JSON.stringify({
   session_id: "7c0f9a6e-2b1d-4c51-9a55-0d7f3f1e2a10",
-  transcript_path: "/home/dev/.claude/projects/acme/7c0f9a6e.jsonl",
-  cwd: "/home/dev/acme",
+  transcript_path: path.join(workDir, ".claude/projects/acme/7c0f9a6e.jsonl"),
+  cwd: project,
   hook_event_name: "PostToolUse",
   tool_name: "Bash",
   tool_input: { command: "npm test -- --run src/billing", description: "Run the billing tests" },
@@ -43,7 +47,7 @@ const TOOL_USE = JSON.stringify({
 const STATUS_LINE = JSON.stringify({
   session_id: "7c0f9a6e-2b1d-4c51-9a55-0d7f3f1e2a10",
   model: { id: "claude-opus-4-1", display_name: "Opus" },
-  workspace: { current_dir: "/home/dev/acme", project_dir: "/home/dev/acme" },
+  workspace: { current_dir: project, project_dir: project },
   rate_limits: {
     five_hour: { used_percentage: 42, resets_at: Math.floor(Date.now() / 1000) + 3600 },
     seven_day: { used_percentage: 17, resets_at: Math.floor(Date.now() / 1000) + 86_400 },
@@ -101,9 +105,9 @@ const hookCase = (label: string, entry: string): Case => ({
 });
 
 // An empty ES module: the floor plus Node's ES module loader, which any ESM program pays.
-const emptyModule = path.join(await mkdtemp(path.join(tmpdir(), "ivoai-bench-cli-start-")), "empty.mjs");
+const emptyModule = path.join(workDir, "empty.mjs");
 await writeFile(emptyModule, "");
-const stateHome = path.join(path.dirname(emptyModule), "state");
+const stateHome = path.join(workDir, "state");
 const statusLineCase = (label: string, entry: string): Case => ({
   label,
   args: [entry, "hook", "statusline"],
@@ -138,21 +142,6 @@ if (values.baseline) {
     hookCase("`hook claude`, baseline build", baseline),
     statusLineCase("`hook statusline`, baseline build", baseline),
   );
-}
-
-/**
- * CPU time (user + system, ms) of this process's reaped children, from /proc/self/stat (Linux; 10 ms ticks, so
- * only a mean over many runs means anything); undefined elsewhere. Less disturbed by a busy machine than wall time.
- */
-function childrenCpuMs(): number | undefined {
-  try {
-    const stat = readFileSync("/proc/self/stat", "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // Fields 16 and 17 of proc(5) (cutime, cstime) are at 13 and 14 once pid and comm are cut off.
-    return (Number(fields[13]) + Number(fields[14])) * 10;
-  } catch {
-    return undefined;
-  }
 }
 
 function runOnce(entry: Case): Promise<number> {
@@ -196,7 +185,7 @@ for (let round = 0; round < WARMUP + RUNS; round++) {
 }
 const cpuKnown = childrenCpuMs() !== undefined;
 endpoint.close();
-await rm(path.dirname(emptyModule), { recursive: true, force: true });
+await rm(workDir, { recursive: true, force: true });
 
 async function bytes(file: string): Promise<number> {
   return (await stat(file)).size;

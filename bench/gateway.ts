@@ -4,13 +4,13 @@
 // sequential p50/p95, and each server's CPU time per call. Each server runs in its own process; the clients
 // run here. The two are measured in alternating rounds, so a change in the machine's load hits both alike.
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { connectMcp, enrolledCredential, initWithDocs, startServer, tempDir } from "../test/helpers.js";
 import { percentile } from "./lib/ir.js";
+import { cpuMsOf } from "./lib/proc-cpu.js";
 import { machineLine } from "./lib/server-tree.js";
 
 const seconds = Number(process.argv.find((arg) => arg.startsWith("--seconds="))?.slice(10) ?? "10");
@@ -21,17 +21,6 @@ const profile = process.argv.find((arg) => arg.startsWith("--profile="))?.slice(
 const rounds = Number(process.argv.find((arg) => arg.startsWith("--rounds="))?.slice(9) ?? "3");
 const save = !process.argv.includes("--no-save");
 const CLIENTS = 8;
-
-/** CPU time (user + system) a process has used, in ms; undefined where /proc is not there. */
-function cpuMsOf(pid: number | undefined): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return undefined;
-  }
-}
 
 interface Target {
   name: string;
