@@ -1,9 +1,17 @@
 // The shapes AUTO's parts agree on: executors, their events and outcomes, quota snapshots, model profiles,
 // plans, worker results and artifact refs. Every module under client/auto builds against this file only.
 import { z } from "zod";
+import type { ExecutorName, QuotaSnapshot } from "./quota/snapshot.js";
 
-export const EXECUTORS = ["codex", "claude"] as const;
-export type ExecutorName = (typeof EXECUTORS)[number];
+// Executor names and quota snapshots live in quota/snapshot.ts, which loads no zod: the status-line hook runs
+// on every refresh of Claude's status line. They are re-exported here with the other shapes.
+export {
+  EXECUTORS,
+  type ExecutorName,
+  QUOTA_SOURCES,
+  QUOTA_STATUSES,
+  type QuotaSnapshot,
+} from "./quota/snapshot.js";
 
 export function otherExecutor(name: ExecutorName): ExecutorName {
   return name === "codex" ? "claude" : "codex";
@@ -112,24 +120,7 @@ export interface Executor {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Quota.
-
-export const QUOTA_STATUSES = ["allowed", "warning", "rejected"] as const;
-export const QUOTA_SOURCES = ["app-server", "statusline", "stream", "turn-error"] as const;
-
-/** One observation of an executor's usage window (checked by `parseQuotaSnapshot` in quota/snapshot.ts). */
-export interface QuotaSnapshot {
-  executor: ExecutorName;
-  /** "primary"/"secondary" (codex), "five_hour"/"seven_day"/… (claude); at most 40 characters. */
-  window: string;
-  /** 0–100; null when the source reports only a status (claude's stream). */
-  used_percent: number | null;
-  /** "allowed" | "warning" | "rejected" when the source says so. */
-  status: (typeof QUOTA_STATUSES)[number] | null;
-  resets_at: string | null;
-  observed_at: string;
-  source: (typeof QUOTA_SOURCES)[number];
-}
+// Quota (the snapshots themselves are in quota/snapshot.ts).
 
 export interface Admission {
   admitted: boolean;

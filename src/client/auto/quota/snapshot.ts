@@ -1,6 +1,25 @@
-// Checks a quota snapshot read from disk or handed in by an executor. Hand-written, not zod: the status-line
-// hook runs on every refresh of Claude's status line and must not load a schema library to check 7 fields.
-import { EXECUTORS, QUOTA_SOURCES, QUOTA_STATUSES, type QuotaSnapshot } from "../contracts.js";
+// Executor names and the quota snapshot, with its check for what is read from disk or handed in by an executor.
+// No zod here, nor any import that loads it: the status-line hook runs on every refresh of Claude's status line
+// and must not load a schema library to check 7 fields (test/cli-start.e2e.test.ts records what it loads).
+
+export const EXECUTORS = ["codex", "claude"] as const;
+export type ExecutorName = (typeof EXECUTORS)[number];
+export const QUOTA_STATUSES = ["allowed", "warning", "rejected"] as const;
+export const QUOTA_SOURCES = ["app-server", "statusline", "stream", "turn-error"] as const;
+
+/** One observation of an executor's usage window. */
+export interface QuotaSnapshot {
+  executor: ExecutorName;
+  /** "primary"/"secondary" (codex), "five_hour"/"seven_day"/… (claude); at most 40 characters. */
+  window: string;
+  /** 0–100; null when the source reports only a status (claude's stream). */
+  used_percent: number | null;
+  /** "allowed" | "warning" | "rejected" when the source says so. */
+  status: (typeof QUOTA_STATUSES)[number] | null;
+  resets_at: string | null;
+  observed_at: string;
+  source: (typeof QUOTA_SOURCES)[number];
+}
 
 const MAX_WINDOW = 40;
 
