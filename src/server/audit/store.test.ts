@@ -9,6 +9,20 @@ import {
   openAuditLog,
 } from "./store.js";
 
+/** A tool call: the frequent event, which waits to share a write. */
+const call = (index: number): AuditEvent => ({
+  kind: "tool_call",
+  tool: "context_search",
+  endpoint: "ivoai-context",
+  credential_id: "cli_a",
+  session_id: `s${index}`,
+  tier: "read",
+  status: "SUCCESS",
+  latency_ms: 1,
+  tokens_consumed: 1,
+  guardrail_checked: true,
+});
+
 const decision = (index: number): AuditEvent => ({
   kind: "approval_decision",
   actor: "ana",
@@ -45,15 +59,15 @@ describe("audit log writes", () => {
 
   it(`writes events together at most ${AUDIT_MAX_DELAY_MS} ms after the first (what a crash can lose)`, () => {
     vi.useFakeTimers();
-    audit.record(decision(0));
+    audit.record(call(0));
     vi.advanceTimersByTime(AUDIT_MAX_DELAY_MS - 5);
-    for (let index = 1; index < 3; index++) audit.record(decision(index));
+    for (let index = 1; index < 3; index++) audit.record(call(index));
     vi.advanceTimersByTime(4);
     expect(seen()).toBe(0);
     vi.advanceTimersByTime(1);
     expect(seen()).toBe(3);
     // The next event starts a new window.
-    audit.record(decision(3));
+    audit.record(call(3));
     vi.advanceTimersByTime(AUDIT_MAX_DELAY_MS - 1);
     expect(seen()).toBe(3);
     vi.advanceTimersByTime(1);
@@ -62,24 +76,33 @@ describe("audit log writes", () => {
   });
 
   it("writes what is pending before it lists, and on close", () => {
-    audit.record(decision(1));
-    expect(audit.list({}).map((event) => event.kind)).toEqual(["approval_decision"]);
-    audit.record(decision(2));
+    audit.record(call(1));
+    expect(audit.list({}).map((event) => event.kind)).toEqual(["tool_call"]);
+    audit.record(call(2));
     audit.close();
     expect(seen()).toBe(2);
     audit = openAuditLog(file);
   });
 
   it(`writes a burst of ${AUDIT_MAX_PENDING} at once, without waiting`, () => {
-    for (let index = 0; index < AUDIT_MAX_PENDING - 1; index++) audit.record(decision(index));
+    for (let index = 0; index < AUDIT_MAX_PENDING - 1; index++) audit.record(call(index));
     expect(seen()).toBe(0);
-    for (let index = 0; index < 45; index++) audit.record(decision(index));
+    for (let index = 0; index < 45; index++) audit.record(call(index));
     expect(seen()).toBe(AUDIT_MAX_PENDING);
   });
 
+  it("writes a security decision at once, with the calls pending before it", () => {
+    vi.useFakeTimers();
+    audit.record(call(1));
+    audit.record(call(2));
+    expect(seen()).toBe(0);
+    audit.record(decision(3));
+    expect(seen()).toBe(3);
+  });
+
   it("reports a failed write with what it lost instead of throwing", () => {
-    audit.record(decision(1));
-    audit.record(decision(2));
+    audit.record(call(1));
+    audit.record(call(2));
     const other = openSqlite(file);
     other.exec("DROP TABLE events");
     other.close();

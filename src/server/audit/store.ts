@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Activity } from "../../protocol/console-api.js";
 import type { SecurityTier, ToolStatus } from "../../protocol/tool-envelope.js";
+import { createLogger } from "../../shared/logger.js";
 import { openSqlite } from "../../shared/native-sqlite.js";
 import { type ActivityQuery, aggregateActivity } from "./activity.js";
 
@@ -45,8 +46,10 @@ export interface AuditLog {
    * Records an event, off the caller's path: events are written together, in one transaction, at most
    * AUDIT_MAX_DELAY_MS after the first one still pending, or at once when AUDIT_MAX_PENDING are pending.
    * That is what a crash (the process killed, not stopped) can lose: the last AUDIT_MAX_DELAY_MS of events, at
-   * most AUDIT_MAX_PENDING. `list`, `activity` and `close` write what is pending first, and the server closes
-   * the log on SIGTERM/SIGINT, so a stop loses nothing.
+   * most AUDIT_MAX_PENDING. Only tool calls wait: any other event (an approval decided, a client revoked, a
+   * sign-in) is rare and is a record of a security decision, so it is written with what is pending at once.
+   * `list`, `activity` and `close` write what is pending first, and the server closes the log on SIGTERM/SIGINT,
+   * so a stop loses nothing.
    */
   record(event: AuditEvent): void;
   /** Writes pending events now. */
@@ -72,11 +75,9 @@ export const AUDIT_MAX_DELAY_MS = 20;
 export function openAuditLog(
   file: string,
   now: () => Date = () => new Date(),
-  /** A write that failed, with how many events it lost (default: one JSON line on stderr). */
+  /** A write that failed, with how many events it lost (default: an error line of the standard logger). */
   onWriteError: (error: Error, lost: number) => void = (error, lost) =>
-    process.stderr.write(
-      `${JSON.stringify({ level: "error", msg: "audit write failed", error: error.message, lost })}\n`,
-    ),
+    createLogger().error("audit write failed", { error: error.message, lost }),
 ): AuditLog {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const db = openSqlite(file, { timeout: 5_000 });
@@ -106,7 +107,7 @@ export function openAuditLog(
     record(event) {
       // The time and the text are taken now: the event is as it was when it happened, whenever it is written.
       pending.push([now().toISOString(), event.kind, JSON.stringify(event)]);
-      if (pending.length >= AUDIT_MAX_PENDING) flush();
+      if (event.kind !== "tool_call" || pending.length >= AUDIT_MAX_PENDING) flush();
       // A commit per call would cost more than the call (a WAL append and its locks): calls share one.
       else scheduled ??= setTimeout(flush, AUDIT_MAX_DELAY_MS);
     },
