@@ -6,6 +6,7 @@ import { buildDiscoveryDocument, type DiscoveryFeatures, ENDPOINTS } from "../pr
 import { parseDuration } from "../shared/duration.js";
 import { isIvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
+import { newId } from "../shared/tokens.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { createClientRoutes } from "./admin/clients-routes.js";
 import { createOverviewRoutes } from "./admin/overview.js";
@@ -32,7 +33,6 @@ import { clientAddress, type GatewayEnv } from "./http/env.js";
 import { type ListenerMode, parseListen } from "./http/listener-policy.js";
 import { originGuard } from "./http/origin-guard.js";
 import { problem, problemForError } from "./http/problem.js";
-import { newRequestId } from "./http/request-id.js";
 import { reverseProxyGuard } from "./http/reverse-proxy.js";
 import { createMcpEndpoint } from "./mcp/endpoint.js";
 import { createHookRoutes } from "./memory/hooks-routes.js";
@@ -87,7 +87,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   app.use(clientAddressMiddleware(deps.config.server.trusted_proxy_cidrs));
   app.use(async (c, next) => {
     const started = performance.now();
-    c.set("requestId", newRequestId());
+    c.set("requestId", newId("req_"));
     await next();
     // The console's static files set their own caching; everything else is never stored.
     setDefaultHeaders(c);
