@@ -5,6 +5,12 @@ export const TOOL_STATUSES = ["SUCCESS", "FAILED", "PENDING_HUMAN_APPROVAL"] as 
 export type ToolStatus = (typeof TOOL_STATUSES)[number];
 export type SecurityTier = "read" | "write" | "admin";
 
+/**
+ * What a session id or project name sent in `x-ivoai-session-id`/`x-ivoai-project` may be (anything else is
+ * recorded as none), and so what the audit timeline accepts as a session id.
+ */
+export const SESSION_ID_PATTERN = /^[\w:./@-]{1,256}$/;
+
 export const toolTelemetrySchema = z.object({
   latency_ms: z.number().int().nonnegative(),
   tokens_consumed: z.number().int().nonnegative(),

@@ -3,6 +3,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { SessionTimeline } from "../../protocol/console-api.js";
+import { SESSION_ID_PATTERN } from "../../protocol/tool-envelope.js";
 import type { EnrollmentService } from "../enrollment/service.js";
 import { requireScope } from "../http/bearer-auth.js";
 import type { GatewayEnv } from "../http/env.js";
@@ -36,7 +37,7 @@ const eventsSchema = z.object({
 // The session id is a query parameter: ids are the agents' own (`.` and `..` among the allowed), which a path
 // segment would not carry through URL normalisation.
 const timelineSchema = z.object({
-  session_id: z.string().regex(/^[\w:./@-]{1,256}$/, "invalid session id"),
+  session_id: z.string().regex(SESSION_ID_PATTERN, "invalid session id"),
   as_of: isoTimeSchema.optional(),
   limit: z.coerce.number().int().min(1).max(5000).default(1000),
 });

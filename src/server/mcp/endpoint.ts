@@ -20,6 +20,7 @@ import { z } from "zod";
 import type { Scope } from "../../protocol/scopes.js";
 import {
   estimateTokens,
+  SESSION_ID_PATTERN,
   type SecurityTier,
   type ToolEnvelope,
   type ToolStatus,
@@ -462,7 +463,7 @@ function pendingOutcome(approval: ApprovalRecord): ToolOutcome {
 
 function headerValue(request: Request, name: string): string | null {
   const value = request.headers.get(name)?.trim();
-  return value && /^[\w:./@-]{1,256}$/.test(value) ? value : null;
+  return value && SESSION_ID_PATTERN.test(value) ? value : null;
 }
 
 const inputSchemas = new WeakMap<ToolSpec, z.ZodObject<z.ZodRawShape>>();
