@@ -59,4 +59,19 @@ describe("the ingest worker pool", () => {
       await pool.close();
     }
   });
+
+  it("fails the jobs of a worker that exits without an error, rather than leaving them waiting", async () => {
+    const quitting = await entry(
+      "quitting.mjs",
+      `parentPort.postMessage({ ready: ${PREPARE_FORMAT} });
+       parentPort.on("message", () => process.exit(3));`,
+    );
+    const pool = createWorkerPreparer(quitting, { threads: 1 });
+    try {
+      await expect(pool.prepare(job())).rejects.toThrow("an ingest worker exited (code 3)");
+      await expect(pool.prepare(job())).rejects.toThrow("exited");
+    } finally {
+      await pool.close();
+    }
+  });
 });

@@ -85,11 +85,14 @@ export function createWorkerPreparer(entry: string | undefined, options: PoolOpt
       if (message.error !== undefined) entryWaiting?.reject(new Error(message.error));
       else entryWaiting?.resolve(message.result as Prepared);
     });
-    worker.on("error", (error) => {
-      failure = error;
-      for (const pending of waiting.values()) pending.reject(error);
+    const fail = (error: Error) => {
+      failure ??= error;
+      for (const pending of waiting.values()) pending.reject(failure);
       waiting.clear();
-    });
+    };
+    worker.on("error", fail);
+    // A worker that ends without an error (process.exit in it, say) would leave its jobs waiting forever.
+    worker.on("exit", (code) => fail(new Error(`an ingest worker exited (code ${code})`)));
   };
   const post = (job: PrepareJob): Promise<Prepared> => {
     const id = next++;
