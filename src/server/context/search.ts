@@ -116,8 +116,10 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
       for (const hit of best) {
         const chunk = chunks.get(hit.seq);
         const document = documents.get(hit.documentId);
-        // A chunk or document removed since the index last synced is simply not a result.
-        if (!chunk || !document) continue;
+        // A chunk or document removed since the index last synced is simply not a result; nor is a passage whose
+        // in-memory metadata disagrees with the catalogue (the authority), e.g. from a faulty snapshot.
+        if (!chunk || !document || chunk.document_id !== hit.documentId) continue;
+        if (options.connector && document.connector !== options.connector) continue;
         hits.push({
           document,
           chunk: { id: chunk.id, index: chunk.idx },
