@@ -106,7 +106,6 @@ export function createMemorySearcher(
         if (!entry) {
           fused.set(id(link.page), {
             head: link.page,
-            page: link.page,
             score: bonus,
             via: new Set(["graph"]),
             neighbour_of: { path: link.from, type: link.type },

@@ -6,7 +6,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { preparePageWrite } from "./page-write.js";
-import { type ApprovalRecord, type MemoryStore, openMemoryStore } from "./store.js";
+import { type ApprovalRecord, MAX_NEIGHBOURS, type MemoryStore, openMemoryStore } from "./store.js";
 
 // The episodes table and meta row exactly as the first release created them.
 const SCHEMA_1 = `
@@ -173,6 +173,21 @@ describe("memory store", () => {
     store.close();
     store = undefined;
     expect(dump(path.join(dir, "batch.sqlite"))).toEqual(dump(path.join(dir, "one.sqlite")));
+  });
+
+  it(`follows at most ${MAX_NEIGHBOURS} links of an agent-written hub page, as heads without bodies`, async () => {
+    store = openMemoryStore(path.join(dir, "hub.sqlite"));
+    const targets = Array.from({ length: MAX_NEIGHBOURS + 100 }, (_, index) => `t${index}`);
+    await store.writePages(
+      [
+        page("p", "hub", `# Hub\n\n${targets.map((target) => `[[${target}]]`).join(" ")}`),
+        ...targets.map((target) => page("p", target, `# ${target}\n\n${"x".repeat(2000)}`)),
+      ],
+      "2026-01-01T00:00:00.000Z",
+    );
+    const links = await store.neighbours(["p"], ["hub"]);
+    expect(links).toHaveLength(MAX_NEIGHBOURS);
+    expect(links[0]?.page).not.toHaveProperty("body");
   });
 
   it("reads languages, page heads, neighbours and edges both ways within the scopes", async () => {

@@ -86,11 +86,11 @@ export interface MemoryStore {
   /** Path and feedback of each page, without reading bodies (memory_query ranks 50 candidates, shows 10). */
   pageHeads(keys: readonly number[]): Promise<Map<number, PageHead>>;
   recentPages(scopes: readonly string[], limit: number): Promise<PageRecord[]>;
-  /** Pages linked to or from these, in the given scopes: [source path, edge type, neighbour]. */
+  /** Pages linked to or from these, in the given scopes, at most MAX_NEIGHBOURS: [source path, edge type, head]. */
   neighbours(
     scopes: readonly string[],
     paths: readonly string[],
-  ): Promise<{ from: string; type: string; page: PageRecord }[]>;
+  ): Promise<{ from: string; type: string; page: PageHead }[]>;
   backlinks(scope: string, path: string): Promise<{ from: string; type: string }[]>;
   /** Pages most recently updated first, one keyset page at a time; `q` matches title or path (a bad cursor is USAGE). */
   listPages(query: { q?: string; scope?: string; limit: number; cursor?: string }): Promise<{
@@ -275,6 +275,24 @@ function containsPattern(text: string): string {
 type Row = Record<string, unknown>;
 
 /** A page's columns as records show them: all but the analysed terms, which only the index reads. */
+/** Links followed from one query's seed pages at most (graph expansion is a bonus, not a crawl). */
+export const MAX_NEIGHBOURS = 500;
+const HEAD_COLUMNS = "key, scope, path, helpful, not_helpful, stale, wrong";
+
+function toPageHead(row: Row): PageHead {
+  return {
+    key: Number(row.key),
+    scope: String(row.scope),
+    path: String(row.path),
+    feedback: {
+      helpful: Number(row.helpful),
+      not_helpful: Number(row.not_helpful),
+      stale: Number(row.stale),
+      wrong: Number(row.wrong),
+    },
+  };
+}
+
 function pageColumns(alias = ""): string {
   return [
     "key",
@@ -300,9 +318,7 @@ function pageColumns(alias = ""): string {
 
 function toPage(row: Row): PageRecord {
   return {
-    key: Number(row.key),
-    scope: String(row.scope),
-    path: String(row.path),
+    ...toPageHead(row),
     title: String(row.title),
     tags: JSON.parse(String(row.tags)) as string[],
     relations: JSON.parse(String(row.relations)) as Record<string, string[]>,
@@ -312,12 +328,6 @@ function toPage(row: Row): PageRecord {
     author: String(row.author),
     created_at: String(row.created_at),
     updated_at: String(row.updated_at),
-    feedback: {
-      helpful: Number(row.helpful),
-      not_helpful: Number(row.not_helpful),
-      stale: Number(row.stale),
-      wrong: Number(row.wrong),
-    },
   };
 }
 
@@ -612,21 +622,10 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
     async pageHeads(keys) {
       const out = new Map<number, PageHead>();
       if (keys.length === 0) return out;
-      for (const row of prepared(
-        `SELECT key, scope, path, helpful, not_helpful, stale, wrong FROM pages WHERE key IN (${inList(keys)})`,
-      ).all(...keys) as Row[]) {
-        out.set(Number(row.key), {
-          key: Number(row.key),
-          scope: String(row.scope),
-          path: String(row.path),
-          feedback: {
-            helpful: Number(row.helpful),
-            not_helpful: Number(row.not_helpful),
-            stale: Number(row.stale),
-            wrong: Number(row.wrong),
-          },
-        });
-      }
+      for (const row of prepared(`SELECT ${HEAD_COLUMNS} FROM pages WHERE key IN (${inList(keys)})`).all(
+        ...keys,
+      ) as Row[])
+        out.set(Number(row.key), toPageHead(row));
       return out;
     },
     async recentPages(scopes, limit) {
@@ -640,14 +639,21 @@ export function openMemoryStore(file: string, options: { busyTimeoutMs?: number 
     async neighbours(scopes, paths) {
       if (scopes.length === 0 || paths.length === 0) return [];
       // Both directions by index: (scope, from_path) is the key, (scope, to_path) edges_scope_to.
+      // Heads only, and at most MAX_NEIGHBOURS: agent-written pages may link to thousands of others, and a query
+      // reads bodies only for the pages it returns.
+      const head = HEAD_COLUMNS.split(", ")
+        .map((column) => `p.${column}`)
+        .join(", ");
       const rows = prepared(
-        `SELECT e.from_path AS source, e.type, ${pageColumns("p.")} FROM edges e JOIN pages p ON p.path = e.to_path AND p.scope IN (${inList(scopes)})
+        `SELECT * FROM (
+           SELECT e.from_path AS source, e.type, ${head} FROM edges e JOIN pages p ON p.path = e.to_path AND p.scope IN (${inList(scopes)})
            WHERE e.scope IN (${inList(scopes)}) AND e.from_path IN (${inList(paths)})
            UNION ALL
-           SELECT e.to_path AS source, e.type, ${pageColumns("p.")} FROM edges e JOIN pages p ON p.path = e.from_path AND p.scope = e.scope
-           WHERE e.scope IN (${inList(scopes)}) AND e.to_path IN (${inList(paths)})`,
+           SELECT e.to_path AS source, e.type, ${head} FROM edges e JOIN pages p ON p.path = e.from_path AND p.scope = e.scope
+           WHERE e.scope IN (${inList(scopes)}) AND e.to_path IN (${inList(paths)})
+         ) LIMIT ${MAX_NEIGHBOURS}`,
       ).all(...scopes, ...scopes, ...paths, ...scopes, ...paths) as Row[];
-      return rows.map((row) => ({ from: String(row.source), type: String(row.type), page: toPage(row) }));
+      return rows.map((row) => ({ from: String(row.source), type: String(row.type), page: toPageHead(row) }));
     },
     async backlinks(scope, path) {
       return q.backlinks.all(scope, path) as { from: string; type: string }[];
