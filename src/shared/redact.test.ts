@@ -10,9 +10,11 @@ describe("redaction", () => {
       `ivoai_enr_${"B".repeat(43)}`,
       "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
       "sk-ant-api03-abcdefghijklmnopqrstuvwx",
-      `ghp_${"x".repeat(36)}`,
+      ...["ghp", "gho", "ghu", "ghs", "ghr"].map((prefix) => `${prefix}_${"x".repeat(36)}`),
       "AKIAIOSFODNN7EXAMPLE",
-      `xoxb-${"1".repeat(12)}-abcdef`,
+      ...["a", "b", "p", "r", "s"].map((kind) => `xox${kind}-${"1".repeat(12)}-abcdef`),
+      `github_pat_${"1".repeat(22)}`,
+      `AIza${"q".repeat(32)}`,
     ];
     for (const secret of secrets) {
       const out = redactText(`value=${secret} end`);
@@ -20,6 +22,8 @@ describe("redaction", () => {
       expect(out).toContain("[REDACTED]");
     }
     expect(redactText("Authorization: Bearer abcdefghijklmnop")).toBe("Authorization: Bearer [REDACTED]");
+    // Each shape on its own line: the quick check that skips lines without a secret's start must let it through.
+    expect(redactText("Authorization: Basic YWxhZGRpbjpvcGVu")).toBe("Authorization: Basic [REDACTED]");
     expect(redactText("a plain sentence about tokens")).toBe("a plain sentence about tokens");
   });
 
