@@ -183,10 +183,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
       }
     }
   }
-  const lazy = (sql: string) => {
-    let statement: ReturnType<typeof db.prepare> | undefined;
-    return { get: () => (statement ??= db.prepare(sql)) };
-  };
+  // Statements prepared on first use (and IN lists or multi-row inserts, once per length).
   const prepared = statementCache(db);
   const q = {
     addConnector: db.prepare(
@@ -199,16 +196,17 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     recordIngestSummary: db.prepare("UPDATE connectors SET last_ingest = ? WHERE name = ?"),
     fingerprints: db.prepare("SELECT id, fingerprint FROM documents WHERE connector = ?"),
     // Statements naming source_stat are prepared on first use: a read-only open of an older catalogue lacks it.
-    upsertDocument: lazy(`INSERT INTO documents
+    upsertDocument: () =>
+      prepared(`INSERT INTO documents
       (id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata, source_stat)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (id) DO UPDATE SET title = excluded.title, language = excluded.language, fingerprint = excluded.fingerprint,
         bytes = excluded.bytes, modified_at = excluded.modified_at, ingested_at = excluded.ingested_at,
         metadata = excluded.metadata, source_stat = excluded.source_stat
       RETURNING key`),
-    documentStates: lazy("SELECT id, fingerprint, source_stat FROM documents WHERE connector = ?"),
+    documentStates: () => prepared("SELECT id, fingerprint, source_stat FROM documents WHERE connector = ?"),
     // Only over the version it was found equal to, should another run have replaced it meanwhile.
-    recordSourceStat: lazy("UPDATE documents SET source_stat = ? WHERE id = ? AND fingerprint = ?"),
+    recordSourceStat: () => prepared("UPDATE documents SET source_stat = ? WHERE id = ? AND fingerprint = ?"),
     documentKey: db.prepare("SELECT key FROM documents WHERE id = ?"),
     deleteDocument: db.prepare("DELETE FROM documents WHERE key = ?"),
     chunkSeqsOf: db.prepare("SELECT seq FROM chunks WHERE doc = ?"),
@@ -254,16 +252,10 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
 
   // A document's chunks go in by multi-row INSERTs of up to CHUNK_ROWS rows (same rows, same seq order): per
   // statement, not per row, SQLite's AUTOINCREMENT bookkeeping and the statement's run cost.
-  const chunkInserts = new Map<number, ReturnType<typeof db.prepare>>();
-  const insertChunksOf = (rows: number) => {
-    let statement = chunkInserts.get(rows);
-    if (!statement) {
-      const values = Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?)").join(", ");
-      statement = db.prepare(`INSERT INTO chunks (doc, id, idx, unit_start, text, terms) VALUES ${values}`);
-      chunkInserts.set(rows, statement);
-    }
-    return statement;
-  };
+  const insertChunksOf = (rows: number) =>
+    prepared(
+      `INSERT INTO chunks (doc, id, idx, unit_start, text, terms) VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?)").join(", ")}`,
+    );
   const insertChunks = (key: number, chunks: readonly ChunkInput[]) => {
     for (let from = 0; from < chunks.length; from += CHUNK_ROWS) {
       const group = chunks.slice(from, from + CHUNK_ROWS);
@@ -279,8 +271,8 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     for (const { document: d, chunks, sourceStat } of batch) {
       const existing = keyOf(d.id);
       if (existing !== undefined) dropChunks(existing, generation);
-      const { key } = q.upsertDocument
-        .get()
+      const { key } = q
+        .upsertDocument()
         .get(
           d.id,
           d.connector,
@@ -312,7 +304,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
 
   const recordSourceStats = db.transaction(
     (entries: readonly { id: string; fingerprint: string; sourceStat: string }[]) => {
-      const statement = q.recordSourceStat.get();
+      const statement = q.recordSourceStat();
       for (const entry of entries) statement.run(entry.sourceStat, entry.id, entry.fingerprint);
     },
   );
@@ -356,7 +348,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
       return new Map(rows.map((row) => [row.id, row.fingerprint]));
     },
     async documentStates(connector) {
-      const rows = q.documentStates.get().all(connector) as {
+      const rows = q.documentStates().all(connector) as {
         id: string;
         fingerprint: string;
         source_stat: string | null;
