@@ -11,7 +11,7 @@ const CLAUDE_EVENTS: readonly string[] = ["session_start", "prompt_submitted", "
 /** Standard input as the agent wrote it, or `fallback` when nothing arrives within a second. */
 function stdinOr<T>(parse: (text: string) => T, fallback: T): Promise<T> {
   return Promise.race([
-    readStdin(256 * 1024).then(parse),
+    readStdin(256 * 1024, "a hook payload").then(parse),
     new Promise<T>((resolve) => setTimeout(() => resolve(fallback), 1_000).unref()),
   ]);
 }
