@@ -3,7 +3,12 @@
 // /v1/memory, and always leaves the agent on its allow / exit-0 path, whatever happens.
 import { forward } from "../router/forward.js";
 
-export type HookEvent = "session_start" | "prompt_submitted" | "tool_used" | "session_end";
+export const HOOK_EVENTS = ["session_start", "prompt_submitted", "tool_used", "session_end"] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+export function isHookEvent(value: unknown): value is HookEvent {
+  return (HOOK_EVENTS as readonly unknown[]).includes(value);
+}
 
 /** Metadata only: lengths, names, kinds. */
 export function summarizePayload(
