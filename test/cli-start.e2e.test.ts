@@ -91,7 +91,7 @@ describe("what a start of ivoai loads", () => {
     }
   });
 
-  it("delivers a hook event loading only the hook's code: no agent launcher, router, server, SDK or zod", async () => {
+  it("delivers a hook event loading only the hook's code and the router's forwarder: no agent launcher, server, SDK or zod", async () => {
     const received: { authorization: string | undefined; body: unknown }[] = [];
     const server = createServer((request, response) => {
       let body = "";

@@ -1,6 +1,7 @@
 // `ivoai hook claude|codex|statusline …`: what agents call on every lifecycle event and status-line refresh.
-// Kept apart from the agent commands so an event loads only this, the hook client and stdin (no agent launcher,
-// router or server code); the status line's quota store is loaded only for that hook.
+// Kept apart from the agent commands so an event loads only this, the hook client (with the router's forwarder)
+// and stdin: no agent launcher, rest of the router or server code; the status line's quota store is loaded only
+// for that hook.
 import { codexNotifyEvent, isHookEvent, sendHook, summarizePayload } from "../../client/agents/hook.js";
 import { clientPaths } from "../../config/client-paths.js";
 import type { CommandSpec } from "../command.js";
