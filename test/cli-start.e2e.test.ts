@@ -91,7 +91,7 @@ describe("what a start of ivoai loads", () => {
     }
   });
 
-  it("delivers a hook event loading only the hook's code: no agent launcher, router, server, SDK or zod", async () => {
+  it("delivers a hook event loading only the hook's code and the router's forwarder: no agent launcher, server, SDK or zod", async () => {
     const received: { authorization: string | undefined; body: unknown }[] = [];
     const server = createServer((request, response) => {
       let body = "";
@@ -135,9 +135,62 @@ describe("what a start of ivoai loads", () => {
       expect(loaded).toContain("src/client/agents/hook.ts");
       const commands = loaded.filter((source) => COMMAND_MODULE.test(source));
       expect(commands).toEqual(["src/cli/commands/hook.ts"]);
-      expect(
-        loaded.filter((source) => HEAVY.test(source) || source.startsWith("src/client/router/")),
-      ).toEqual([]);
+      // Of the router, only its dependency-free forwarder (node:http/https), which the hook posts through.
+      expect(loaded.filter((source) => source.startsWith("src/client/router/"))).toEqual([
+        "src/client/router/forward.ts",
+      ]);
+      expect(loaded.filter((source) => HEAVY.test(source))).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("exits 0 on hostile input: past the 256 KiB limit or not JSON, nothing is posted and the line is plain", async () => {
+    const received: string[] = [];
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        received.push(request.url ?? "");
+        response.writeHead(202).end();
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    /** The hook may stop reading (closing its end) past its limit: a write that then meets EPIPE is expected. */
+    const fed = async (args: readonly string[], input: string, env: NodeJS.ProcessEnv) => {
+      const child = spawn(process.execPath, [BIN, ...args], {
+        env: { ...process.env, ...env },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let stdout = "";
+      child.stdout.on("data", (chunk) => (stdout += chunk));
+      child.stdin.on("error", (error: NodeJS.ErrnoException) => {
+        if (error.code !== "EPIPE") throw error;
+      });
+      child.stdin.end(input);
+      const [code] = (await once(child, "close")) as [number | null];
+      return { code, stdout };
+    };
+    try {
+      const { port } = server.address() as AddressInfo;
+      const session = {
+        IVOAI_ROUTER_HOOKS_URL: `http://127.0.0.1:${port}/hooks/memory`,
+        IVOAI_ROUTER_TOKEN: "router-token",
+        IVOAI_SESSION_ID: "ses_hostile",
+        IVOAI_PROJECT: "start-test",
+        XDG_STATE_HOME: path.join(dir, "hostile-state"),
+      };
+      // Valid JSON, but over the limit: only the limit keeps it from being read and posted.
+      const oversized = JSON.stringify({
+        tool_name: "Bash",
+        tool_input: { command: "x".repeat(300 * 1024) },
+        rate_limits: { five_hour: { used_percentage: 12, resets_at: 1_764_612_000 } },
+      });
+      for (const input of [oversized, "{not json"]) {
+        expect(await fed(["hook", "claude", "tool_used"], input, session)).toEqual({ code: 0, stdout: "" });
+        expect(await fed(["hook", "statusline"], input, session)).toEqual({ code: 0, stdout: "ivoai\n" });
+      }
+      expect(received).toEqual([]);
     } finally {
       server.close();
     }

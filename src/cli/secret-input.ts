@@ -1,12 +1,13 @@
 // Reading a one-time secret (an enrollment code) from stdin or a no-echo prompt; never from argv.
 import { IvoaiError } from "../shared/errors.js";
 
-export async function readStdin(maxBytes = 64 * 1024): Promise<string> {
+/** All of standard input, trimmed; `what` names what it holds in the too-large error. */
+export async function readStdin(maxBytes = 64 * 1024, what = "an enrollment code"): Promise<string> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of process.stdin) {
     total += (chunk as Buffer).length;
-    if (total > maxBytes) throw new IvoaiError("USAGE", "standard input is too large for an enrollment code");
+    if (total > maxBytes) throw new IvoaiError("USAGE", `standard input is too large for ${what}`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8").trim();

@@ -26,22 +26,20 @@ export interface ApprovalRecord {
   reason: string | null;
 }
 
-/** What an approval list shows: metadata only, never the body, diff or payload (`show` gives those). */
-export type ApprovalSummary = Pick<
-  ApprovalRecord,
-  | "id"
-  | "status"
+/** What a request says it is, who asks and why: shared by a proposal and an approval list's summary. */
+export type ApprovalRequestField =
   | "tool"
   | "action"
   | "scope"
   | "path"
   | "requester"
   | "session_id"
-  | "summary"
-  | "created_at"
-  | "expires_at"
-  | "decided_by"
-  | "decided_at"
+  | "summary";
+
+/** What an approval list shows: metadata only, never the body, diff or payload (`show` gives those). */
+export type ApprovalSummary = Pick<
+  ApprovalRecord,
+  "id" | "status" | ApprovalRequestField | "created_at" | "expires_at" | "decided_by" | "decided_at"
 > & { diff_bytes: number; payload_bytes: number };
 
 export interface ApprovalPage {

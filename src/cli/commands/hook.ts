@@ -1,17 +1,16 @@
 // `ivoai hook claude|codex|statusline …`: what agents call on every lifecycle event and status-line refresh.
-// Kept apart from the agent commands so an event loads only this, the hook client and stdin (no agent launcher,
-// router or server code); the status line's quota store is loaded only for that hook.
-import { codexNotifyEvent, type HookEvent, sendHook, summarizePayload } from "../../client/agents/hook.js";
+// Kept apart from the agent commands so an event loads only this, the hook client (with the router's forwarder)
+// and stdin: no agent launcher, rest of the router or server code; the status line's quota store is loaded only
+// for that hook.
+import { codexNotifyEvent, isHookEvent, sendHook, summarizePayload } from "../../client/agents/hook.js";
 import { clientPaths } from "../../config/client-paths.js";
 import type { CommandSpec } from "../command.js";
 import { readStdin } from "../secret-input.js";
 
-const CLAUDE_EVENTS: readonly string[] = ["session_start", "prompt_submitted", "tool_used", "session_end"];
-
 /** Standard input as the agent wrote it, or `fallback` when nothing arrives within a second. */
 function stdinOr<T>(parse: (text: string) => T, fallback: T): Promise<T> {
   return Promise.race([
-    readStdin(256 * 1024).then(parse),
+    readStdin(256 * 1024, "a hook payload").then(parse),
     new Promise<T>((resolve) => setTimeout(() => resolve(fallback), 1_000).unref()),
   ]);
 }
@@ -41,8 +40,8 @@ export const hookCommand: CommandSpec = {
         const { recordStatusline } = await import("../../client/auto/quota/statusline-hook.js");
         ctx.out.line(await recordStatusline(payload, clientPaths(ctx.env).stateDir));
       } else if (agent === "claude") {
-        const event = first as HookEvent;
-        if (!CLAUDE_EVENTS.includes(event)) return 0;
+        const event = first;
+        if (!isHookEvent(event)) return 0;
         const payload = await stdinOr(
           (text) => (text ? (JSON.parse(text) as Record<string, unknown>) : {}),
           {} as Record<string, unknown>,

@@ -1,8 +1,14 @@
 // `ivoai hook claude|codex EVENT`: what the agents call at lifecycle points. It turns the agent's payload into a
 // bounded observation (never the prompt or tool output itself), posts it through the session router to
 // /v1/memory, and always leaves the agent on its allow / exit-0 path, whatever happens.
+import { forward } from "../router/forward.js";
 
-export type HookEvent = "session_start" | "prompt_submitted" | "tool_used" | "session_end";
+export const HOOK_EVENTS = ["session_start", "prompt_submitted", "tool_used", "session_end"] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+export function isHookEvent(value: unknown): value is HookEvent {
+  return (HOOK_EVENTS as readonly unknown[]).includes(value);
+}
 
 /** Metadata only: lengths, names, kinds. */
 export function summarizePayload(
@@ -36,9 +42,13 @@ export function codexNotifyEvent(payload: Record<string, unknown>): {
   };
 }
 
+/** The router answers a hook with a status and at most a short body; anything longer is a failure. */
+const MAX_ANSWER_BYTES = 16 * 1024;
+
 /**
- * Posts one observation to the session router. node:http, not fetch: an agent runs this on every event, and
- * fetch's first use costs a Node 20 process about 0.1 s of CPU (undici and its WebAssembly parser).
+ * Posts one observation to the session router through `forward()` (node:http, not fetch: an agent runs this on
+ * every event, and fetch's first use costs a Node 20 process about 0.1 s of CPU, undici and its WebAssembly
+ * parser). No redirect is followed, the exchange has a deadline and the answer a size cap; only a 2xx is "sent".
  */
 export async function sendHook(
   env: NodeJS.ProcessEnv,
@@ -57,29 +67,17 @@ export async function sendHook(
     event,
     data,
   });
-  const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
-  return new Promise((resolve) => {
-    // No redirect is followed: a 3xx is a failure, like any answer but 2xx.
-    const outgoing = request(
-      target,
-      {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${token}`,
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(body),
-        },
-        signal: AbortSignal.timeout(timeoutMs),
-      },
-      (response) => {
-        const status = response.statusCode ?? 0;
-        response.resume();
-        response.once("close", () =>
-          resolve(response.complete && status >= 200 && status < 300 ? "sent" : "failed"),
-        );
-      },
-    );
-    outgoing.once("error", () => resolve("failed"));
-    outgoing.end(body);
-  });
+  try {
+    const answer = await forward({
+      url: target.href,
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: Buffer.from(body),
+      timeoutMs,
+      maxResponseBytes: MAX_ANSWER_BYTES,
+    });
+    return answer.status >= 200 && answer.status < 300 ? "sent" : "failed";
+  } catch {
+    return "failed";
+  }
 }

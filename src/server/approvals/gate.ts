@@ -1,5 +1,6 @@
 // APPROVAL_GATE (seed 004): write-tier tool calls become pending requests; a person approves or rejects them,
 // and an approved change is applied exactly once, or fails with a conflict if the page moved on.
+import type { ApprovalRequestField } from "../../protocol/approvals.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { newId } from "../../shared/tokens.js";
 import type { AuditLog } from "../audit/store.js";
@@ -18,19 +19,7 @@ export const DEFAULT_APPROVAL_PAGE = 50;
 export const MAX_APPROVAL_PAGE = 200;
 
 /** What a write-tier tool proposes: an approval request before the gate gives it an id, times and a status. */
-export type Proposal = Pick<
-  ApprovalRecord,
-  | "tool"
-  | "action"
-  | "scope"
-  | "path"
-  | "requester"
-  | "session_id"
-  | "summary"
-  | "diff"
-  | "payload"
-  | "base_version"
->;
+export type Proposal = Pick<ApprovalRecord, ApprovalRequestField | "diff" | "payload" | "base_version">;
 
 export interface ApprovalGate {
   propose(proposal: Proposal): Promise<ApprovalRecord>;

@@ -102,26 +102,29 @@ export function ClientsView() {
             caption="Enrolled clients"
             columns={["Name", "ID", "Scopes", "Enrolled", "Action"]}
             empty="No enrolled clients."
-            rows={(enrolled.data?.clients ?? []).map((client) => (
-              <tr key={client.id}>
-                <th scope="row">{client.name}</th>
-                <td className="mono">{client.id}</td>
-                <td className="mono">{client.scopes.join(" ")}</td>
-                <td>
-                  <When iso={client.created_at} />
-                </td>
-                <td>
-                  {revokeButton(
-                    `Revoke ${clientLabel(client.name, client.id, enrolledNames)}`,
-                    {
-                      what: `client ${clientLabel(client.name, client.id, enrolledNames)}`,
-                      path: `/v1/admin/clients/${encodeURIComponent(client.id)}/revoke`,
-                    },
-                    client.revoked_at,
-                  )}
-                </td>
-              </tr>
-            ))}
+            rows={(enrolled.data?.clients ?? []).map((client) => {
+              const name = clientLabel(client.name, client.id, enrolledNames);
+              return (
+                <tr key={client.id}>
+                  <th scope="row">{client.name}</th>
+                  <td className="mono">{client.id}</td>
+                  <td className="mono">{client.scopes.join(" ")}</td>
+                  <td>
+                    <When iso={client.created_at} />
+                  </td>
+                  <td>
+                    {revokeButton(
+                      `Revoke ${name}`,
+                      {
+                        what: `client ${name}`,
+                        path: `/v1/admin/clients/${encodeURIComponent(client.id)}/revoke`,
+                      },
+                      client.revoked_at,
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
           />
         )}
       </QueryState>
