@@ -57,7 +57,7 @@ async function taskOf(ctx: CommandContext): Promise<string> {
     throw new IvoaiError("USAGE", "give the task once: --print TASK or -- TASK, not both");
   }
   let task = printed ?? ctx.positionals.join(" ");
-  if (!task.trim() && !process.stdin.isTTY) task = await readStdin(MAX_TASK_BYTES);
+  if (!task.trim() && !process.stdin.isTTY) task = await readStdin(MAX_TASK_BYTES, "a task");
   else if (!task.trim()) {
     const prompt = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
     try {
