@@ -2,6 +2,7 @@
 // stale, corrupt or of another store is refused (the index rebuilds from the store), and writes are atomic.
 import { promises as fs } from "node:fs";
 import path from "node:path";
+import { crc32 } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRandom } from "../../../bench/lib/corpus.js";
 import { tempDir } from "../../../test/helpers.js";
@@ -214,6 +215,50 @@ describe("index snapshot", () => {
     ]);
     expect(answers(third)).toEqual(expected);
     await fs.rmdir(file);
+  });
+
+  it("refuses a well-checksummed snapshot whose structure is wrong (a faulty or hostile writer)", async () => {
+    const store = createStore();
+    store.add(1000, createRandom(13));
+    const first = createSyncedIndex(store.feed, { snapshotFile: file });
+    await first.refresh();
+    await first.persist();
+    const sound = await fs.readFile(file);
+    const room = sound.readUInt32LE(12);
+    const header = () =>
+      JSON.parse(sound.toString("utf8", 40, 40 + room)) as { sections: Record<string, [number, number]> };
+    /** Writes `bytes` with its header replaced (padded to the same room) and its checksum made right again. */
+    const sealed = async (bytes: Buffer, newHeader = header()) => {
+      const text = JSON.stringify(newHeader);
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(room);
+      bytes.fill(0x20, 40, 40 + room);
+      bytes.write(text, 40, "utf8");
+      bytes.writeUInt32LE(crc32(bytes.subarray(40)), 16);
+      await fs.writeFile(file, bytes);
+      return readIndexSnapshot(file);
+    };
+    expect(await sealed(Buffer.from(sound))).toMatchObject({ ok: true });
+
+    const negative = Buffer.from(sound);
+    negative.writeInt32LE(-1, (header().sections.lengths as [number, number])[0]);
+    expect(await sealed(negative)).toMatchObject({ ok: false, reason: "corrupt", detail: "sequence range" });
+
+    const overlapping = header();
+    overlapping.sections.df = [(overlapping.sections.postings as [number, number])[0], 1];
+    expect(await sealed(Buffer.from(sound), overlapping)).toMatchObject({
+      ok: false,
+      reason: "corrupt",
+      detail: expect.stringMatching(/overlaps another section/),
+    });
+
+    const unordered = Buffer.from(sound);
+    const [metaStart] = header().sections.metaKeys as [number, number];
+    unordered.writeDoubleLE(unordered.readDoubleLE(metaStart + 8), metaStart);
+    expect(await sealed(unordered)).toMatchObject({
+      ok: false,
+      reason: "corrupt",
+      detail: "metadata keys out of order",
+    });
   });
 
   it("refuses a stale snapshot: of another store, of a later generation, or missing pruned tombstones", async () => {

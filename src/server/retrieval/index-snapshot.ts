@@ -178,6 +178,11 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
   try {
     const { size } = await handle.stat();
     if (size < PREFIX) return { ok: false, reason: "corrupt", detail: `only ${size} bytes` };
+    // The prefix first: a file of another format or version is refused before its whole size is allocated.
+    const prefix = Buffer.alloc(PREFIX);
+    await handle.read(prefix, 0, PREFIX, 0);
+    const refusal = prefixRefusal(prefix, size);
+    if (refusal) return refusal;
     buffer = new ArrayBuffer(size);
     bytes = new Uint8Array(buffer);
     // Each slice is hashed while the next one is being read.
@@ -198,13 +203,10 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
     await handle.close();
   }
   const prefix = Buffer.from(buffer, 0, PREFIX);
-  if (prefix.toString("latin1", 0, 8) !== MAGIC)
-    return { ok: false, reason: "corrupt", detail: "not a snapshot" };
-  const version = prefix.readUInt32LE(8);
-  if (version !== SNAPSHOT_FORMAT_VERSION)
-    return { ok: false, reason: "version", detail: `format ${version}, expected ${SNAPSHOT_FORMAT_VERSION}` };
+  // Checked again on the bytes read whole: the file may have been replaced between the two reads.
+  const refusal = prefixRefusal(prefix, bytes.length);
+  if (refusal) return refusal;
   const headerRoom = prefix.readUInt32LE(12);
-  if (PREFIX + headerRoom > bytes.length) return { ok: false, reason: "corrupt", detail: "truncated header" };
   if (checksum !== prefix.readUInt32LE(16))
     return { ok: false, reason: "corrupt", detail: "checksum mismatch" };
   let header: z.infer<typeof Header>;
@@ -214,12 +216,18 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
     return { ok: false, reason: "corrupt", detail: `bad header: ${(error as Error).message.slice(0, 200)}` };
   }
   const views = {} as Record<SectionName, ArrayBufferView>;
+  // Sections lie after the header, each within the file and none over another (the index writes into some).
+  const taken: [start: number, end: number][] = [];
   for (const [name, Type] of SECTIONS) {
     const entry = header.sections[name];
     if (!entry) return { ok: false, reason: "corrupt", detail: `no ${name} section` };
     const [start, length] = entry;
-    if (start % 8 !== 0 || start + length * Type.BYTES_PER_ELEMENT > bytes.length)
+    const end = start + length * Type.BYTES_PER_ELEMENT;
+    if (start % 8 !== 0 || start < PREFIX + headerRoom || end > bytes.length)
       return { ok: false, reason: "corrupt", detail: `${name} out of bounds` };
+    if (taken.some(([from, to]) => start < to && from < end))
+      return { ok: false, reason: "corrupt", detail: `${name} overlaps another section` };
+    taken.push([start, end]);
     views[name] = new Type(buffer, start, length);
   }
   const snapshot: IndexSnapshot = {
@@ -245,6 +253,18 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
   return problem ? { ok: false, reason: "corrupt", detail: problem } : { ok: true, snapshot };
 }
 
+/** Why the 40-byte prefix of a `size`-byte file is not one of a current snapshot, if it is not. */
+function prefixRefusal(prefix: Buffer, size: number): SnapshotRead | undefined {
+  if (prefix.toString("latin1", 0, 8) !== MAGIC)
+    return { ok: false, reason: "corrupt", detail: "not a snapshot" };
+  const version = prefix.readUInt32LE(8);
+  if (version !== SNAPSHOT_FORMAT_VERSION)
+    return { ok: false, reason: "version", detail: `format ${version}, expected ${SNAPSHOT_FORMAT_VERSION}` };
+  if (PREFIX + prefix.readUInt32LE(12) > size)
+    return { ok: false, reason: "corrupt", detail: "truncated header" };
+  return undefined;
+}
+
 /**
  * Cheap structural checks of the offsets (the checksum vouches for the contents): even a well-hashed file from a
  * faulty writer cannot make a range run past its array.
@@ -258,19 +278,28 @@ function inconsistency(snapshot: IndexSnapshot): string | undefined {
   if (state.termStart.length !== terms + 1 || state.df.length !== terms)
     return "per-term arrays differ in length";
   if (state.termStart[0] !== 0 || state.termStart[terms] !== state.postings.length) return "postings ranges";
-  for (let id = 0; id < terms; id++)
-    if ((state.termStart[id] as number) > (state.termStart[id + 1] as number)) return "postings ranges";
+  // Postings are (slot, tf) pairs: every range starts on a pair.
+  for (let id = 0; id < terms; id++) {
+    const start = state.termStart[id] as number;
+    if (start > (state.termStart[id + 1] as number) || start % 2 !== 0) return "postings ranges";
+  }
+  if (state.postings.length % 2 !== 0) return "postings ranges";
   for (let i = 0; i < state.postings.length; i += 2)
     if ((state.postings[i] as number) >= slots || (state.postings[i] as number) < 0)
       return "posting out of range";
   for (let slot = 0; slot < slots; slot++) {
     const start = state.sequenceStart[slot] as number;
-    if (start < 0 || start + (state.lengths[slot] as number) > state.sequence.length) return "sequence range";
+    const length = state.lengths[slot] as number;
+    if (start < 0 || length < 0 || start + length > state.sequence.length) return "sequence range";
+    if ((state.alive[slot] as number) > 1) return "alive flags";
   }
   for (let p = 0; p < state.sequence.length; p++)
     if ((state.sequence[p] as number) >= terms || (state.sequence[p] as number) < 0)
       return "term out of range";
   if (metaIds.length !== metaKeys.length) return "metadata arrays differ in length";
+  // Metadata is found by binary search over its keys.
+  for (let i = 1; i < metaKeys.length; i++)
+    if (!((metaKeys[i] as number) > (metaKeys[i - 1] as number))) return "metadata keys out of order";
   for (let i = 0; i < metaIds.length; i++)
     if ((metaIds[i] as number) >= metas.length || (metaIds[i] as number) < 0) return "metadata out of range";
   return undefined;
