@@ -20,7 +20,8 @@ export interface AtomicWriteOptions {
  */
 export async function writeFileAtomic(
   target: string,
-  data: string | Uint8Array,
+  /** The contents, or its pieces in order (written one after another, never joined in memory). */
+  data: string | Uint8Array | readonly Uint8Array[],
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const mode = options.mode ?? 0o600;
@@ -29,7 +30,9 @@ export async function writeFileAtomic(
   const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
   const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
   try {
-    await handle.writeFile(data);
+    // writeFile on a handle writes from its current position: pieces follow one another.
+    for (const piece of typeof data === "string" || data instanceof Uint8Array ? [data] : data)
+      await handle.writeFile(piece);
     await handle.chmod(mode);
     if (options.durable !== false) await handle.sync();
   } catch (error) {

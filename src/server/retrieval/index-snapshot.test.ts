@@ -300,7 +300,7 @@ describe("index snapshot", () => {
     await expectRebuild(store.feed, /1500 passages after catching up, store has 1497/);
   });
 
-  it("writes through a temporary file and leaves none behind, even when the final rename fails", async () => {
+  it("writes through a temporary file and leaves none behind, even when it cannot replace the target", async () => {
     const index = createLexicalIndex();
     index.add(1, ["alpha", "beta"]);
     const snapshot = (generation: number) => ({
@@ -328,7 +328,7 @@ describe("index snapshot", () => {
     expect(read.ok && read.snapshot.generation).toBe(2);
     expect(read.ok && read.snapshot.state.terms).toEqual(["alpha", "beta"]);
 
-    // The rename cannot replace a directory: the write fails after its temporary file was complete.
+    // A directory in the way is not replaced: the write fails and leaves nothing of its own.
     const blocked = path.join(dir, "blocked");
     await fs.mkdir(path.join(blocked, "in-the-way"), { recursive: true });
     await expect(writeIndexSnapshot(path.join(dir, "blocked"), snapshot(3))).rejects.toThrow();

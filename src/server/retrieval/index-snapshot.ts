@@ -4,11 +4,11 @@
 // header (what the snapshot is of, the term dictionary, the passages' metadata table), then the typed arrays,
 // each 8-byte aligned so that reading maps them as views of one buffer without copying. A snapshot is a cache:
 // any doubt (absent, other version, bad checksum, inconsistent arrays) means "rebuild from the store".
-import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import { crc32 } from "node:zlib";
 import { z } from "zod";
+import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { errnoCode } from "../../shared/errors.js";
 import type { LexicalState } from "./lexical-index.js";
 
@@ -125,30 +125,8 @@ export async function writeIndexSnapshot(file: string, snapshot: IndexSnapshot):
   prefix.writeUInt32LE(headerRoom, 12);
   prefix.writeUInt32LE(checksum, 16);
 
-  const dir = path.dirname(file);
   await removeAbandonedTemporaries(file);
-  const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
-  const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-  try {
-    for (const piece of [prefix, ...pieces]) {
-      let written = 0;
-      while (written < piece.byteLength) {
-        const { bytesWritten } = await handle.write(
-          piece,
-          written,
-          Math.min(piece.byteLength - written, 1 << 28),
-        );
-        written += bytesWritten;
-      }
-    }
-    await handle.sync();
-    await handle.close();
-    await fs.rename(temp, file);
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    await fs.rm(temp, { force: true });
-    throw error;
-  }
+  await writeFileAtomic(file, [prefix, ...pieces]);
 }
 
 /** Temporaries of writes that a crash or kill interrupted (old enough that no writer is still at them). */
