@@ -206,7 +206,8 @@ describe("context service end to end", () => {
     expect(
       ((wombat.structuredContent as Envelope).data.results as { path: string }[]).map((r) => r.path),
     ).toEqual(["runbooks/rollback.md"]);
-    // Restored and caught up, not rebuilt: a rebuild would have written the snapshot again.
+    // Restored and caught up, not rebuilt: a rebuild says why the snapshot was not used, and writes it again.
+    expect(server.output()).not.toContain("index snapshot not used");
     expect((await stat(snapshotFile())).mtimeMs).toBe(written.mtimeMs);
   });
 });
