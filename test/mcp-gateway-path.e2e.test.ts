@@ -1,6 +1,7 @@
 // The gateway's fast MCP path end to end: calls answered from the cached tool tables still stop at a
 // revocation made by another process on the very next request, and a stopped server (SIGTERM) has written
 // every call it answered to the audit log, though audit records are written in batches after the response.
+import { request as httpRequest } from "node:http";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -34,6 +35,60 @@ describe("gateway MCP path", () => {
     const body = (await (await enroll(server.url, code)).json()) as { client_id: string; credential: string };
     return { id: body.client_id, credential: body.credential };
   }
+
+  it("refuses oversized bodies and survives deeply nested JSON-RPC on the fast path", async () => {
+    const { credential } = await enrolled();
+    /**
+     * The status the server answers. Kept alive (Node's default agent), the server reads and drops the rest of a
+     * refused body; with `Connection: close` it would reset the socket, and the reset can lose its 413 in transit.
+     */
+    const post = (body: string, chunked = false) =>
+      new Promise<number>((resolve, reject) => {
+        const request = httpRequest(`${server.url}/v1/mcp/context`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${credential}`,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            ...(chunked ? {} : { "content-length": Buffer.byteLength(body) }),
+          },
+        });
+        request.on("response", (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        request.on("error", (error: NodeJS.ErrnoException) => {
+          if (error.code !== "EPIPE" && error.code !== "ECONNRESET") reject(error);
+        });
+        // Chunked: the body goes in 64 KiB writes with no length announced.
+        for (let at = 0; at < body.length; at += 65_536) request.write(body.slice(at, at + 65_536));
+        request.end();
+      });
+    const call = (args: string) =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"context_health","arguments":${args}}}`;
+    const big = call(JSON.stringify({ pad: "x".repeat(5 * 1024 * 1024) }));
+    expect(await post(big)).toBe(413);
+    expect(await post(big, true)).toBe(413);
+    // Nesting far deeper than any parser's stack, inside the size limit: an error answer, never a crash.
+    const nested = await fetch(`${server.url}/v1/mcp/context`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${credential}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: call(`{"nest":${"[".repeat(200_000)}${"]".repeat(200_000)}}`),
+    });
+    expect(nested.status).toBeGreaterThanOrEqual(200);
+    expect(nested.status).toBeLessThan(500);
+    expect(await nested.json()).toMatchObject({ jsonrpc: "2.0", id: 1 });
+    const client = await connectMcp(`${server.url}/v1/mcp/context`, credential);
+    try {
+      expect((await client.callTool({ name: "context_health", arguments: {} })).isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
 
   it("refuses a revoked credential on its very next call", async () => {
     const { id, credential } = await enrolled();
