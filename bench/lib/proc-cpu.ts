@@ -26,3 +26,8 @@ export function cpuMsOf(pid: number | undefined): number | undefined {
 export function childrenCpuMs(): number | undefined {
   return ticksMs(statFields("self"), 16, 17);
 }
+
+/** User + system CPU ms of this process's main thread (whose task id is the process id). */
+export function mainThreadCpuMs(): number | undefined {
+  return ticksMs(statFields(`${process.pid}/task/${process.pid}` as unknown as number), 14, 15);
+}

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { analyzeQuery, analyzeWithOffsets, detectLanguage, foldDiacritics, words } from "./analyzer.js";
+import {
+  analyzeQuery,
+  analyzeWithOffsets,
+  detectLanguage,
+  FNV_OFFSET,
+  FNV_PRIME,
+  foldDiacritics,
+  Lexicon,
+  words,
+} from "./analyzer.js";
 
 describe("analyzer", () => {
   it("folds diacritics and stems Portuguese so accented and plain spellings meet", () => {
@@ -34,5 +43,48 @@ describe("analyzer", () => {
     expect(doc.terms).toContain("naiv");
     expect(doc.terms).toContain("2026");
     expect(doc.terms.some((term) => term.includes("𝔘"))).toBe(true);
+  });
+});
+
+describe("analyzeWithOffsets", () => {
+  it("decides the language on the first 500 words, long words included, English when even", () => {
+    const english = "the cat and the dog ".repeat(100); // 500 words, 300 English stopwords
+    const portuguese = "o gato e o cão de uma casa ".repeat(200);
+    expect(analyzeWithOffsets(`${english}${portuguese}`).language).toBe("en");
+    // A word longer than 40 characters is no term, but it takes a place in the sample.
+    const long = `${"x".repeat(41)} `.repeat(500);
+    expect(analyzeWithOffsets(`${long}${portuguese}`).language).toBe("en");
+    expect(analyzeWithOffsets(`${long.slice(0, 42 * 499)}${portuguese}`).language).toBe("pt");
+    const doc = analyzeWithOffsets(`${portuguese}${english}`);
+    expect(doc.language).toBe("pt");
+    expect(doc.terms).toContain("cat");
+  });
+
+  it("gives the same terms as word-by-word stemming, across repeats and case", () => {
+    const text = "Deploying DEPLOYED deploys; Implantação implantacao 2026 naïve Naïve";
+    for (const language of ["en", "pt"] as const) {
+      const expected = words(text).flatMap((word) => [...analyzeQuery(word, [language]).keys()]);
+      expect(analyzeWithOffsets(text, language).terms).toEqual(expected);
+    }
+  });
+});
+
+describe("Lexicon", () => {
+  it("starts afresh at its limit and still finds every word exactly", () => {
+    const lexicon = new Lexicon(50);
+    const text = Array.from({ length: 400 }, (_, i) => `w${i}x`).join(" ");
+    const entryOf = (word: string) => {
+      const start = text.indexOf(`${word} `);
+      let hash = FNV_OFFSET;
+      for (let i = start; i < start + word.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), FNV_PRIME);
+      return lexicon.find(text, start, start + word.length, hash);
+    };
+    for (let round = 0; round < 2; round++)
+      for (let i = 0; i < 399; i += 7) {
+        const entry = entryOf(`w${i}x`);
+        expect(entry).toBeLessThan(50);
+        expect(lexicon.term(entry, "en")).toBe(`w${i}x`);
+        expect(entryOf(`w${i}x`)).toBe(entry);
+      }
   });
 });

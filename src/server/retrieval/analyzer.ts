@@ -93,122 +93,142 @@ function isSurrogateWordUnit(text: string, index: number, code: number): boolean
   return NON_ASCII_WORD_CHAR.test(String.fromCodePoint(text.codePointAt(index) as number));
 }
 
+const EN_STOPWORD = 1;
+const PT_STOPWORD = 2;
+
 /**
- * word → value (a term, "" for a stopword; or stopword flags), found by a hash computed while scanning and
- * compared in place, so the common case (a word seen before) allocates nothing.
+ * Every word seen (up to a million, then it starts afresh): its characters in one flat pool, its stopword flags
+ * and, once asked, its term in each language ("" for a stopword). A word is found by a hash computed while
+ * scanning and compared in place against the pool, so the common case (a word seen before) allocates nothing.
  */
-class WordTable<T> {
-  private words: (string | undefined)[] = new Array(1 << 14);
-  private values: T[] = new Array(1 << 14);
+export class Lexicon {
+  private slots = new Int32Array(1 << 15);
   private hashes = new Int32Array(1 << 14);
-  private size = 0;
+  private starts = new Int32Array(1 << 14);
+  private lengths = new Uint8Array(1 << 14);
+  flags = new Uint8Array(1 << 14);
+  private pool = new Uint16Array(1 << 17);
+  private poolUsed = 0;
+  private words: string[] = [];
+  private terms: Record<Language, (string | undefined)[]> = { en: [], pt: [] };
 
-  constructor(private readonly resolve: (word: string) => T) {}
+  constructor(private readonly limit = 1_000_000) {}
 
-  lookup(text: string, start: number, end: number, hash: number): T {
-    const mask = this.words.length - 1;
+  /** The entry of word text[start, end) (at most MAX_TOKEN_LENGTH units), added when new. */
+  find(text: string, start: number, end: number, hash: number): number {
+    const slots = this.slots;
+    const mask = slots.length - 1;
     const length = end - start;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const word = this.words[slot];
-      if (word === undefined) return this.insert(text.slice(start, end), hash);
-      if (this.hashes[slot] === hash && word.length === length && text.startsWith(word, start))
-        return this.values[slot] as T;
+      const stored = slots[slot] as number;
+      if (stored === 0) return this.add(text, start, end, hash, slot);
+      const entry = stored - 1;
+      if (this.hashes[entry] === hash && this.lengths[entry] === length) {
+        const pool = this.pool;
+        let at = this.starts[entry] as number;
+        let i = start;
+        while (i < end && pool[at] === text.charCodeAt(i)) {
+          at += 1;
+          i += 1;
+        }
+        if (i === end) return entry;
+      }
     }
   }
 
-  private insert(word: string, hash: number): T {
-    const value = this.resolve(word);
-    if ((this.size + 1) * 2 > this.words.length) this.grow();
-    if (this.size > 1_000_000) this.clear();
-    this.place(word, value, hash);
-    this.size += 1;
-    return value;
-  }
-
-  private place(word: string, value: T, hash: number): void {
-    const mask = this.words.length - 1;
-    let slot = hash & mask;
-    while (this.words[slot] !== undefined) slot = (slot + 1) & mask;
-    this.words[slot] = word;
-    this.values[slot] = value;
-    this.hashes[slot] = hash;
-  }
-
-  private grow(): void {
-    const { words, values, hashes } = this;
-    this.words = new Array(words.length * 2);
-    this.values = new Array(words.length * 2);
-    this.hashes = new Int32Array(words.length * 2);
-    for (let i = 0; i < words.length; i++) {
-      const word = words[i];
-      if (word !== undefined) this.place(word, values[i] as T, hashes[i] as number);
+  term(entry: number, language: Language): string {
+    const terms = this.terms[language];
+    let term = terms[entry];
+    if (term === undefined) {
+      const stopword = (this.flags[entry] as number) & (language === "en" ? EN_STOPWORD : PT_STOPWORD);
+      // A fresh flat copy: the stemmer builds its result from pieces, which every later join would walk again.
+      term = stopword ? "" : flat(stem(this.words[entry] as string, language));
+      terms[entry] = term;
     }
+    return term;
+  }
+
+  private add(text: string, start: number, end: number, hash: number, slot: number): number {
+    const entry = this.words.length;
+    if (entry >= this.limit) {
+      this.clear();
+      return this.find(text, start, end, hash);
+    }
+    if (entry === this.hashes.length) this.growEntries();
+    const length = end - start;
+    if (this.poolUsed + length > this.pool.length) this.pool = grown(this.pool, this.pool.length * 2);
+    for (let i = 0; i < length; i++) this.pool[this.poolUsed + i] = text.charCodeAt(start + i);
+    this.starts[entry] = this.poolUsed;
+    this.poolUsed += length;
+    this.hashes[entry] = hash;
+    this.lengths[entry] = length;
+    const word = text.slice(start, end);
+    this.words.push(word);
+    this.terms.en.push(undefined);
+    this.terms.pt.push(undefined);
+    this.flags[entry] =
+      (ENGLISH_STOPWORDS.has(word) ? EN_STOPWORD : 0) | (PORTUGUESE_STOPWORDS.has(word) ? PT_STOPWORD : 0);
+    this.slots[slot] = entry + 1;
+    if (this.words.length * 2 > this.slots.length) this.rehash();
+    return entry;
+  }
+
+  private growEntries(): void {
+    const size = this.hashes.length * 2;
+    this.hashes = grown(this.hashes, size);
+    this.starts = grown(this.starts, size);
+    this.lengths = grown(this.lengths, size);
+    this.flags = grown(this.flags, size);
+  }
+
+  private rehash(): void {
+    const slots = new Int32Array(this.slots.length * 2);
+    const mask = slots.length - 1;
+    for (let entry = 0; entry < this.words.length; entry++) {
+      let slot = (this.hashes[entry] as number) & mask;
+      while (slots[slot] !== 0) slot = (slot + 1) & mask;
+      slots[slot] = entry + 1;
+    }
+    this.slots = slots;
   }
 
   private clear(): void {
-    this.words = new Array(1 << 14);
-    this.values = new Array(1 << 14);
-    this.hashes = new Int32Array(1 << 14);
-    this.size = 0;
+    this.slots = new Int32Array(1 << 15);
+    this.poolUsed = 0;
+    this.words = [];
+    this.terms = { en: [], pt: [] };
   }
 }
 
-const termTable = (language: Language) =>
-  new WordTable((word) => (stopwords[language].has(word) ? "" : stem(word, language)));
-const tables: Record<Language, WordTable<string>> = { en: termTable("en"), pt: termTable("pt") };
+function grown<T extends Int32Array | Uint8Array | Uint16Array>(array: T, size: number): T {
+  const bigger = new (array.constructor as new (size: number) => T)(size);
+  bigger.set(array);
+  return bigger;
+}
+
+const lexicon = new Lexicon();
+export const FNV_OFFSET = 0x811c9dc5;
+export const FNV_PRIME = 16777619;
+/** How many leading words decide a text's language. */
+const LANGUAGE_SAMPLE = 500;
+
+/** Scratch space of analyzeWithOffsets: each word's lexicon entry and offset, before the language is known. */
+let scratchEntries = new Int32Array(1 << 14);
+let scratchStarts = new Int32Array(1 << 14);
+
 /**
- * Per word, the evidence detectLanguage counts: "" for neither language's stopword, "e" English, "p" Portuguese,
- * "b" both (strings, like the term tables' values, so that lookups stay monomorphic).
+ * Tokenises the whole text once. Unless given, the language is the one whose stopwords are more frequent in
+ * the first 500 words (English when even), as detectLanguage decides; the terms are then taken in it.
  */
-const stopwordFlags = new WordTable((word) => {
-  const en = ENGLISH_STOPWORDS.has(word);
-  const pt = PORTUGUESE_STOPWORDS.has(word);
-  return en ? (pt ? "b" : "e") : pt ? "p" : "";
-});
-
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 16777619;
-
-/** The language of a text from its first 500 words (English when undecided), as detectLanguage decides. */
-function sampleLanguage(lower: string): Language {
-  let en = 0;
-  let pt = 0;
-  let count = 0;
-  let start = -1;
-  let hash = 0;
-  for (let i = 0; i <= lower.length && count < 500; i++) {
-    const code = i < lower.length ? lower.charCodeAt(i) : 32;
-    if (i < lower.length && isWordUnit(lower, i, code)) {
-      if (start < 0) {
-        start = i;
-        hash = FNV_OFFSET;
-      }
-      hash = Math.imul(hash ^ code, FNV_PRIME);
-    } else if (start >= 0) {
-      const flags = stopwordFlags.lookup(lower, start, i, hash);
-      if (flags !== "") {
-        if (flags !== "p") en += 1;
-        if (flags !== "e") pt += 1;
-      }
-      count += 1;
-      start = -1;
-    }
-  }
-  if (en === pt) return "en";
-  return en > pt ? "en" : "pt";
-}
-
-/** Tokenises the whole text once; the language is decided on its first 500 words unless given. */
 export function analyzeWithOffsets(text: string, language?: Language): AnalysedText {
   const lower = text.toLowerCase();
-  const chosen = language ?? sampleLanguage(lower);
-  const table = tables[chosen];
-  const terms: string[] = [];
-  let offsets = new Int32Array(Math.max(16, lower.length >> 3));
+  const length = lower.length;
   let count = 0;
+  let seen = 0;
+  let en = 0;
+  let pt = 0;
   let start = -1;
   let hash = 0;
-  const length = lower.length;
   // A hand-written scan with an FNV-1a hash on the way: several times faster than regex + Map.
   for (let i = 0; i <= length; i++) {
     const code = i < length ? lower.charCodeAt(i) : 32;
@@ -219,22 +239,37 @@ export function analyzeWithOffsets(text: string, language?: Language): AnalysedT
       }
       hash = Math.imul(hash ^ code, FNV_PRIME);
     } else if (start >= 0) {
+      // Longer words are neither terms nor stopwords, but they count towards the language sample.
       if (i - start <= MAX_TOKEN_LENGTH) {
-        const term = table.lookup(lower, start, i, hash);
-        if (term !== "") {
-          if (count === offsets.length) {
-            const grown = new Int32Array(count * 2);
-            grown.set(offsets);
-            offsets = grown;
-          }
-          terms.push(term);
-          offsets[count++] = start;
+        const entry = lexicon.find(lower, start, i, hash);
+        if (seen < LANGUAGE_SAMPLE) {
+          const flags = lexicon.flags[entry] as number;
+          if (flags & EN_STOPWORD) en += 1;
+          if (flags & PT_STOPWORD) pt += 1;
         }
+        if (count === scratchEntries.length) {
+          scratchEntries = grown(scratchEntries, count * 2);
+          scratchStarts = grown(scratchStarts, count * 2);
+        }
+        scratchEntries[count] = entry;
+        scratchStarts[count] = start;
+        count += 1;
       }
+      seen += 1;
       start = -1;
     }
   }
-  return { language: chosen, terms, offsets: offsets.slice(0, count) };
+  const chosen: Language = language ?? (en >= pt ? "en" : "pt");
+  const terms: string[] = [];
+  const offsets = new Int32Array(count);
+  for (let i = 0; i < count; i++) {
+    const term = lexicon.term(scratchEntries[i] as number, chosen);
+    if (term !== "") {
+      offsets[terms.length] = scratchStarts[i] as number;
+      terms.push(term);
+    }
+  }
+  return { language: chosen, terms, offsets: offsets.slice(0, terms.length) };
 }
 
 /**
@@ -285,4 +320,9 @@ export function analyzeQuery(
     for (const term of stems) weights.set(term, (weights.get(term) ?? 0) + 1 / stems.size);
   }
   return weights;
+}
+
+/** A sequential copy of `text` (JSON.parse builds strings in one piece). */
+function flat(text: string): string {
+  return JSON.parse(JSON.stringify(text)) as string;
 }
