@@ -76,7 +76,8 @@ describe("Lexicon", () => {
     const entryOf = (word: string) => {
       const start = text.indexOf(`${word} `);
       let hash = FNV_OFFSET;
-      for (let i = start; i < start + word.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), FNV_PRIME);
+      for (let i = start; i < start + word.length; i++)
+        hash = Math.imul(hash ^ text.charCodeAt(i), FNV_PRIME);
       return lexicon.find(text, start, start + word.length, hash);
     };
     for (let round = 0; round < 2; round++)
