@@ -25,7 +25,8 @@ const common = {
   platform: "node",
   format: "esm",
   target: "node20.19",
-  external: ["better-sqlite3"],
+  // pg-native: node-postgres's optional libpq binding, which ivoai never asks for (pure-JS pg is bundled).
+  external: ["better-sqlite3", "pg-native"],
   define: { __IVOAI_VERSION__: JSON.stringify(pkg.version) },
   banner: {
     js: [

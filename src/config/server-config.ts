@@ -81,6 +81,12 @@ export const serverConfigSchema = z.object({
       absolute_timeout: z.string().refine(isDuration, "use a duration like 12h or 1d").default("12h"),
     })
     .prefault({}),
+  store: z
+    .object({
+      /** Where the stores live: SQLite files (default) or one PostgreSQL (its URL in etc/ivoai/secrets/postgres.url). */
+      backend: z.enum(["sqlite", "postgres"]).default("sqlite"),
+    })
+    .prefault({}),
   memory: z
     .object({
       /** Pending approval requests expire after this long. */

@@ -16,6 +16,12 @@ export type IvoaiErrorCode =
   | "LISTENER_REFUSED"
   | "NETWORK"
   | "NATIVE_MODULE"
+  /** The database store failed (the SQLSTATE is in data.sqlstate). */
+  | "STORE"
+  /** The database store cannot be reached (PostgreSQL down, refused, timed out). */
+  | "STORE_UNAVAILABLE"
+  /** The database was migrated by a newer ivoai than this one. */
+  | "STORE_VERSION"
   | "INTERNAL";
 
 export interface IvoaiErrorOptions {

@@ -39,6 +39,12 @@ export function wireErrorFor(code: IvoaiErrorCode): WireError {
       return { status: 409, error: "conflict" };
     case "LOCK_TIMEOUT":
       return { status: 503, error: "busy", message: "the server is busy; try again shortly" };
+    case "STORE_UNAVAILABLE":
+      return {
+        status: 503,
+        error: "store_unavailable",
+        message: "the server's store is unavailable; try again shortly",
+      };
     case "NETWORK":
       return { status: 502, error: "upstream_failed", message: "a service the server depends on failed" };
     // Unsafe paths and file permissions are the server's own state, never the caller's fault: the details
@@ -50,6 +56,8 @@ export function wireErrorFor(code: IvoaiErrorCode): WireError {
     case "STATE_CORRUPT":
     case "LISTENER_REFUSED":
     case "NATIVE_MODULE":
+    case "STORE":
+    case "STORE_VERSION":
     case "INTERNAL":
       return INTERNAL;
     default: {

@@ -246,6 +246,9 @@ const IVOAI_CODES = new Set<string>([
   "LISTENER_REFUSED",
   "NETWORK",
   "NATIVE_MODULE",
+  "STORE",
+  "STORE_UNAVAILABLE",
+  "STORE_VERSION",
   "INTERNAL",
 ] satisfies IvoaiErrorCode[]);
 

@@ -1,0 +1,49 @@
+// The contract-suite kit: runs one store's behaviours against every backend (SQLite in a temp folder, and
+// PostgreSQL in a throwaway database when one answers; under CI=true PostgreSQL must answer).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe } from "vitest";
+import {
+  createThrowawayDatabase,
+  postgresAvailable,
+  type ThrowawayDatabase,
+} from "../../../test/postgres.js";
+import { openPostgresSql } from "./postgres.js";
+import type { Dialect, SqlDatabase } from "./sql.js";
+import { openSqliteSql } from "./sqlite.js";
+
+export interface BackendKit {
+  dialect: Dialect;
+  /** A new connection to this backend's test database (schema = one store's schema on PostgreSQL). */
+  open(schema: string): Promise<SqlDatabase>;
+}
+
+/** `describe` once per backend; each gets a fresh database, shared by the tests inside it. */
+export function describeBackends(title: string, body: (kit: BackendKit) => void): void {
+  describe(`${title} [sqlite]`, () => {
+    let dir = "";
+    beforeAll(() => {
+      dir = mkdtempSync(path.join(tmpdir(), "ivoai-store-"));
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    body({ dialect: "sqlite", open: async (schema) => openSqliteSql(path.join(dir, `${schema}.sqlite`)) });
+  });
+  describe(`${title} [postgres]`, async () => {
+    const ready = await postgresAvailable();
+    let database: ThrowawayDatabase | undefined;
+    beforeAll(async () => {
+      if (ready) database = await createThrowawayDatabase();
+    });
+    afterAll(async () => database?.drop());
+    describe.skipIf(!ready)("", () => {
+      body({
+        dialect: "postgres",
+        open: async (schema) => {
+          if (!database) throw new Error("no test database");
+          return openPostgresSql({ url: database.url, schema });
+        },
+      });
+    });
+  });
+}

@@ -1,0 +1,141 @@
+// The SQL interface over PostgreSQL (node-postgres, pooled). Each domain store lives in its own schema
+// (`ivoai_<domain>`), reached through the connection's search_path, so one statement text serves both backends.
+import type { Pool, PoolClient, QueryResult } from "pg";
+import { IvoaiError } from "../../shared/errors.js";
+import { redactText } from "../../shared/redact.js";
+import type { SqlDatabase, SqlExecutor, SqlRunResult } from "./sql.js";
+
+export interface PostgresSqlOptions {
+  /** The connection string (it holds a password: never log it). */
+  url: string;
+  /** The schema this store's tables live in; created when missing. */
+  schema: string;
+  /** Pooled connections (default 4). */
+  max?: number;
+  /** Attempts for a transaction that hits a serialisation failure or deadlock (default 5). */
+  attempts?: number;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** serialization_failure, deadlock_detected: the transaction may simply be run again. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+
+type Queryable = Pick<Pool, "query"> | PoolClient;
+
+function executor(client: Queryable): SqlExecutor {
+  const query = async (sql: string, params: readonly unknown[] = []): Promise<QueryResult> => {
+    try {
+      return await client.query(sql, params as unknown[]);
+    } catch (error) {
+      throw postgresError(error);
+    }
+  };
+  return {
+    dialect: "postgres",
+    async all<T>(sql: string, params?: readonly unknown[]) {
+      return (await query(sql, params)).rows as T[];
+    },
+    async get<T>(sql: string, params?: readonly unknown[]) {
+      return (await query(sql, params)).rows[0] as T | undefined;
+    },
+    async run(sql: string, params?: readonly unknown[]): Promise<SqlRunResult> {
+      return { changes: (await query(sql, params)).rowCount ?? 0 };
+    },
+    async exec(script: string) {
+      await query(script);
+    },
+  };
+}
+
+/** Loads node-postgres only when a PostgreSQL store is opened (the SQLite path never pays for it). */
+async function loadPg(): Promise<typeof import("pg")> {
+  const module = (await import("pg")) as typeof import("pg") & { default?: typeof import("pg") };
+  const pg = module.default ?? module;
+  // COUNT(*) and BIGINT come back as numbers: every count and id ivoai keeps is far below 2^53.
+  pg.types.setTypeParser(20, (value) => Number(value));
+  return pg;
+}
+
+export async function openPostgresSql(options: PostgresSqlOptions): Promise<SqlDatabase> {
+  if (!SCHEMA_NAME.test(options.schema)) throw new Error(`invalid schema name: ${options.schema}`);
+  const pg = await loadPg();
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? 4,
+    options: `-c search_path=${options.schema}`,
+    application_name: "ivoai",
+  });
+  // An idle client that loses its connection must not end the process.
+  pool.on("error", () => {});
+  try {
+    // Under a lock: two replicas creating one schema at once would otherwise collide in the catalogue.
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`ivoai-schema:${options.schema}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`);
+      await client.query("COMMIT");
+    } finally {
+      client.release(true);
+    }
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw postgresError(error);
+  }
+  const attempts = options.attempts ?? 5;
+  const direct = executor(pool);
+  return {
+    ...direct,
+    async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      for (let attempt = 1; ; attempt++) {
+        let client: PoolClient;
+        try {
+          client = await pool.connect();
+        } catch (error) {
+          throw postgresError(error);
+        }
+        let broken = false;
+        try {
+          await client.query("BEGIN");
+          const result = await work(executor(client));
+          await client.query("COMMIT");
+          return result;
+        } catch (error) {
+          try {
+            await client.query("ROLLBACK");
+          } catch {
+            broken = true;
+          }
+          const code = (error as { data?: { sqlstate?: string } }).data?.sqlstate;
+          if (!(code && RETRYABLE.has(code) && attempt < attempts)) throw postgresError(error);
+        } finally {
+          client.release(broken);
+        }
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * A PostgreSQL failure as an IvoaiError whose message names the cause but never the connection string; the
+ * SQLSTATE is kept (data.sqlstate) so that stores can tell a unique violation from an outage.
+ */
+export function postgresError(error: unknown): Error {
+  if (error instanceof IvoaiError) return error;
+  const raw = error as { code?: string; message?: string };
+  const message = redactText(String(raw?.message ?? error)).replace(
+    /postgres(ql)?:\/\/\S+/gi,
+    "postgres://…",
+  );
+  const sqlstate = typeof raw?.code === "string" && /^[0-9A-Z]{5}$/.test(raw.code) ? raw.code : undefined;
+  if (!sqlstate) {
+    return new IvoaiError("STORE_UNAVAILABLE", `PostgreSQL is not reachable: ${message}`, {
+      cause: error,
+      ...(raw?.code ? { data: { code: raw.code } } : {}),
+    });
+  }
+  return new IvoaiError("STORE", `PostgreSQL: ${message}`, { cause: error, data: { sqlstate } });
+}

@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { isIvoaiError } from "../../shared/errors.js";
+import { describeBackends } from "./backends.test-kit.js";
+import { migrate } from "./migrations.js";
+import { openPostgresSql } from "./postgres.js";
+import { forUpdate, toPositional } from "./sql.js";
+
+describe("toPositional", () => {
+  it("binds $n in the order used, a repeated $n twice, and refuses a missing one", () => {
+    expect(toPositional("a = $2 AND b = $1 OR c = $2", ["x", "y"])).toEqual({
+      sql: "a = ? AND b = ? OR c = ?",
+      params: ["y", "x", "y"],
+    });
+    expect(() => toPositional("a = $3", [1])).toThrow(/\$3/);
+  });
+});
+
+const COUNTER: Parameters<typeof migrate>[2] = [
+  { version: 1, name: "counter", up: "CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)" },
+  { version: 2, name: "seed", up: "INSERT INTO counter (id, n) VALUES (1, 0)" },
+];
+
+describeBackends("SQL store layer", (kit) => {
+  it("migrates once, then finds nothing to do; reads, writes and counts with $n parameters", async () => {
+    const db = await kit.open("layer");
+    try {
+      expect(await migrate(db, "layer", COUNTER)).toEqual({ from: 0, to: 2 });
+      expect(await migrate(db, "layer", COUNTER)).toEqual({ from: 2, to: 2 });
+      await db.run("UPDATE counter SET n = $1 WHERE id = $2 AND $1 > 0", [42, 1]);
+      expect(await db.get("SELECT n FROM counter WHERE id = $1", [1])).toEqual({ n: 42 });
+      const count = await db.get<{ count: number }>("SELECT COUNT(*) AS count FROM counter");
+      expect(count?.count).toBe(1);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("rolls a failed transaction back entirely", async () => {
+    const db = await kit.open("layer");
+    try {
+      await expect(
+        db.transaction(async (tx) => {
+          await tx.run("UPDATE counter SET n = 0 WHERE id = 1");
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      expect(await db.get("SELECT n FROM counter WHERE id = 1")).toEqual({ n: 42 });
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("serialises read-modify-write transactions from several connections: no update is lost", async () => {
+    const connections = await Promise.all([kit.open("layer"), kit.open("layer"), kit.open("layer")]);
+    try {
+      await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          (connections[i % 3] as (typeof connections)[number]).transaction(async (tx) => {
+            const row = await tx.get<{ n: number }>(
+              `SELECT n FROM counter WHERE id = 1${forUpdate(tx.dialect)}`,
+            );
+            await tx.run("UPDATE counter SET n = $1 WHERE id = 1", [Number(row?.n) + 1]);
+          }),
+        ),
+      );
+      expect(await connections[0]?.get("SELECT n FROM counter WHERE id = 1")).toEqual({ n: 72 });
+    } finally {
+      await Promise.all(connections.map((db) => db.close()));
+    }
+  });
+
+  it("lets several processes migrate at once, and refuses a database a newer ivoai migrated", async () => {
+    const connections = await Promise.all([kit.open("race"), kit.open("race"), kit.open("race")]);
+    try {
+      const results = await Promise.all(connections.map((db) => migrate(db, "race", COUNTER)));
+      expect(results.filter((result) => result.from === 0)).toHaveLength(1);
+      expect(await connections[0]?.get("SELECT COUNT(*) AS count FROM counter")).toEqual({ count: 1 });
+      const error = await migrate(
+        connections[0] as (typeof connections)[number],
+        "race",
+        COUNTER.slice(0, 1),
+      ).catch((caught: unknown) => caught);
+      expect(isIvoaiError(error) && error.code).toBe("STORE_VERSION");
+      expect(String((error as Error).message)).toMatch(/version 2.*up to 1.*upgrade ivoai/);
+    } finally {
+      await Promise.all(connections.map((db) => db.close()));
+    }
+  });
+});
+
+describe("PostgreSQL errors", () => {
+  it("say PostgreSQL is unreachable without the connection string or its password", async () => {
+    const url = "postgres://ivoai:s3cr3t-pass@127.0.0.1:1/nowhere";
+    const error = await openPostgresSql({ url, schema: "x" }).catch((caught: unknown) => caught);
+    expect(isIvoaiError(error) && error.code).toBe("STORE_UNAVAILABLE");
+    expect(
+      JSON.stringify({ message: (error as Error).message, data: (error as { data?: unknown }).data }),
+    ).not.toMatch(/s3cr3t/);
+  });
+});
