@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # PostgreSQL for the store contract suites and the replica tests (CI runs as root on Debian): start the
-# packaged cluster when it is down, and make sure the `ivoai_test` role the tests connect as exists.
+# packaged cluster when it is down, and make sure the `ivoai_ci` role the tests connect as exists.
 # Tests take IVOAI_TEST_PG_URL instead when it is set; then this does nothing.
 set -euo pipefail
 [ -z "${IVOAI_TEST_PG_URL:-}" ] || exit 0
@@ -15,12 +15,13 @@ pg_ctlcluster $cluster start 2>/dev/null || pg_ctlcluster $cluster status >/dev/
 port=$(pg_lsclusters --no-header | awk -v c="$cluster" '$1 " " $2 == c { print $3 }')
 runuser -u postgres -- psql -p "$port" -qX -v ON_ERROR_STOP=1 <<'SQL'
 DO $$ BEGIN
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'ivoai_test') THEN
-    CREATE ROLE ivoai_test LOGIN PASSWORD 'ivoai_test' CREATEDB;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'ivoai_ci') THEN
+    CREATE ROLE ivoai_ci LOGIN CREATEDB;
   END IF;
 END $$;
+ALTER ROLE ivoai_ci PASSWORD 'ivoai-ci-pw';
 SQL
 if [ "$port" != 5432 ]; then
-  echo "ci-postgres: the cluster listens on $port; set IVOAI_TEST_PG_URL=postgres://ivoai_test:ivoai_test@127.0.0.1:$port/postgres" >&2
+  echo "ci-postgres: the cluster listens on $port; set IVOAI_TEST_PG_URL=postgres://ivoai_ci:ivoai-ci-pw@127.0.0.1:$port/postgres" >&2
   exit 1
 fi

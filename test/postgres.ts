@@ -1,11 +1,11 @@
 // PostgreSQL for tests: each call gives a throwaway database on the server named by IVOAI_TEST_PG_URL (default:
-// the `ivoai_test` role that .ci/run creates on the local cluster), dropped again by `drop()`.
+// the `ivoai_ci` role that .ci/run creates on the local cluster), dropped again by `drop()`.
 // Where no PostgreSQL answers, `postgresAvailable()` is false: CI (CI=true) fails rather than skip.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
 export const TEST_PG_URL =
-  process.env.IVOAI_TEST_PG_URL ?? "postgres://ivoai_test:ivoai_test@127.0.0.1:5432/postgres";
+  process.env.IVOAI_TEST_PG_URL ?? "postgres://ivoai_ci:ivoai-ci-pw@127.0.0.1:5432/postgres";
 
 let available: Promise<boolean> | undefined;
 

@@ -21,6 +21,7 @@ export const COMMAND_MODULES = {
   "server-init": () => import("./commands/server-init.js"),
   "server-ops": () => import("./commands/server-ops.js"),
   "server-start": () => import("./commands/server-start.js"),
+  "server-store": () => import("./commands/server-store.js"),
   version: () => import("./commands/version.js"),
 } satisfies Record<string, () => Promise<object>>;
 

@@ -22,6 +22,7 @@ import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
 import { serverInitCommand } from "./commands/server-init.js";
 import { serverStatusCommand, serverStopCommand, serverSystemdGroup } from "./commands/server-ops.js";
 import { serverStartCommand } from "./commands/server-start.js";
+import { serverStoreGroup } from "./commands/server-store.js";
 import { versionCommand } from "./commands/version.js";
 
 export const COMMAND_TREE: GroupSpec = {
@@ -63,6 +64,7 @@ export const COMMAND_TREE: GroupSpec = {
         serverActivationGroup,
         serverBackupGroup,
         serverRestoreCommand,
+        serverStoreGroup,
       ],
     },
     versionCommand,

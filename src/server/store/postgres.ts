@@ -139,3 +139,35 @@ export function postgresError(error: unknown): Error {
   }
   return new IvoaiError("STORE", `PostgreSQL: ${message}`, { cause: error, data: { sqlstate } });
 }
+
+/** Where a connection string points, without its password (for `store show` and messages). */
+export function describePostgresUrl(url: string): {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+} {
+  const parsed = new URL(url);
+  return {
+    host: decodeURIComponent(parsed.hostname) || "localhost",
+    port: Number(parsed.port || 5432),
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, "")) || decodeURIComponent(parsed.username),
+    user: decodeURIComponent(parsed.username),
+  };
+}
+
+/** Connects once and asks the server's version: an IvoaiError that never holds the URL when it cannot. */
+export async function checkPostgres(url: string, timeoutMs = 5000): Promise<{ server_version: string }> {
+  const pg = await loadPg();
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    const row = (await client.query("SHOW server_version")).rows[0] as { server_version: string };
+    return { server_version: row.server_version };
+  } catch (error) {
+    throw postgresError(error);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

@@ -1,0 +1,72 @@
+// `ivoai server store set|show`: the PostgreSQL connection string only ever goes in through stdin, lands in a
+// 0600 secrets file, and never comes back out (stdout, stderr, server.toml, --json).
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { initRoot, runIvoai, tempDir } from "./helpers.js";
+import { postgresAvailable, TEST_PG_URL } from "./postgres.js";
+
+describe("ivoai server store", async () => {
+  const ready = await postgresAvailable();
+  let root = "";
+  let cleanup = async () => {};
+  const password = new URL(TEST_PG_URL).password;
+  beforeAll(async () => {
+    ({ dir: root, cleanup } = await tempDir());
+    await initRoot(root);
+  });
+  afterAll(() => cleanup());
+  const secretFile = () => path.join(root, "etc/ivoai/secrets/postgres.url");
+
+  it("starts on SQLite, and refuses a URL that is not on stdin or does not work, writing nothing", async () => {
+    const show = await runIvoai(["server", "store", "show", "--root", root, "--json"]);
+    expect(show.code).toBe(0);
+    expect(JSON.parse(show.stdout).backend).toBe("sqlite");
+    const noStdin = await runIvoai(["server", "store", "set", "postgres", "--root", root]);
+    expect(noStdin.code).toBe(2);
+    expect(noStdin.stderr).toMatch(/--url-stdin/);
+    const notUrl = await runIvoai(["server", "store", "set", "postgres", "--url-stdin", "--root", root], {
+      input: "host=localhost password=x\n",
+    });
+    expect(notUrl.code).toBe(2);
+    const wrong = new URL(TEST_PG_URL);
+    wrong.password = "not-the-password-123";
+    const refused = await runIvoai(["server", "store", "set", "postgres", "--url-stdin", "--root", root], {
+      input: `${wrong}\n`,
+    });
+    if (ready) {
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/PostgreSQL/);
+      expect(refused.stderr + refused.stdout).not.toContain("not-the-password-123");
+      await expect(fs.stat(secretFile())).rejects.toThrow();
+      expect(await fs.readFile(path.join(root, "etc/ivoai/server.toml"), "utf8")).not.toMatch(/postgres/);
+    }
+  });
+
+  it.skipIf(!ready)("keeps a working URL in a 0600 file and never shows its password", async () => {
+    const set = await runIvoai(["server", "store", "set", "postgres", "--url-stdin", "--root", root], {
+      input: `${TEST_PG_URL}\n`,
+    });
+    expect(set.code, set.stderr).toBe(0);
+    const stat = await fs.stat(secretFile());
+    expect(stat.mode & 0o777).toBe(0o600);
+    expect((await fs.readFile(secretFile(), "utf8")).trim()).toBe(TEST_PG_URL);
+    const config = await fs.readFile(path.join(root, "etc/ivoai/server.toml"), "utf8");
+    expect(config).toMatch(/\[store\]\s*\nbackend = "postgres"/);
+    expect(config).not.toContain(password);
+    const show = await runIvoai(["server", "store", "show", "--root", root, "--json"]);
+    expect(show.code).toBe(0);
+    const view = JSON.parse(show.stdout);
+    expect(view).toMatchObject({ backend: "postgres", reachable: true, target: { user: "ivoai_ci" } });
+    for (const output of [set.stdout, set.stderr, show.stdout, show.stderr])
+      expect(output).not.toContain(password);
+    // A secrets file others can read is refused, not used.
+    await fs.chmod(secretFile(), 0o644);
+    const loose = await runIvoai(["server", "store", "show", "--root", root]);
+    expect(loose.code).not.toBe(0);
+    expect(loose.stderr).toMatch(/chmod 600/);
+    await fs.chmod(secretFile(), 0o600);
+    const back = await runIvoai(["server", "store", "set", "sqlite", "--root", root, "--json"]);
+    expect(JSON.parse(back.stdout).backend).toBe("sqlite");
+  });
+});
