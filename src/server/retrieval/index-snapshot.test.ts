@@ -123,6 +123,24 @@ describe("index snapshot", () => {
     expect(restored.meta(1499)).toBeDefined();
   });
 
+  it("writes nothing by itself when told to only read (a CLI process), even after a full build", async () => {
+    const store = createStore();
+    store.add(1500, createRandom(9));
+    // A snapshot that cannot be written (its folder is a file), so that any attempt is reported.
+    const blocker = path.join(path.dirname(file), "blocker");
+    await fs.writeFile(blocker, "");
+    const problems: string[] = [];
+    const reader = createSyncedIndex(store.feed, {
+      snapshotFile: path.join(blocker, "lexical-index.snapshot"),
+      snapshotAfterChanges: Number.POSITIVE_INFINITY,
+      onSnapshotProblem: (message) => problems.push(message),
+    });
+    await reader.refresh();
+    // persist() runs after any write in flight, so a background attempt has reported by the time it fails.
+    await expect(reader.persist()).rejects.toThrow();
+    expect(problems.filter((message) => /not written/.test(message))).toEqual([]);
+  });
+
   it("catches up from the snapshot with rows added and removed since, as the running index did", async () => {
     const store = createStore();
     const random = createRandom(5);

@@ -238,7 +238,8 @@ export function createSyncedIndex<Meta>(
     });
     return refreshing.then(() => {
       const threshold = options.snapshotAfterChanges ?? Math.max(1000, index.size / 20);
-      if (snapshotFile && writing === 0 && changedSinceSnapshot >= threshold) {
+      // An infinite threshold never writes by itself (a rebuild counts as infinitely many changes).
+      if (snapshotFile && writing === 0 && Number.isFinite(threshold) && changedSinceSnapshot >= threshold) {
         persist().catch((error: unknown) =>
           problem(`index snapshot not written: ${error instanceof Error ? error.message : String(error)}`),
         );
