@@ -3,8 +3,8 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { initRoot, runIvoai, tempDir } from "./helpers.js";
-import { postgresAvailable, TEST_PG_URL } from "./postgres.js";
+import { initRoot, initWithDocs, runIvoai, tempDir } from "./helpers.js";
+import { createThrowawayDatabase, postgresAvailable, TEST_PG_URL } from "./postgres.js";
 
 describe("ivoai server store", async () => {
   const ready = await postgresAvailable();
@@ -69,4 +69,72 @@ describe("ivoai server store", async () => {
     const back = await runIvoai(["server", "store", "set", "sqlite", "--root", root, "--json"]);
     expect(JSON.parse(back.stdout).backend).toBe("sqlite");
   });
+});
+
+describe("ivoai server store migrate --to postgres", async () => {
+  const ready = await postgresAvailable();
+
+  it.skipIf(!ready)(
+    "copies an ingested SQLite server, verified and idempotent, and serves it from PostgreSQL",
+    async () => {
+      const { dir, cleanup } = await tempDir();
+      const database = await createThrowawayDatabase();
+      try {
+        const root = path.join(dir, "root");
+        const docs = path.join(dir, "docs");
+        await fs.mkdir(docs);
+        await fs.writeFile(
+          path.join(docs, "billing.md"),
+          "# Billing\n\nThe billing service retries failed invoices nightly.\n",
+        );
+        await fs.writeFile(
+          path.join(docs, "deploy.md"),
+          "# Deploys\n\nDeploys run on Tuesdays after the freeze.\n",
+        );
+        await initWithDocs(root, docs);
+        const before = await runIvoai(["server", "search", "invoice retries", "--root", root, "--json"]);
+        expect(before.code, before.stderr).toBe(0);
+        const set = await runIvoai(["server", "store", "set", "postgres", "--url-stdin", "--root", root], {
+          input: database.url,
+        });
+        expect(set.code, set.stderr).toBe(0);
+        const migrate = ["server", "store", "migrate", "--to", "postgres", "--root", root, "--json"];
+        const first = await runIvoai(migrate);
+        expect(first.code, first.stderr).toBe(0);
+        const context = JSON.parse(first.stdout).stores.find(
+          (store: { store: string }) => store.store === "context",
+        );
+        const tables = Object.fromEntries(
+          context.tables.map((table: { table: string; rows: number; action: string }) => [
+            table.table,
+            table,
+          ]),
+        );
+        expect(tables.documents).toMatchObject({ rows: 2, action: "copied" });
+        expect(tables.chunks).toMatchObject({ rows: 2, action: "copied" });
+        const second = await runIvoai(migrate);
+        expect(second.code, second.stderr).toBe(0);
+        const again = JSON.parse(second.stdout).stores.find(
+          (store: { store: string }) => store.store === "context",
+        );
+        expect(again.tables.every((table: { action: string }) => table.action !== "copied")).toBe(true);
+        // Served from PostgreSQL now: the same ranking, and a new ingest continues after the copied rows.
+        const after = await runIvoai(["server", "search", "invoice retries", "--root", root, "--json"]);
+        expect(after.code, after.stderr).toBe(0);
+        expect(JSON.parse(after.stdout).results).toEqual(JSON.parse(before.stdout).results);
+        await fs.writeFile(path.join(docs, "oncall.md"), "# On call\n\nThe pager rotates every Monday.\n");
+        const ingest = await runIvoai(["server", "ingest", "--root", root, "--json"]);
+        expect(ingest.code, ingest.stderr).toBe(0);
+        const pager = await runIvoai(["server", "search", "pager rotation", "--root", root, "--json"]);
+        expect(JSON.parse(pager.stdout).results[0]?.title).toBe("On call");
+        // Written to since the copy: a new migrate refuses to overwrite it.
+        const refused = await runIvoai(migrate);
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toMatch(/already holds other rows.*--force/);
+      } finally {
+        await database.drop();
+        await cleanup();
+      }
+    },
+  );
 });

@@ -14,7 +14,7 @@ import { IVOAI_VERSION } from "../shared/version.js";
 import { createGatewayApp } from "./app.js";
 import { openAuditLog } from "./audit/store.js";
 import { consoleDbPath, openConsoleStore } from "./console/store.js";
-import { openContextService } from "./context/service.js";
+import { openCatalogue, openContextService } from "./context/service.js";
 import { createEnrollmentService } from "./enrollment/service.js";
 import { createEnrollmentStore } from "./enrollment/store.js";
 import {
@@ -80,7 +80,13 @@ async function serveGateway(
   );
   const oauth = openOAuthStore(paths.oauthDb);
   const consoleStore = openConsoleStore(consoleDbPath(paths));
-  const context = openContextService({ paths, config, logger: options.logger, persistIndex: true });
+  const context = openContextService({
+    paths,
+    config,
+    logger: options.logger,
+    persistIndex: true,
+    catalogue: await openCatalogue(paths),
+  });
   // Memory failing to open degrades the server (context keeps working); /ready names it.
   let memory: MemoryService | undefined;
   let memoryError = "not opened";

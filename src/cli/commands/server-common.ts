@@ -3,7 +3,12 @@
 import { constants, promises as fs } from "node:fs";
 import { loadServerConfig } from "../../config/server-config.js";
 import { resolveServerRoot, type ServerPaths, serverPaths } from "../../config/server-paths.js";
-import { type ContextService, ensureContextDir, openContextService } from "../../server/context/service.js";
+import {
+  type ContextService,
+  ensureContextDir,
+  openCatalogue,
+  openContextService,
+} from "../../server/context/service.js";
 import { createEnrollmentService, type EnrollmentService } from "../../server/enrollment/service.js";
 import { createEnrollmentStore } from "../../server/enrollment/store.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
@@ -97,11 +102,12 @@ export async function withContext<T>(
     config,
     logger: createLogger({ level: "warn" }),
     ...workerEntry(),
+    catalogue: await openCatalogue(paths),
   });
   try {
     return await use(service);
   } finally {
-    service.close();
+    await service.close();
   }
 }
 

@@ -74,7 +74,7 @@ async function showStore(paths: ServerPaths): Promise<StoreShow> {
     }
     return { backend: "sqlite", stores };
   }
-  const { checkPostgres, describePostgresUrl, openPostgresSql } = await import(
+  const { checkPostgres, describePostgresUrl, postgresSchemaVersions } = await import(
     "../../server/store/postgres.js"
   );
   const url = await readPostgresUrl(paths);
@@ -88,14 +88,8 @@ async function showStore(paths: ServerPaths): Promise<StoreShow> {
     show.stores = domains.map((domain) => ({ domain, version: null }));
     return show;
   }
-  for (const domain of domains) {
-    const db = await openPostgresSql({ url, schema: `ivoai_${domain}`, max: 1 });
-    try {
-      show.stores.push({ domain, version: await schemaVersion(db, domain) });
-    } finally {
-      await db.close();
-    }
-  }
+  const versions = await postgresSchemaVersions(url, domains);
+  show.stores = domains.map((domain) => ({ domain, version: versions.get(domain) ?? null }));
   return show;
 }
 
@@ -239,9 +233,10 @@ const migrateCommand: CommandSpec = {
     const url = await readPostgresUrl(paths);
     const { openPostgresSql } = await import("../../server/store/postgres.js");
     const copied: { store: StoreDomain; tables: TableCopy[] }[] = [];
-    for (const { domain, migrations } of SQL_STORES) {
+    for (const { domain, migrations, prepareSqlite } of SQL_STORES) {
       const file = sqliteFileOf(paths, domain);
       if (!existsSync(file)) continue;
+      prepareSqlite?.(file);
       const source = openSqliteSql(file);
       const target = await openPostgresSql({ url, schema: `ivoai_${domain}` });
       try {

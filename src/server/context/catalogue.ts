@@ -102,7 +102,8 @@ export interface Catalogue {
   /** How many chunks the catalogue holds. */
   chunkCount(): Promise<number>;
   stats(): Promise<CatalogueStats>;
-  close(): void;
+  /** SQLite closes at once; PostgreSQL's pool ends asynchronously. */
+  close(): void | Promise<void>;
 }
 
 const SCHEMA = `
@@ -424,6 +425,8 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     async stats() {
       return q.stats.get() as CatalogueStats;
     },
-    close: () => db.close(),
+    close: () => {
+      db.close();
+    },
   };
 }

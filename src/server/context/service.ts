@@ -6,6 +6,7 @@ import type { ServerPaths } from "../../config/server-paths.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import type { Logger } from "../../shared/logger.js";
 import type { ToolSpec } from "../mcp/endpoint.js";
+import { resolveStoreBackend } from "../store/backend.js";
 import { type Catalogue, type ConnectorRecord, openSqliteCatalogue } from "./catalogue.js";
 import { gitListFiles } from "./connectors/git.js";
 import { type ConnectorType, createConnector } from "./connectors/index.js";
@@ -36,7 +37,7 @@ export interface ContextService {
   }): Promise<ConnectorRecord>;
   removeConnector(name: string): Promise<{ removed_documents: number }>;
   ingest(names: readonly string[], onProgress?: (progress: IngestProgress) => void): Promise<IngestSummary[]>;
-  close(): void;
+  close(): void | Promise<void>;
 }
 
 export interface ContextServiceOptions {
@@ -51,6 +52,22 @@ export interface ContextServiceOptions {
    * a CLI command or a test only reads it (a background write would outlive the process or its folder).
    */
   persistIndex?: boolean;
+  /** The catalogue, when the store is not the SQLite file under contextDir (see openCatalogue). */
+  catalogue?: Catalogue;
+}
+
+/** The catalogue of the store server.toml names: the SQLite file under contextDir, or the shared PostgreSQL one. */
+export async function openCatalogue(paths: ServerPaths): Promise<Catalogue> {
+  const backend = await resolveStoreBackend(paths);
+  if (backend.kind === "sqlite") return openSqliteCatalogue(catalogueFile(paths));
+  const { openPostgresCatalogue } = await import("./catalogue-postgres.js");
+  const db = await backend.open("context");
+  try {
+    return await openPostgresCatalogue(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
 }
 
 export function catalogueFile(paths: ServerPaths): string {
@@ -67,7 +84,7 @@ const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export function openContextService(options: ContextServiceOptions): ContextService {
   const { paths, config, logger } = options;
   const now = options.now ?? (() => new Date());
-  const catalogue = openSqliteCatalogue(catalogueFile(paths));
+  const catalogue = options.catalogue ?? openSqliteCatalogue(catalogueFile(paths));
   const embedder = createEmbedder(config.context.embedder);
   const vectors = embedder
     ? createVectorRetriever({ catalogue, embedder, cacheDir: path.join(paths.contextDir, "vectors"), logger })

@@ -9,7 +9,7 @@ import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import type { SqlDatabase } from "./sql.js";
 import { openSqliteSql } from "./sqlite.js";
 
-export type StoreDomain = "enrollment" | "oauth" | "audit" | "console";
+export type StoreDomain = "enrollment" | "oauth" | "audit" | "console" | "context";
 export type StoreBackendKind = "sqlite" | "postgres";
 
 export interface StoreBackend {
@@ -34,6 +34,8 @@ export function sqliteFileOf(paths: ServerPaths, domain: StoreDomain): string {
       return path.join(paths.auditDir, "audit.sqlite");
     case "console":
       return path.join(paths.enrollmentDir, "console.sqlite");
+    case "context":
+      return path.join(paths.contextDir, "catalogue.sqlite");
   }
 }
 

@@ -17,6 +17,8 @@ export interface BackendKit {
   dialect: Dialect;
   /** A new connection to this backend's test database (schema = one store's schema on PostgreSQL). */
   open(schema: string): Promise<SqlDatabase>;
+  /** SQLite only: the file `open(name)` uses, for stores with their own SQLite opener. */
+  sqliteFile?(name: string): string;
 }
 
 /** `describe` once per backend; each gets a fresh database, shared by the tests inside it. */
@@ -27,7 +29,11 @@ export function describeBackends(title: string, body: (kit: BackendKit) => void)
       dir = mkdtempSync(path.join(tmpdir(), "ivoai-store-"));
     });
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
-    body({ dialect: "sqlite", open: async (schema) => openSqliteSql(path.join(dir, `${schema}.sqlite`)) });
+    body({
+      dialect: "sqlite",
+      open: async (schema) => openSqliteSql(path.join(dir, `${schema}.sqlite`)),
+      sqliteFile: (name) => path.join(dir, `${name}.sqlite`),
+    });
   });
   describe(`${title} [postgres]`, async () => {
     const ready = await postgresAvailable();

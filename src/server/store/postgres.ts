@@ -171,3 +171,34 @@ export async function checkPostgres(url: string, timeoutMs = 5000): Promise<{ se
     await client.end().catch(() => {});
   }
 }
+
+/** The schema version of each store (null when never created), read without creating anything. */
+export async function postgresSchemaVersions(
+  url: string,
+  stores: readonly string[],
+): Promise<Map<string, number | null>> {
+  const pg = await loadPg();
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  client.on("error", () => {});
+  const versions = new Map<string, number | null>();
+  try {
+    await client.connect();
+    for (const store of stores) {
+      const exists = await client.query("SELECT to_regclass($1) AS t", [`ivoai_${store}.schema_migrations`]);
+      if (!exists.rows[0]?.t) {
+        versions.set(store, null);
+        continue;
+      }
+      const row = await client.query(
+        `SELECT MAX(version) AS version FROM ivoai_${store}.schema_migrations WHERE store = $1`,
+        [store],
+      );
+      versions.set(store, (row.rows[0]?.version as number | null) ?? null);
+    }
+    return versions;
+  } catch (error) {
+    throw postgresError(error);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

@@ -1,0 +1,176 @@
+// The catalogue contract, asserted once and run on both backends: the SQLite catalogue (the embedded default) and
+// the PostgreSQL one that gateway replicas share.
+import { expect, it } from "vitest";
+import { describeBackends } from "../store/backends.test-kit.js";
+import { type Catalogue, type DocumentReplacement, openSqliteCatalogue } from "./catalogue.js";
+import { openPostgresCatalogue } from "./catalogue-postgres.js";
+
+function doc(id: string, text: string[], at = "2026-01-01T00:00:00.000Z"): DocumentReplacement {
+  let offset = 0;
+  return {
+    document: {
+      id,
+      connector: "docs",
+      rel_path: `${id}.md`,
+      title: `Title ${id}`,
+      language: id.startsWith("pt") ? "pt" : "en",
+      fingerprint: `p1:${id}:${text.join("|").length}`,
+      bytes: text.join("").length,
+      modified_at: at,
+      ingested_at: at,
+      metadata: { extension: "md" },
+    },
+    chunks: text.map((piece, index) => {
+      const chunk = {
+        id: `${id}-c${index}`.padEnd(32, "0"),
+        index,
+        unitStart: offset,
+        text: piece,
+        terms: `t${index} ${id}`,
+      };
+      offset += piece.length;
+      return chunk;
+    }),
+  };
+}
+
+describeBackends("context catalogue", (kit) => {
+  const open = async (): Promise<Catalogue> =>
+    kit.dialect === "sqlite"
+      ? openSqliteCatalogue((kit.sqliteFile as (name: string) => string)("catalogue"))
+      : openPostgresCatalogue(await kit.open("ivoai_context"));
+
+  it("keeps connectors in name order with their ingest summaries", async () => {
+    const catalogue = await open();
+    try {
+      for (const name of ["zeta", "docs", "Alpha"])
+        await catalogue.addConnector({
+          name,
+          type: "filesystem",
+          path: `/srv/${name}`,
+          created_at: "2026-01-01T00:00:00.000Z",
+          last_ingest_at: null,
+          allow_hardlinks: name === "docs",
+          last_ingest: null,
+        });
+      expect((await catalogue.listConnectors()).map((c) => c.name)).toEqual(["Alpha", "docs", "zeta"]);
+      await catalogue.markIngested("docs", "2026-01-02T00:00:00.000Z");
+      const summary = {
+        at: "2026-01-02T00:00:00.000Z",
+        added: 3,
+        updated: 1,
+        unchanged: 0,
+        removed: 0,
+        skipped: 0,
+        skipped_by_reason: {},
+        skipped_examples: [],
+        complete: true,
+      };
+      await catalogue.recordIngestSummary("docs", summary);
+      expect(await catalogue.getConnector("docs")).toMatchObject({
+        allow_hardlinks: true,
+        last_ingest_at: "2026-01-02T00:00:00.000Z",
+        last_ingest: summary,
+      });
+      await catalogue.deleteConnector("zeta");
+      expect(await catalogue.getConnector("zeta")).toBeUndefined();
+    } finally {
+      await catalogue.close();
+    }
+  });
+
+  it("replaces documents whole: bodies rebuilt, old chunks tombstoned, a new generation per write", async () => {
+    const catalogue = await open();
+    try {
+      const g0 = await catalogue.generation();
+      await catalogue.replaceDocuments([doc("a", ["Hello ", "world"]), doc("pt-b", ["Olá ", "mundo", "!"])]);
+      const g1 = await catalogue.generation();
+      expect(g1).toBe(g0 + 1);
+      const added = await catalogue.chunkTermsAfter(0, 100);
+      expect(added.map((row) => [row.terms, row.document_id, row.connector])).toEqual([
+        ["t0 a", "a", "docs"],
+        ["t1 a", "a", "docs"],
+        ["t0 pt-b", "pt-b", "docs"],
+        ["t1 pt-b", "pt-b", "docs"],
+        ["t2 pt-b", "pt-b", "docs"],
+      ]);
+      expect(added.map((row) => row.seq)).toEqual([...added.map((row) => row.seq)].sort((x, y) => x - y));
+      expect((await catalogue.getDocument("pt-b"))?.body).toBe("Olá mundo!");
+      expect((await catalogue.getDocument("a"))?.metadata).toEqual({ extension: "md" });
+      expect((await catalogue.languages()).sort()).toEqual(["en", "pt"]);
+
+      await catalogue.replaceDocuments([doc("a", ["Hello again"], "2026-02-01T00:00:00.000Z")]);
+      const removed = await catalogue.removedSince(g1);
+      expect(removed.sort((x, y) => x - y)).toEqual(added.slice(0, 2).map((row) => row.seq));
+      const last = added.at(-1)?.seq ?? 0;
+      const readded = await catalogue.chunkTermsAfter(last, 10);
+      expect(readded.map((row) => row.terms)).toEqual(["t0 a"]);
+      const bySeq = await catalogue.chunksBySeq([readded[0]?.seq ?? 0, added[2]?.seq ?? 0, 999_999]);
+      expect([...bySeq.values()].map((row) => [row.document_id, row.idx, row.text]).sort()).toEqual([
+        ["a", 0, "Hello again"],
+        ["pt-b", 0, "Olá "],
+      ]);
+      expect((await catalogue.recentDocuments(10)).map((d) => d.id)).toEqual(["a", "pt-b"]);
+      expect((await catalogue.recentDocuments(10, "other")).length).toBe(0);
+      expect([...(await catalogue.documentsByIds(["pt-b", "nope"])).keys()]).toEqual(["pt-b"]);
+      expect(await catalogue.stats()).toEqual({ connectors: 2, documents: 2, chunks: 4, bytes: 21 });
+      expect(await catalogue.chunkCount()).toBe(4);
+      expect((await catalogue.chunkTextsAfter(0, 10)).length).toBe(4);
+
+      const g2 = await catalogue.generation();
+      expect(await catalogue.removeDocuments(["pt-b", "missing"])).toBe(1);
+      expect((await catalogue.removedSince(g2)).length).toBe(3);
+      expect(await catalogue.getDocument("pt-b")).toBeUndefined();
+      expect(await catalogue.removeDocuments(["missing"])).toBe(0);
+    } finally {
+      await catalogue.close();
+    }
+  });
+
+  it("records a source stat only over the version it was found equal to", async () => {
+    const catalogue = await open();
+    try {
+      const fingerprint = (await catalogue.documentFingerprints("docs")).get("a") as string;
+      await catalogue.recordSourceStats([
+        { id: "a", fingerprint, sourceStat: "1:2:3" },
+        { id: "a", fingerprint: "p1:stale", sourceStat: "9:9:9" },
+      ]);
+      expect((await catalogue.documentStates("docs")).get("a")).toEqual({ fingerprint, sourceStat: "1:2:3" });
+    } finally {
+      await catalogue.close();
+    }
+  });
+
+  it("lets a follower on another connection see every chunk exactly once while two writers race", async () => {
+    const [writerA, writerB, follower] = [await open(), await open(), await open()];
+    try {
+      const instance = await follower.instance();
+      expect(instance).toMatch(/^[0-9a-f]{32}$/);
+      let seen = (await follower.chunkTermsAfter(0, 1000)).at(-1)?.seq ?? 0;
+      const seenTerms: string[] = [];
+      let writing = true;
+      const follow = (async () => {
+        while (writing) {
+          for (const row of await follower.chunkTermsAfter(seen, 1000)) {
+            seenTerms.push(row.terms);
+            seen = row.seq;
+          }
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })();
+      await Promise.all(
+        [writerA, writerB].map(async (writer, w) => {
+          for (let i = 0; i < 15; i++) await writer.replaceDocuments([doc(`w${w}-${i}`, ["x ", "y ", "z"])]);
+        }),
+      );
+      writing = false;
+      await follow;
+      for (const row of await follower.chunkTermsAfter(seen, 1000)) seenTerms.push(row.terms);
+      expect(seenTerms).toHaveLength(90);
+      expect(new Set(seenTerms).size).toBe(90);
+      expect(await follower.instance()).toBe(instance);
+    } finally {
+      await Promise.all([writerA.close(), writerB.close(), follower.close()]);
+    }
+  });
+});
