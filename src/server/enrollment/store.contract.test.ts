@@ -5,9 +5,10 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { IvoaiError } from "../../shared/errors.js";
 import { describeBackends } from "../store/backends.test-kit.js";
+import { migrate } from "../store/migrations.js";
 import { createEnrollmentService } from "./service.js";
 import type { ClientRecord, EnrollmentState } from "./state.js";
-import { type EnrollmentStore, openEnrollmentStore } from "./store.js";
+import { ENROLLMENT_MIGRATIONS, type EnrollmentStore, openEnrollmentStore } from "./store.js";
 
 function client(id: string, revokedAt: string | null = null): ClientRecord {
   return {
@@ -181,6 +182,36 @@ describeBackends("enrollment store contract", (kit) => {
       expect(await readFile(legacy, "utf8")).toBe(legacyState(client("cli_other")));
     } finally {
       await third.close();
+    }
+  });
+
+  it("imports exactly one of three trees' state.json when their first opens race, and moves only that one", async () => {
+    const schema = fresh();
+    const files = [1, 2, 3].map((tree) => path.join(dir, `${schema}-tree${tree}-state.json`));
+    await Promise.all(
+      files.map((file, index) =>
+        writeFile(file, legacyState(client(`cli_tree${index + 1}`)), { mode: 0o600 }),
+      ),
+    );
+    // Migrated already (as by an earlier ivoai), so that the three race for the first row, not the migration.
+    const db = await kit.open(schema);
+    await migrate(db, "enrollment", ENROLLMENT_MIGRATIONS).finally(() => db.close());
+    const stores = (await Promise.all(files.map((file) => connect(schema, 1, file)))).flat();
+    try {
+      const ids = (await (stores[0]?.read() ?? Promise.reject())).clients.map((entry) => entry.id);
+      expect(ids).toHaveLength(1);
+      const winner = Number(ids[0]?.slice("cli_tree".length)) - 1;
+      const left = await Promise.all(
+        files.map((file) =>
+          stat(file).then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
+      expect(left).toEqual(files.map((_, index) => index !== winner));
+    } finally {
+      await closeAll(stores);
     }
   });
 

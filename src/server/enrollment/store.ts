@@ -110,21 +110,25 @@ export async function openServerEnrollmentStore(paths: ServerPaths): Promise<Enr
 /** Creates the document row once: the legacy state.json's state when there is one, else the empty state. */
 async function initialise(db: SqlDatabase, legacyPath: string | undefined, now: () => Date): Promise<void> {
   const legacy = legacyPath ? await readLegacy(legacyPath) : undefined;
-  const row = await db.transaction(async (tx) => {
-    const existing = await tx.get<{ imported_sha256: string | null }>(
-      `SELECT imported_sha256 FROM enrollment_state WHERE id = 1${forUpdate(tx.dialect)}`,
-    );
-    if (existing) return existing;
-    const state = legacy ? parseState(legacy.text, legacyPath) : emptyEnrollmentState();
-    const imported = legacy?.sha256 ?? null;
-    // Replicas opening a new PostgreSQL store at once: the first insert wins, the others change nothing.
-    await tx.run(
-      `INSERT INTO enrollment_state (id, version, doc, imported_sha256, updated_at) VALUES (1, 1, $1, $2, $3)
+  const select = "SELECT imported_sha256 FROM enrollment_state WHERE id = 1";
+  // Every open but the first finds the row without taking a lock.
+  const row =
+    (await db.get<{ imported_sha256: string | null }>(select)) ??
+    (await db.transaction(async (tx) => {
+      const existing = await tx.get<{ imported_sha256: string | null }>(`${select}${forUpdate(tx.dialect)}`);
+      if (existing) return existing;
+      const state = legacy ? parseState(legacy.text, legacyPath) : emptyEnrollmentState();
+      // Replicas opening a new PostgreSQL store at once: the first insert wins, the others change nothing and
+      // read the winner's row (each statement sees what committed before it).
+      await tx.run(
+        `INSERT INTO enrollment_state (id, version, doc, imported_sha256, updated_at) VALUES (1, 1, $1, $2, $3)
        ON CONFLICT (id) DO NOTHING`,
-      [JSON.stringify(state), imported, now().toISOString()],
-    );
-    return { imported_sha256: imported };
-  });
+        [JSON.stringify(state), legacy?.sha256 ?? null, now().toISOString()],
+      );
+      const inserted = await tx.get<{ imported_sha256: string | null }>(select);
+      if (!inserted) throw missingDocument();
+      return inserted;
+    }));
   // Renamed only once it is in the store (this open, or an earlier one that crashed before the rename); a
   // state.json the store did not import (another tree's store came first) stays where it is.
   if (legacy && legacyPath && row.imported_sha256 === legacy.sha256) {
