@@ -8,7 +8,7 @@ import path from "node:path";
 import { serverPaths } from "../src/config/server-paths.js";
 import { createApprovalGate } from "../src/server/approvals/gate.js";
 import { createEnrollmentService } from "../src/server/enrollment/service.js";
-import { createEnrollmentStore } from "../src/server/enrollment/store.js";
+import { openServerEnrollmentStore } from "../src/server/enrollment/store.js";
 import { memoryFile } from "../src/server/memory/service.js";
 import { openMemoryStore } from "../src/server/memory/store.js";
 import { startGateway } from "../src/server/start.js";
@@ -32,14 +32,14 @@ const ids = Array.from({ length: pending }, (_, index) => `apr_bench${String(ind
 const versionsBefore = await countVersions();
 
 const gateway = await startGateway({ root: tree.root, logger: silentLogger });
-const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+const store = await openServerEnrollmentStore(paths);
 const enrollment = createEnrollmentService({ store });
 const { code } = await enrollment.createCode({
   ttlMs: 60_000,
   scopes: ["approvals:read", "approvals:decide"],
 });
 const exchanged = await enrollment.exchange(code, "bench-approver");
-store.close();
+await store.close();
 if (!exchanged.ok) throw new Error("enrollment failed");
 const bearer = exchanged.credential;
 

@@ -7,7 +7,7 @@ import path from "node:path";
 import { serverPaths } from "../src/config/server-paths.js";
 import { openAuditLog } from "../src/server/audit/store.js";
 import { createEnrollmentService } from "../src/server/enrollment/service.js";
-import { createEnrollmentStore } from "../src/server/enrollment/store.js";
+import { openServerEnrollmentStore } from "../src/server/enrollment/store.js";
 import { startGateway } from "../src/server/start.js";
 import { silentLogger } from "../src/shared/logger.js";
 import { seedPendingApprovals } from "./lib/approvals-seed.js";
@@ -55,14 +55,14 @@ audit.close();
 await seedPendingApprovals(tree.root, pending, now);
 
 let gateway = await startGateway({ root: tree.root, logger: silentLogger });
-const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+const store = await openServerEnrollmentStore(paths);
 const enrollment = createEnrollmentService({ store });
 const { code } = await enrollment.createCode({
   ttlMs: 60_000,
   scopes: ["status:read", "approvals:read", "audit:read"],
 });
 const exchanged = await enrollment.exchange(code, "bench");
-store.close();
+await store.close();
 if (!exchanged.ok) throw new Error("enrollment failed");
 const bearer = exchanged.credential;
 

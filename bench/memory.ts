@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { loadServerConfig } from "../src/config/server-config.js";
 import { serverPaths } from "../src/config/server-paths.js";
 import { createEnrollmentService } from "../src/server/enrollment/service.js";
-import { createEnrollmentStore } from "../src/server/enrollment/store.js";
+import { openServerEnrollmentStore } from "../src/server/enrollment/store.js";
 import { preparePageWrite } from "../src/server/memory/page-write.js";
 import { createMemoryIndex, createMemorySearcher } from "../src/server/memory/query.js";
 import { memoryFile, openMemoryService } from "../src/server/memory/service.js";
@@ -116,10 +116,10 @@ async function latency() {
   const gateway = await startGateway({ root: tree.root, logger: silentLogger });
   const loadSeconds = (performance.now() - started) / 1000;
   const rssStarted = rssMiB();
-  const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+  const store = await openServerEnrollmentStore(paths);
   const { code } = await createEnrollmentService({ store }).createCode({ ttlMs: 60_000 });
   const exchanged = await createEnrollmentService({ store }).exchange(code, "bench");
-  store.close();
+  await store.close();
   if (!exchanged.ok) throw new Error("enrollment failed");
   const client = new Client({ name: "ivoai-bench", version: "1" });
   await client.connect(

@@ -15,7 +15,7 @@ import { loadServerConfig } from "../src/config/server-config.js";
 import { serverPaths } from "../src/config/server-paths.js";
 import { indexSnapshotFile, openContextService } from "../src/server/context/service.js";
 import { createEnrollmentService } from "../src/server/enrollment/service.js";
-import { createEnrollmentStore } from "../src/server/enrollment/store.js";
+import { openServerEnrollmentStore } from "../src/server/enrollment/store.js";
 import { initServer } from "../src/server/init.js";
 import { startGateway } from "../src/server/start.js";
 import { silentLogger } from "../src/shared/logger.js";
@@ -136,11 +136,11 @@ async function main(): Promise<void> {
     if (first.done) throw new Error("the gateway child exited before reporting");
     const gateway = JSON.parse(first.value) as GatewayReport;
 
-    const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+    const store = await openServerEnrollmentStore(paths);
     const enrollment = createEnrollmentService({ store });
     const { code } = await enrollment.createCode({ ttlMs: 60_000 });
     const exchanged = await enrollment.exchange(code, "bench");
-    store.close();
+    await store.close();
     if (!exchanged.ok) throw new Error("enrollment failed");
 
     const client = new Client({ name: "ivoai-bench", version: "1" });

@@ -1,8 +1,6 @@
 // Cross-process safety of the enrollment state: racing exchanges and concurrent CLI writers lose nothing.
-import { spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { racer } from "./enroll-racer.js";
 import {
   createCode,
   enroll,
@@ -12,30 +10,6 @@ import {
   startServer,
   tempDir,
 } from "./helpers.js";
-
-/** A separate OS process that posts one enrollment; the code travels on stdin, never in argv. */
-function racer(url: string, code: string): Promise<{ status: number; body: string }> {
-  const script = `
-    let code = "";
-    process.stdin.on("data", (c) => (code += c));
-    process.stdin.on("end", async () => {
-      const r = await fetch(process.env.TARGET + "/v1/enroll", {
-        method: "POST", headers: { "content-type": "application/json" },
-        body: JSON.stringify({ code, client_name: "racer" }),
-      });
-      process.stdout.write(JSON.stringify({ status: r.status, body: await r.text() }));
-    });`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", script], { env: { ...process.env, TARGET: url } });
-    let out = "";
-    child.stdout.on("data", (chunk) => (out += chunk));
-    child.on("error", reject);
-    child.on("close", (exit) =>
-      exit === 0 ? resolve(JSON.parse(out)) : reject(new Error(`racer exited ${exit}`)),
-    );
-    child.stdin.end(code);
-  });
-}
 
 describe("enrollment state under concurrency", () => {
   const servers: RunningServer[] = [];
@@ -63,15 +37,16 @@ describe("enrollment state under concurrency", () => {
     expect(results.filter((result) => result.status === 201)).toHaveLength(1);
     expect(results.filter((result) => result.status === 400)).toHaveLength(19);
 
-    const state = JSON.parse(
-      await readFile(path.join(root, "var/lib/ivoai/enrollment/state.json"), "utf8"),
-    ) as {
-      enrollments: { id: string; consumed_by: string | null }[];
-      clients: { id: string; enrollment_id: string }[];
-    };
-    const clients = state.clients.filter((client) => client.enrollment_id === id);
-    expect(clients).toHaveLength(1);
-    expect(state.enrollments.find((entry) => entry.id === id)?.consumed_by).toBe(clients[0]?.id);
+    // What the store holds, as the CLI (another process) reads it.
+    const { enrollments } = JSON.parse(
+      (await runIvoai(["server", "enrollment", "list", "--root", root, "--json"])).stdout,
+    ) as { enrollments: { id: string; consumed_by: string | null }[] };
+    const { clients } = JSON.parse(
+      (await runIvoai(["server", "clients", "list", "--root", root, "--json"])).stdout,
+    ) as { clients: { id: string; enrollment_id: string }[] };
+    const won = clients.filter((client) => client.enrollment_id === id);
+    expect(won).toHaveLength(1);
+    expect(enrollments.find((entry) => entry.id === id)?.consumed_by).toBe(won[0]?.id);
   });
 
   it("loses nothing when CLI writers and gateway exchanges run at once", async () => {

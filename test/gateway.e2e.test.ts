@@ -1,4 +1,5 @@
 // The built binary end to end: init → start → code → enroll → admin → revoke → 401, plus bad input and log hygiene.
+import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -82,11 +83,15 @@ describe("gateway end to end", () => {
       connectors: [],
     });
 
-    // The state keeps hashes only.
-    const state = await readFile(path.join(root, "var/lib/ivoai/enrollment/state.json"), "utf8");
+    // The store (the database and its write-ahead log) keeps hashes only.
+    const file = path.join(root, "var/lib/ivoai/enrollment/enrollment.sqlite");
+    const state = (
+      await Promise.all([file, `${file}-wal`].map((name) => readFile(name, "latin1").catch(() => "")))
+    ).join("");
+    expect(state).toContain(createHash("sha256").update(body.credential).digest("hex"));
     expect(state).not.toContain(code);
     expect(state).not.toContain(body.credential);
-    expect((await stat(path.join(root, "var/lib/ivoai/enrollment/state.json"))).mode & 0o777).toBe(0o600);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
 
     const list = await runIvoai(["server", "enrollment", "list", "--root", root, "--json"]);
     const codes = (

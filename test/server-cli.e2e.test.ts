@@ -1,9 +1,10 @@
 // `ivoai server init/start` as an operator uses them: idempotent tree, safe modes, listener rules, TLS, exit codes.
 import { execFileSync } from "node:child_process";
-import { chmod, chown, lstat, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, readFile, symlink } from "node:fs/promises";
 import https from "node:https";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { openSqlite } from "../src/shared/native-sqlite.js";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
 
 const modeOf = async (file: string) => (await lstat(file)).mode & 0o777;
@@ -30,7 +31,7 @@ describe("ivoai server init", () => {
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ config_written: true, listener: "loopback" });
     expect(await modeOf(path.join(root, "etc/ivoai/secrets"))).toBe(0o700);
-    expect(await modeOf(path.join(root, "var/lib/ivoai/enrollment/state.json"))).toBe(0o600);
+    expect(await modeOf(path.join(root, "var/lib/ivoai/enrollment/enrollment.sqlite"))).toBe(0o600);
     for (const dir of [
       "var/lib/ivoai/context",
       "var/lib/ivoai/memory",
@@ -186,7 +187,13 @@ describe("ivoai server init", () => {
     await initRoot(root);
     const server = await startServer(root);
     servers.push(server);
-    await writeFile(path.join(root, "var/lib/ivoai/enrollment/state.json"), "{ not json", { mode: 0o600 });
+    // Another process breaks the stored document (bumping its version, as every writer does).
+    const db = openSqlite(path.join(root, "var/lib/ivoai/enrollment/enrollment.sqlite"));
+    try {
+      db.prepare("UPDATE enrollment_state SET doc = '{ not json', version = version + 1").run();
+    } finally {
+      db.close();
+    }
     const ready = await fetch(`${server.url}/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ status: "not_ready", degraded: [], failed: ["enrollment"] });

@@ -446,7 +446,7 @@ describe("ivoai server systemd render", () => {
         `PATH="$FAKES:$PATH" "$NODE" "$BIN" server systemd render --root /srv/ivoai --apply --json > "$OUT/render.json"`,
         `cp /etc/systemd/system/ivoai-gateway.service "$OUT/installed.service"`,
         `cd /srv/ivoai && stat -c '%u:%g %a %n' etc/ivoai etc/ivoai/server.toml etc/ivoai/secrets var/lib/ivoai ` +
-          `var/lib/ivoai/enrollment/state.json run/ivoai > "$OUT/owners.txt"`,
+          `var/lib/ivoai/enrollment/enrollment.sqlite run/ivoai > "$OUT/owners.txt"`,
       ].join("\n");
       await run("unshare", ["--mount", "--propagation", "private", "sh", "-c", script], {
         env: { ...process.env, NODE: process.execPath, BIN, FAKES: fakes, OUT: dir },
@@ -468,7 +468,7 @@ describe("ivoai server systemd render", () => {
         "0:4243 640 etc/ivoai/server.toml",
         "4242:4243 700 etc/ivoai/secrets",
         "4242:4243 750 var/lib/ivoai",
-        "4242:4243 600 var/lib/ivoai/enrollment/state.json",
+        "4242:4243 600 var/lib/ivoai/enrollment/enrollment.sqlite",
         "4242:4243 750 run/ivoai",
       ]);
     },

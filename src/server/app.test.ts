@@ -8,21 +8,19 @@ import { IvoaiError, type IvoaiErrorCode } from "../shared/errors.js";
 import { createLogger, type Logger, silentLogger } from "../shared/logger.js";
 import { createGatewayApp } from "./app.js";
 import { createEnrollmentService } from "./enrollment/service.js";
-import { createEnrollmentStore, type EnrollmentStore } from "./enrollment/store.js";
+import { type EnrollmentStore, openEnrollmentStore } from "./enrollment/store.js";
 import type { ReadinessCheck } from "./health/readiness.js";
+import { openSqliteSql } from "./store/sqlite.js";
 
 describe("gateway app (in process)", () => {
   let dir: string;
   let store: EnrollmentStore;
   beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "ivoai-app-"));
-    store = createEnrollmentStore({
-      statePath: path.join(dir, "state.json"),
-      lockPath: path.join(dir, "state.lock"),
-    });
+    store = await openEnrollmentStore({ db: openSqliteSql(path.join(dir, "enrollment.sqlite")) });
   });
   afterEach(async () => {
-    store.close();
+    await store.close();
     await rm(dir, { recursive: true, force: true });
   });
 

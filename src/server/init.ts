@@ -11,13 +11,14 @@ import {
 import { type ServerPaths, serverPaths } from "../config/server-paths.js";
 import { writeFileAtomic } from "../shared/atomic-file.js";
 import { errnoCode, IvoaiError } from "../shared/errors.js";
-import { emptyEnrollmentState } from "./enrollment/state.js";
+import { openServerEnrollmentStore } from "./enrollment/store.js";
 import {
   evaluateListener,
   type ListenerMode,
   normalizePublicUrl,
   parseListen,
 } from "./http/listener-policy.js";
+import { sqliteFileOf } from "./store/backend.js";
 
 export interface InitServerOptions {
   root: string;
@@ -104,11 +105,12 @@ export async function initServer(options: InitServerOptions): Promise<InitServer
     await saveServerConfig(paths.configFile, config);
     report.config_written = true;
   }
-  if (!(await exists(paths.enrollmentState))) {
-    await writeFileAtomic(paths.enrollmentState, `${JSON.stringify(emptyEnrollmentState(), null, 2)}\n`, {
-      mode: 0o600,
-    });
-    report.created.push(paths.enrollmentState);
+  // The enrollment store on SQLite (owner-only); a PostgreSQL store is created by the first gateway that opens it.
+  if (config.store.backend === "sqlite") {
+    const file = sqliteFileOf(paths, "enrollment");
+    const created = !(await exists(file));
+    await (await openServerEnrollmentStore(paths)).close();
+    if (created) report.created.push(file);
   }
   return report;
 }

@@ -16,7 +16,7 @@ import { openAuditLog } from "./audit/store.js";
 import { consoleDbPath, openConsoleStore } from "./console/store.js";
 import { openCatalogue, openContextService } from "./context/service.js";
 import { createEnrollmentService } from "./enrollment/service.js";
-import { createEnrollmentStore } from "./enrollment/store.js";
+import { openServerEnrollmentStore } from "./enrollment/store.js";
 import {
   evaluateListener,
   formatListen,
@@ -73,7 +73,7 @@ async function serveGateway(
     tls: config.server.tls,
     trustedProxyCidrs: config.server.trusted_proxy_cidrs,
   });
-  const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+  const store = await openServerEnrollmentStore(paths);
   const enrollment = createEnrollmentService({ store });
   const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"), undefined, (error, lost) =>
     options.logger.error("audit write failed", { error: error.message, lost }),
@@ -189,15 +189,16 @@ async function serveGateway(
     mode,
     close() {
       closing ??= drain(server, config.limits.drain_timeout_ms)
-        .then(() => {
+        .then(async () => {
           clearInterval(sweepTimer);
           // The audit log first: its pending events are written even if closing something else throws.
           audit.close();
-          store.close();
+          const storeClosed = store.close();
           context.close();
           memory?.close();
           oauth.close();
           consoleStore.close();
+          await storeClosed;
           options.logger.info("gateway stopped");
         })
         .finally(() => pid?.release());

@@ -8,7 +8,7 @@ import { loadServerConfig } from "../../config/server-config.js";
 import { serverPaths } from "../../config/server-paths.js";
 import { openContextService } from "../../server/context/service.js";
 import { createEnrollmentService } from "../../server/enrollment/service.js";
-import { createEnrollmentStore } from "../../server/enrollment/store.js";
+import { openServerEnrollmentStore } from "../../server/enrollment/store.js";
 import { initServer } from "../../server/init.js";
 import { startGateway } from "../../server/start.js";
 import { IvoaiError } from "../../shared/errors.js";
@@ -64,10 +64,7 @@ export const demoCommand: CommandSpec = {
       const gateway = await startGateway({ root, logger });
       try {
         ctx.out.note(`[3/5] gateway listening on ${gateway.url}`);
-        const store = createEnrollmentStore({
-          statePath: paths.enrollmentState,
-          lockPath: paths.enrollmentLock,
-        });
+        const store = await openServerEnrollmentStore(paths);
         const { code } = await createEnrollmentService({ store })
           .createCode({ ttlMs: 600_000 })
           .finally(() => store.close());

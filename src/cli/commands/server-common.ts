@@ -10,7 +10,7 @@ import {
   openContextService,
 } from "../../server/context/service.js";
 import { createEnrollmentService, type EnrollmentService } from "../../server/enrollment/service.js";
-import { createEnrollmentStore } from "../../server/enrollment/store.js";
+import { openServerEnrollmentStore } from "../../server/enrollment/store.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
 import type { CommandContext, OptionSpec } from "../command.js";
@@ -75,17 +75,17 @@ function permissionDenied(file: string): IvoaiError {
   );
 }
 
-/** Opens the enrollment state of an initialised server, runs `use`, and releases the lock handle. */
+/** Opens the enrollment store of an initialised server, runs `use`, and closes it. */
 export async function withEnrollment<T>(
   ctx: CommandContext,
   use: (service: EnrollmentService) => Promise<T>,
 ): Promise<T> {
   const paths = await requireServerTree(ctx, ["enrollmentDir"]);
-  const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+  const store = await openServerEnrollmentStore(paths);
   try {
     return await use(createEnrollmentService({ store }));
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

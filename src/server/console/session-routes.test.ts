@@ -7,7 +7,8 @@ import { serverPaths } from "../../config/server-paths.js";
 import { silentLogger } from "../../shared/logger.js";
 import { createGatewayApp } from "../app.js";
 import { createEnrollmentService } from "../enrollment/service.js";
-import { createEnrollmentStore, type EnrollmentStore } from "../enrollment/store.js";
+import { type EnrollmentStore, openEnrollmentStore } from "../enrollment/store.js";
+import { openSqliteSql } from "../store/sqlite.js";
 import { type ConsoleSite, loadConsoleSite } from "./static-site.js";
 import { type ConsoleStore, openConsoleStore } from "./store.js";
 
@@ -20,15 +21,12 @@ describe("console session routes (in process)", () => {
   let clock: Date;
   beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "ivoai-console-routes-"));
-    enrollment = createEnrollmentStore({
-      statePath: path.join(dir, "state.json"),
-      lockPath: path.join(dir, "state.lock"),
-    });
+    enrollment = await openEnrollmentStore({ db: openSqliteSql(path.join(dir, "enrollment.sqlite")) });
     store = openConsoleStore(path.join(dir, "console.sqlite"));
     clock = new Date("2026-12-01T10:00:00.000Z");
   });
   afterEach(async () => {
-    enrollment.close();
+    await enrollment.close();
     store.close();
     await rm(dir, { recursive: true, force: true });
   });

@@ -2,9 +2,12 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openSqlite } from "../../shared/native-sqlite.js";
+import { sha256Hex } from "../../shared/tokens.js";
+import { openSqliteSql, wrapSqlite } from "../store/sqlite.js";
 import { createRateLimiter } from "./rate-limit.js";
 import { createEnrollmentService, type EnrollmentService } from "./service.js";
-import { createEnrollmentStore, type EnrollmentStore } from "./store.js";
+import { type EnrollmentStore, openEnrollmentStore } from "./store.js";
 
 describe("enrollment service", () => {
   let dir: string;
@@ -14,15 +17,12 @@ describe("enrollment service", () => {
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "ivoai-enroll-"));
-    store = createEnrollmentStore({
-      statePath: path.join(dir, "state.json"),
-      lockPath: path.join(dir, "state.lock"),
-    });
+    store = await openEnrollmentStore({ db: openSqliteSql(path.join(dir, "enrollment.sqlite")) });
     clock = new Date("2026-01-01T00:00:00Z");
     service = createEnrollmentService({ store, now: () => clock });
   });
   afterEach(async () => {
-    store.close();
+    await store.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -40,7 +40,15 @@ describe("enrollment service", () => {
     await service.revokeClient(exchanged.client.id);
     expect(await service.authenticate(exchanged.credential)).toBeUndefined();
 
-    const onDisk = await readFile(path.join(dir, "state.json"), "utf8");
+    // The database and its write-ahead log hold the credential's hash, never the code or the credential.
+    const onDisk = (
+      await Promise.all(
+        ["enrollment.sqlite", "enrollment.sqlite-wal"].map((name) =>
+          readFile(path.join(dir, name), "latin1").catch(() => ""),
+        ),
+      )
+    ).join("");
+    expect(onDisk).toContain(sha256Hex(exchanged.credential));
     expect(onDisk).not.toContain(code);
     expect(onDisk).not.toContain(exchanged.credential);
   });
@@ -52,15 +60,14 @@ describe("enrollment service", () => {
     const first = await service.authenticate(exchanged.credential);
     // The same answer object: the state was not re-read nor the credential looked up again.
     expect(await service.authenticate(exchanged.credential)).toBe(first);
-    // Another process's store on the same files (the CLI's `server clients revoke`).
-    const otherStore = createEnrollmentStore({
-      statePath: path.join(dir, "state.json"),
-      lockPath: path.join(dir, "state.lock"),
+    // Another process's store on the same file, through its own connection (the CLI's `server clients revoke`).
+    const otherStore = await openEnrollmentStore({
+      db: wrapSqlite(openSqlite(path.join(dir, "enrollment.sqlite"))),
     });
     try {
       await createEnrollmentService({ store: otherStore }).revokeClient(exchanged.client.id);
     } finally {
-      otherStore.close();
+      await otherStore.close();
     }
     expect(await service.authenticate(exchanged.credential)).toBeUndefined();
   });

@@ -12,7 +12,7 @@ import { isLoopbackHost } from "../../shared/loopback.js";
 import { openSqlite } from "../../shared/native-sqlite.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { createEnrollmentService } from "../enrollment/service.js";
-import { createEnrollmentStore } from "../enrollment/store.js";
+import { openServerEnrollmentStore } from "../enrollment/store.js";
 import { parseListen } from "../http/listener-policy.js";
 import { type PidRecord, readPidFile, removeStalePidFile } from "./pid-file.js";
 
@@ -169,12 +169,12 @@ async function readCounts(paths: ServerPaths, degraded: string[]): Promise<Serve
     }
   };
   const clients = await attempt("enrollment", async () => {
-    const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
+    const store = await openServerEnrollmentStore(paths);
     try {
       const list = await createEnrollmentService({ store }).listClients();
       return { active: list.filter((client) => !client.revoked_at).length, total: list.length };
     } finally {
-      store.close();
+      await store.close();
     }
   });
   const catalogue = await attempt("context", async () =>

@@ -1,0 +1,106 @@
+// Three gateway replicas on one PostgreSQL: one enrollment code gives exactly one credential across them, and a
+// revocation made through one replica is refused by every replica on the next request.
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { racer } from "./enroll-racer.js";
+import {
+  createCode,
+  enroll,
+  initRoot,
+  type RunningServer,
+  runIvoai,
+  startServer,
+  tempDir,
+} from "./helpers.js";
+import { createThrowawayDatabase, postgresAvailable, type ThrowawayDatabase } from "./postgres.js";
+
+const ready = await postgresAvailable();
+
+describe.skipIf(!ready)("three gateway replicas on one PostgreSQL", () => {
+  let root = "";
+  let cleanup: () => Promise<void> = async () => {};
+  let database: ThrowawayDatabase | undefined;
+  const replicas: RunningServer[] = [];
+
+  beforeAll(async () => {
+    database = await createThrowawayDatabase();
+    ({ dir: root, cleanup } = await tempDir());
+    await initRoot(root);
+    // The tree switched to PostgreSQL: server.toml names the backend, the URL sits in a 0600 secrets file.
+    const config = path.join(root, "etc/ivoai/server.toml");
+    const text = await readFile(config, "utf8");
+    expect(text).toContain('[store]\nbackend = "sqlite"');
+    await writeFile(config, text.replace('[store]\nbackend = "sqlite"', '[store]\nbackend = "postgres"'));
+    await writeFile(path.join(root, "etc/ivoai/secrets/postgres.url"), `${database.url}\n`, { mode: 0o600 });
+    // One tree served by three processes: the first claims its pid file, the others run as --replica.
+    replicas.push(await startServer(root));
+    replicas.push(
+      ...(await Promise.all([startServer(root, ["--replica"]), startServer(root, ["--replica"])])),
+    );
+  });
+  afterAll(async () => {
+    await Promise.all(replicas.splice(0).map((replica) => replica.stop()));
+    await cleanup();
+    await database?.drop();
+  });
+
+  const get = (replica: RunningServer | undefined, route: string, credential: string) =>
+    fetch(`${replica?.url}${route}`, { headers: { authorization: `Bearer ${credential}` } });
+
+  it("issues exactly one credential when 20 processes race for one code across the replicas", async () => {
+    const { id, code } = await createCode(root, ["--scopes", "clients:read"]);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => racer(replicas[index % 3]?.url ?? "", code)),
+    );
+    expect(results.filter((result) => result.status === 201)).toHaveLength(1);
+    expect(results.filter((result) => result.status === 400)).toHaveLength(19);
+
+    // The store is PostgreSQL's: its document holds the one client of that code.
+    const client = new pg.Client({ connectionString: database?.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ doc: string }>(
+        "SELECT doc FROM ivoai_enrollment.enrollment_state",
+      );
+      const state = JSON.parse(rows[0]?.doc ?? "{}") as {
+        enrollments: { id: string; consumed_by: string | null }[];
+        clients: { id: string; enrollment_id: string }[];
+      };
+      const won = state.clients.filter((entry) => entry.enrollment_id === id);
+      expect(won).toHaveLength(1);
+      expect(state.enrollments.find((entry) => entry.id === id)?.consumed_by).toBe(won[0]?.id);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("refuses a client revoked through one replica on its next request to every replica", async () => {
+    const enrolled = async (scopes: string, replica: RunningServer | undefined) => {
+      const { code } = await createCode(root, ["--scopes", scopes]);
+      const response = await enroll(replica?.url ?? "", code);
+      expect(response.status).toBe(201);
+      return (await response.json()) as { client_id: string; credential: string };
+    };
+    const laptop = await enrolled("clients:read", replicas[0]);
+    const admin = await enrolled("clients:revoke", replicas[2]);
+    // Every replica knows the credential (and has it cached) before the revocation.
+    for (const replica of replicas)
+      expect((await get(replica, "/v1/admin/clients", laptop.credential)).status).toBe(200);
+
+    const revoked = await fetch(`${replicas[1]?.url}/v1/admin/clients/${laptop.client_id}/revoke`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin.credential}` },
+    });
+    expect(revoked.status).toBe(200);
+    for (const replica of replicas)
+      expect((await get(replica, "/v1/admin/clients", laptop.credential)).status).toBe(401);
+
+    // The CLI (one more process on the same PostgreSQL) sees the same store.
+    const { clients } = JSON.parse(
+      (await runIvoai(["server", "clients", "list", "--root", root, "--json"])).stdout,
+    ) as { clients: { id: string; status: string }[] };
+    expect(clients.find((entry) => entry.id === laptop.client_id)?.status).toBe("revoked");
+  });
+});
