@@ -26,7 +26,7 @@ import {
 } from "./http/listener-policy.js";
 import { requestErrorResponse } from "./http/request-error.js";
 import { type MemoryService, openMemoryService } from "./memory/service.js";
-import { openOAuthStore } from "./oauth/store.js";
+import { openOAuthStoreOf } from "./oauth/store-open.js";
 import { claimPidFile, type PidFileHandle } from "./ops/pid-file.js";
 
 export interface StartGatewayOptions {
@@ -78,7 +78,7 @@ async function serveGateway(
   const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"), undefined, (error, lost) =>
     options.logger.error("audit write failed", { error: error.message, lost }),
   );
-  const oauth = openOAuthStore(paths.oauthDb);
+  const oauth = await openOAuthStoreOf(paths);
   const consoleStore = openConsoleStore(consoleDbPath(paths));
   const context = openContextService({ paths, config, logger: options.logger, persistIndex: true });
   // Memory failing to open degrades the server (context keeps working); /ready names it.
@@ -183,15 +183,15 @@ async function serveGateway(
     mode,
     close() {
       closing ??= drain(server, config.limits.drain_timeout_ms)
-        .then(() => {
+        .then(async () => {
           clearInterval(sweepTimer);
           // The audit log first: its pending events are written even if closing something else throws.
           audit.close();
           store.close();
           context.close();
           memory?.close();
-          oauth.close();
           consoleStore.close();
+          await oauth.close();
           options.logger.info("gateway stopped");
         })
         .finally(() => pid?.release());
