@@ -2,6 +2,7 @@
 // whichever replica gets it, a refresh token rotated on one and replayed on the other revokes its family, and a
 // grant revoked through one replica's tree is refused by the other on the next request.
 import { existsSync, promises as fs } from "node:fs";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serverPaths } from "../src/config/server-paths.js";
 import { postgresUrlFile } from "../src/server/store/backend.js";
@@ -143,5 +144,21 @@ describe.skipIf(!ready)("Web MCP on two replicas sharing PostgreSQL", () => {
     expect((await mcp(0, issued.access_token)).status).toBe(401);
     // Nothing of OAuth went to the trees' SQLite files.
     for (const root of roots) expect(existsSync(serverPaths(root).oauthDb)).toBe(false);
+  });
+
+  it("refuses to start a replica on a database that a newer ivoai migrated, saying so", async () => {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await client.query(
+        "INSERT INTO ivoai_oauth.schema_migrations (store, version, name, applied_at) VALUES ('oauth', 99, 'future', $1)",
+        [new Date().toISOString()],
+      );
+    } finally {
+      await client.end();
+    }
+    const error = await startServer(await replicaRoot()).catch((caught: unknown) => caught);
+    expect(String(error)).toMatch(/oauth store is at schema version 99.*upgrade ivoai/);
+    expect(String(error)).not.toContain(database.url);
   });
 });

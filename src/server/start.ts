@@ -73,12 +73,13 @@ async function serveGateway(
     tls: config.server.tls,
     trustedProxyCidrs: config.server.trusted_proxy_cidrs,
   });
+  // First: it may wait for PostgreSQL or refuse a newer schema, before anything else is open.
+  const oauth = await openOAuthStoreOf(paths);
   const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
   const enrollment = createEnrollmentService({ store });
   const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"), undefined, (error, lost) =>
     options.logger.error("audit write failed", { error: error.message, lost }),
   );
-  const oauth = await openOAuthStoreOf(paths);
   const consoleStore = openConsoleStore(consoleDbPath(paths));
   const context = openContextService({ paths, config, logger: options.logger, persistIndex: true });
   // Memory failing to open degrades the server (context keeps working); /ready names it.
