@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACTIVATION_GUESSES_PER_MINUTE, ACTIVATION_GUESSES_PER_REQUEST } from "../src/server/oauth/routes.js";
 import { openOAuthStore } from "../src/server/oauth/store.js";
+import { openSqliteSql } from "../src/server/store/sqlite.js";
 import { createCode, initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
 import { obtainTokens, pkcePair, TEST_REDIRECT } from "./oauth-flow.js";
 
@@ -243,8 +244,8 @@ describe("Web MCP and enrollment behind a trusted reverse proxy", () => {
     await refuse(exchange(other.client_id, fresh, pending.verifier)); // another client's code
     await refuse(exchange(first.client_id, first.code, first.verifier)); // replayed code
     const expired = `ivoai_ac_${"e".repeat(43)}`;
-    const store = openOAuthStore(path.join(root, "var/lib/ivoai/oauth/oauth.sqlite"));
-    store.addCode({
+    const store = await openOAuthStore(openSqliteSql(path.join(root, "var/lib/ivoai/oauth/oauth.sqlite")));
+    await store.addCode({
       code_sha256: createHash("sha256").update(expired).digest("hex"),
       client_id: first.client_id,
       redirect_uri: TEST_REDIRECT,
@@ -254,7 +255,7 @@ describe("Web MCP and enrollment behind a trusted reverse proxy", () => {
       expires_at: new Date(Date.now() - 60_000).toISOString(),
       used_at: null,
     });
-    store.close();
+    await store.close();
     await refuse(exchange(first.client_id, expired, pkcePair().verifier)); // expired code
     const refresh = (clientId: string, refreshToken: string) => ({
       grant_type: "refresh_token",

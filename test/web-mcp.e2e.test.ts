@@ -14,6 +14,7 @@ import type {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { openOAuthStore } from "../src/server/oauth/store.js";
+import { openSqliteSql } from "../src/server/store/sqlite.js";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
 import { answerConsent, obtainTokens, pkcePair, TEST_REDIRECT } from "./oauth-flow.js";
 
@@ -175,9 +176,9 @@ describe("Web MCP with OAuth 2.1", () => {
     });
     expect(foreignOrigin.status).toBe(403);
     // A token bound to another resource is refused.
-    const store = openOAuthStore(path.join(root, "var/lib/ivoai/oauth/oauth.sqlite"));
+    const store = await openOAuthStore(openSqliteSql(path.join(root, "var/lib/ivoai/oauth/oauth.sqlite")));
     const foreign = `ivoai_at_${"z".repeat(43)}`;
-    store.addToken({
+    await store.addToken({
       token_sha256: createHash("sha256").update(foreign).digest("hex"),
       kind: "access",
       family: "fam_x",
@@ -191,7 +192,7 @@ describe("Web MCP with OAuth 2.1", () => {
     });
     // A valid token for this resource whose scopes include none of /mcp's: 403 insufficient_scope.
     const narrow = `ivoai_at_${"n".repeat(43)}`;
-    store.addToken({
+    await store.addToken({
       token_sha256: createHash("sha256").update(narrow).digest("hex"),
       kind: "access",
       family: "fam_y",
@@ -203,7 +204,7 @@ describe("Web MCP with OAuth 2.1", () => {
       used_at: null,
       code_sha256: null,
     });
-    store.close();
+    await store.close();
     expect((await mcpCall(foreign)).status).toBe(401);
     const insufficient = await mcpCall(narrow);
     expect(insufficient.status).toBe(403);

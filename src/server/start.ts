@@ -26,7 +26,7 @@ import {
 } from "./http/listener-policy.js";
 import { requestErrorResponse } from "./http/request-error.js";
 import { type MemoryService, openMemoryService } from "./memory/service.js";
-import { openOAuthStore } from "./oauth/store.js";
+import { openOAuthStoreOf } from "./oauth/store-open.js";
 import { claimPidFile, type PidFileHandle } from "./ops/pid-file.js";
 
 export interface StartGatewayOptions {
@@ -73,12 +73,13 @@ async function serveGateway(
     tls: config.server.tls,
     trustedProxyCidrs: config.server.trusted_proxy_cidrs,
   });
+  // First: they may wait for PostgreSQL or refuse a newer schema, before anything else is open.
+  const oauth = await openOAuthStoreOf(paths);
   const store = await openServerEnrollmentStore(paths);
   const enrollment = createEnrollmentService({ store });
   const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"), undefined, (error, lost) =>
     options.logger.error("audit write failed", { error: error.message, lost }),
   );
-  const oauth = openOAuthStore(paths.oauthDb);
   const consoleStore = openConsoleStore(consoleDbPath(paths));
   const context = openContextService({
     paths,
@@ -194,11 +195,9 @@ async function serveGateway(
           // The audit log first: its pending events are written even if closing something else throws.
           audit.close();
           const storeClosed = store.close();
-          context.close();
           memory?.close();
-          oauth.close();
           consoleStore.close();
-          await storeClosed;
+          await Promise.all([storeClosed, oauth.close(), context.close()]);
           options.logger.info("gateway stopped");
         })
         .finally(() => pid?.release());

@@ -1,5 +1,5 @@
 // `ivoai server activation create`: a short-lived single-use code a person types on the OAuth consent page.
-import { openOAuthStore } from "../../server/oauth/store.js";
+import { openOAuthStoreOf } from "../../server/oauth/store-open.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { newSecret } from "../../shared/tokens.js";
@@ -19,18 +19,18 @@ const createCommand: CommandSpec = {
     const ttlMs = parseDuration(stringOption(ctx.options, "ttl") ?? "10m");
     if (ttlMs > 3_600_000) throw new IvoaiError("USAGE", "--ttl may be at most 1h");
     const paths = await requireServerTree(ctx, ["oauthDir"]);
-    const store = openOAuthStore(paths.oauthDb);
+    const store = await openOAuthStoreOf(paths);
     try {
       const code = newSecret("ivoai_act_");
       const at = new Date();
       const expires_at = new Date(at.getTime() + ttlMs).toISOString();
-      const id = store.addActivationCode(code, expires_at, at.toISOString());
+      const id = await store.addActivationCode(code, expires_at, at.toISOString());
       ctx.out.data(
         { id, code, expires_at },
         (v) => `activation ${v.id} (expires ${v.expires_at}), single use:\n${v.code}`,
       );
     } finally {
-      store.close();
+      await store.close();
     }
     return 0;
   },

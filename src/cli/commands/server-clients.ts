@@ -1,13 +1,8 @@
 // `ivoai server clients list|revoke`: enrolled clients (bearer credentials) and Web MCP OAuth clients with their
 // grants. Only metadata is shown: never a credential, a token or a hash.
-import { existsSync } from "node:fs";
 import type { ClientView } from "../../server/enrollment/service.js";
-import {
-  type GrantView,
-  type OAuthClientView,
-  type OAuthStore,
-  openOAuthStore,
-} from "../../server/oauth/store.js";
+import type { GrantView, OAuthClientView, OAuthStore } from "../../server/oauth/store.js";
+import { oauthStoreExists, openOAuthStoreOf } from "../../server/oauth/store-open.js";
 import { IvoaiError } from "../../shared/errors.js";
 import type { CommandContext, CommandSpec, GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
@@ -37,14 +32,18 @@ export interface OAuthClientEntry {
 type ListEntry = (ClientView & { kind: "credential"; status: "active" | "revoked" }) | OAuthClientEntry;
 
 /** Runs `use` on the OAuth store, or returns `absent` when the server never created one. */
-async function withOAuthStore<T>(ctx: CommandContext, absent: T, use: (store: OAuthStore) => T): Promise<T> {
-  const file = (await requireServerTree(ctx, ["oauthDir"])).oauthDb;
-  if (!existsSync(file)) return absent;
-  const store = openOAuthStore(file);
+async function withOAuthStore<T>(
+  ctx: CommandContext,
+  absent: T,
+  use: (store: OAuthStore) => Promise<T>,
+): Promise<T> {
+  const paths = await requireServerTree(ctx, ["oauthDir"]);
+  if (!(await oauthStoreExists(paths))) return absent;
+  const store = await openOAuthStoreOf(paths);
   try {
-    return use(store);
+    return await use(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

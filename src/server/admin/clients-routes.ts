@@ -66,27 +66,27 @@ export function createClientRoutes(deps: ClientRoutesDeps): Hono<GatewayEnv> {
     return c.json(client);
   });
 
-  app.get("/oauth-clients", requireScope("clients:read"), (c) =>
-    c.json({ clients: (deps.oauth?.listClients() ?? []).map(webClient) }),
+  app.get("/oauth-clients", requireScope("clients:read"), async (c) =>
+    c.json({ clients: ((await deps.oauth?.listClients()) ?? []).map(webClient) }),
   );
 
-  app.post("/oauth-clients/:id/revoke", requireScope("clients:revoke"), (c) => {
+  app.post("/oauth-clients/:id/revoke", requireScope("clients:revoke"), async (c) => {
     const id = c.req.param("id");
     if (!ID.test(id)) return problem(c, 400, "invalid_request", "invalid client id");
-    const view = deps.oauth?.revokeClient(id, deps.now().toISOString());
+    const view = await deps.oauth?.revokeClient(id, deps.now().toISOString());
     if (!view) return problem(c, 404, "not_found", `no OAuth client with id ${id}`);
     revoked(c, "oauth_client", id);
     return c.json(webClient(view));
   });
 
   // Answers the grant's client, as the client list shows it, so the console can replace that row.
-  app.post("/grants/:id/revoke", requireScope("clients:revoke"), (c) => {
+  app.post("/grants/:id/revoke", requireScope("clients:revoke"), async (c) => {
     const id = c.req.param("id");
     if (!ID.test(id)) return problem(c, 400, "invalid_request", "invalid grant id");
-    const grant = deps.oauth?.revokeGrant(id, deps.now().toISOString());
+    const grant = await deps.oauth?.revokeGrant(id, deps.now().toISOString());
     if (!grant) return problem(c, 404, "not_found", `no grant with id ${id}`);
     revoked(c, "grant", id);
-    const owner = deps.oauth?.listClients().find((client) => client.client_id === grant.client_id);
+    const owner = (await deps.oauth?.listClients())?.find((client) => client.client_id === grant.client_id);
     return c.json(owner ? webClient(owner) : grant);
   });
   return app;

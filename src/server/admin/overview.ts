@@ -52,7 +52,8 @@ export function createOverviewRoutes(deps: OverviewDeps): Hono<GatewayEnv> {
       },
       counts: {
         clients_active: clients.filter((client) => !client.revoked_at).length,
-        oauth_clients_active: (deps.oauth?.listClients() ?? []).filter((client) => !client.revoked_at).length,
+        oauth_clients_active: ((await deps.oauth?.listClients()) ?? []).filter((client) => !client.revoked_at)
+          .length,
         documents: catalogue?.documents ?? 0,
         chunks: catalogue?.chunks ?? 0,
         pages: memory?.pages ?? 0,

@@ -137,7 +137,7 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
 async function credentialNames(deps: AuditRoutesDeps): Promise<Map<string, string>> {
   const names = new Map<string, string>();
   for (const client of (await deps.enrollment?.listClients()) ?? []) names.set(client.id, client.name);
-  for (const client of deps.oauth?.listClients() ?? [])
+  for (const client of (await deps.oauth?.listClients()) ?? [])
     names.set(`oauth:${client.client_id}`, client.client_name ?? client.client_id);
   return names;
 }

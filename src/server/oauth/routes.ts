@@ -134,7 +134,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
       redirect_uris: uris,
       created_at: now().toISOString(),
     };
-    store.addClient(client);
+    await store.addClient(client);
     deps.logger.info("oauth client registered", {
       client_id: client.client_id,
       client_name: client.client_name,
@@ -161,12 +161,12 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     return url.toString();
   };
 
-  app.get("/oauth/authorize", (c) => {
+  app.get("/oauth/authorize", async (c) => {
     const tooMany = limited(c);
     if (tooMany) return tooMany;
-    store.prune(now().toISOString());
+    await store.prune(now().toISOString());
     const q = c.req.query();
-    const client = q.client_id ? store.getClient(q.client_id) : undefined;
+    const client = q.client_id ? await store.getClient(q.client_id) : undefined;
     // Unknown client or a redirect it did not register: an error page, never a redirect.
     if (!client)
       return html(errorPage("Unknown client. Register it first (dynamic client registration)."), 400);
@@ -190,7 +190,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     if (!scopes.ok) return back("invalid_scope", scopes.description);
     const csrf = randomBytes(32).toString("base64url");
     const requestId = newId("ar_");
-    store.addPending({
+    await store.addPending({
       id: requestId,
       client_id: client.client_id,
       redirect_uri: q.redirect_uri,
@@ -213,7 +213,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
   });
 
   /** The consent page again, for a fresh request that carries the failed one's count. */
-  const retryConsent = (pending: PendingAuthorization, failedAttempts: number) => {
+  const retryConsent = async (pending: PendingAuthorization, failedAttempts: number) => {
     const retryCsrf = randomBytes(32).toString("base64url");
     const retry = {
       ...pending,
@@ -221,8 +221,8 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
       csrf_sha256: sha256Hex(retryCsrf),
       failed_attempts: failedAttempts,
     };
-    store.addPending(retry);
-    const client = store.getClient(pending.client_id);
+    await store.addPending(retry);
+    const client = await store.getClient(pending.client_id);
     return html(
       consentPage({
         requestId: retry.id,
@@ -245,7 +245,7 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
     }
     const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
     const at = now().toISOString();
-    const pending = store.takePending(field("request_id"), at);
+    const pending = await store.takePending(field("request_id"), at);
     if (!pending)
       return html(errorPage("This authorization request expired or was already answered. Start again."), 400);
     const csrf = Buffer.from(sha256Hex(field("csrf_token")), "hex");
@@ -274,13 +274,13 @@ export function createOAuthRoutes(deps: OAuthRoutesDeps): Hono<GatewayEnv> {
         budget.allowed ? {} : { "retry-after": String(budget.retryAfterSeconds) },
       );
     }
-    if (!store.consumeActivationCode(field("activation_code").trim(), at)) {
+    if (!(await store.consumeActivationCode(field("activation_code").trim(), at))) {
       guesses.hit(source);
       // Answer again with a fresh request: the failed one is spent, so a guess cannot be replayed.
       return retryConsent(pending, failed + 1);
     }
     const code = newSecret("ivoai_ac_");
-    store.addCode({
+    await store.addCode({
       code_sha256: sha256Hex(code),
       client_id: pending.client_id,
       redirect_uri: pending.redirect_uri,

@@ -1,10 +1,13 @@
-// OAuth state in SQLite: registered clients, activation codes, authorization requests and codes, grants (one per
-// refresh family) and tokens. Secrets (activation codes, codes, tokens, CSRF values) are stored only as SHA-256 hashes.
-import { mkdirSync } from "node:fs";
-import path from "node:path";
-import type Database from "better-sqlite3";
-import { openSqlite } from "../../shared/native-sqlite.js";
+// OAuth state on SQLite or PostgreSQL: registered clients, activation codes, authorization requests and codes,
+// grants (one per refresh family) and tokens. Secrets (activation codes, codes, tokens, CSRF values) are stored only
+// as SHA-256 hashes. Nothing is cached in process: every replica reads the database on every request, so a
+// revocation made on one is refused by all on the next request; single-use spends are conditional updates.
 import { sha256Hex } from "../../shared/tokens.js";
+import { migrate } from "../store/migrations.js";
+import { forUpdate, type SqlDatabase, type SqlExecutor } from "../store/sql.js";
+import { adoptUnversionedSqlite, OAUTH_MIGRATIONS } from "./store-schema.js";
+
+export { LEGACY_GRANT_TTL_MS } from "./store-schema.js";
 
 export interface OAuthClient {
   client_id: string;
@@ -77,300 +80,370 @@ export interface TokenRecord {
   code_sha256: string | null;
 }
 
+/** What a refresh rotation did: new tokens stored, a reuse (the family is now revoked), or a grant that ended. */
+export type RotationOutcome = "rotated" | "reused" | "ended";
+
 export interface OAuthStore {
-  addClient(client: OAuthClient): void;
+  addClient(client: OAuthClient): Promise<void>;
   /** A registered client that was not revoked. */
-  getClient(id: string): OAuthClient | undefined;
+  getClient(id: string): Promise<OAuthClient | undefined>;
   /** Every registered client, revoked ones included, with its grants (newest first). */
-  listClients(): OAuthClientView[];
+  listClients(): Promise<OAuthClientView[]>;
   /** Revokes a client, all its grants and every token issued to it; undefined for an unknown id. */
-  revokeClient(id: string, now: string): OAuthClientView | undefined;
-  addGrant(grant: Grant): void;
-  getGrant(id: string): Grant | undefined;
+  revokeClient(id: string, now: string): Promise<OAuthClientView | undefined>;
+  addGrant(grant: Grant): Promise<void>;
+  getGrant(id: string): Promise<Grant | undefined>;
   /** Revokes a grant and every token of its family; undefined for an unknown id. */
-  revokeGrant(id: string, now: string): GrantView | undefined;
-  addActivationCode(code: string, expiresAt: string, createdAt: string): string;
+  revokeGrant(id: string, now: string): Promise<GrantView | undefined>;
+  addActivationCode(code: string, expiresAt: string, createdAt: string): Promise<string>;
   /** Consumes a valid activation code atomically; false for unknown, used or expired ones. */
-  consumeActivationCode(code: string, now: string): boolean;
-  addPending(request: PendingAuthorization): void;
-  takePending(id: string, now: string): PendingAuthorization | undefined;
-  addCode(code: AuthorizationCode): void;
+  consumeActivationCode(code: string, now: string): Promise<boolean>;
+  addPending(request: PendingAuthorization): Promise<void>;
+  /** Takes a pending request exactly once (it is deleted); undefined when unknown, taken or expired. */
+  takePending(id: string, now: string): Promise<PendingAuthorization | undefined>;
+  addCode(code: AuthorizationCode): Promise<void>;
   /** The code as stored (used_at set when it was already spent). */
-  peekCode(code: string): AuthorizationCode | undefined;
-  /** Spends a code exactly once; false when it was already spent. */
-  spendCode(code: string, now: string): boolean;
+  peekCode(code: string): Promise<AuthorizationCode | undefined>;
+  /**
+   * Spends a code exactly once, and in the same transaction stores the grant it starts and that grant's first
+   * tokens; false (nothing stored) when the code was already spent, by this replica or another.
+   */
+  redeemCode(code: string, now: string, issue: { grant: Grant; tokens: TokenRecord[] }): Promise<boolean>;
   /** Drops expired pending requests, and codes, tokens and grants that ended more than a day ago. */
-  prune(now: string): void;
-  addToken(token: TokenRecord): void;
+  prune(now: string): Promise<void>;
+  addToken(token: TokenRecord): Promise<void>;
   /** The token as it stands: revoked or expired with its grant or client too. */
-  getToken(token: string): TokenRecord | undefined;
-  /** Marks a refresh token used, exactly once; false when it already was. */
-  useRefreshToken(token: string, now: string): boolean;
+  getToken(token: string): Promise<TokenRecord | undefined>;
+  /**
+   * Rotates a refresh token atomically: marks it used and stores `next` (tokens of the same family). A token
+   * already used or revoked is a reuse, which revokes the whole family in the same transaction; a grant that was
+   * revoked or expired meanwhile stores nothing.
+   */
+  rotateRefreshToken(token: string, now: string, next: TokenRecord[]): Promise<RotationOutcome>;
   /** Revokes a refresh family (its grant and all its tokens). */
-  revokeFamily(family: string, now: string): void;
-  revokeToken(token: string, now: string): void;
-  revokeFromCode(codeSha256: string, now: string): void;
-  close(): void;
+  revokeFamily(family: string, now: string): Promise<void>;
+  revokeToken(token: string, now: string): Promise<void>;
+  /** Revokes every family issued from a code (a replayed code, OAuth 2.1 §4.1.2). */
+  revokeFromCode(codeSha256: string, now: string): Promise<void>;
+  /** Closes the database the store was opened on. */
+  close(): Promise<void>;
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS clients (client_id TEXT PRIMARY KEY, client_name TEXT, redirect_uris TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS activation_codes (code_sha256 TEXT PRIMARY KEY, id TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL, used_at TEXT);
-CREATE TABLE IF NOT EXISTS pending (id TEXT PRIMARY KEY, body TEXT NOT NULL, expires_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS codes (code_sha256 TEXT PRIMARY KEY, body TEXT NOT NULL, used_at TEXT);
-CREATE TABLE IF NOT EXISTS tokens (
-  token_sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, family TEXT NOT NULL, client_id TEXT NOT NULL, scopes TEXT NOT NULL,
-  resource TEXT NOT NULL, expires_at TEXT NOT NULL, revoked_at TEXT, used_at TEXT, code_sha256 TEXT
-);
-CREATE INDEX IF NOT EXISTS tokens_family ON tokens (family);
-CREATE TABLE IF NOT EXISTS grants (
-  id TEXT PRIMARY KEY, client_id TEXT NOT NULL, scopes TEXT NOT NULL, resource TEXT NOT NULL,
-  created_at TEXT NOT NULL, expires_at TEXT NOT NULL, revoked_at TEXT
-);
-CREATE INDEX IF NOT EXISTS grants_client ON grants (client_id);
-CREATE INDEX IF NOT EXISTS tokens_code ON tokens (code_sha256);
-`;
+type Row = Record<string, unknown>;
 
-/** The absolute lifetime given to refresh families that predate grants (counted from the upgrade). */
-export const LEGACY_GRANT_TTL_MS = 90 * 86_400_000;
+const text = (value: unknown): string | null =>
+  value === null || value === undefined ? null : String(value);
 
-export function openOAuthStore(file: string): OAuthStore {
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const db = openSqlite(file, { timeout: 5_000 });
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.exec(SCHEMA);
-  migrate(db);
-  const toToken = (row: Record<string, unknown>): TokenRecord => ({
-    ...(row as unknown as TokenRecord),
-    scopes: JSON.parse(String(row.scopes)) as string[],
-  });
-  const toClient = (row: Record<string, unknown>): OAuthClient & { revoked_at: string | null } => ({
-    client_id: String(row.client_id),
-    client_name: (row.client_name as string | null) ?? null,
-    redirect_uris: JSON.parse(String(row.redirect_uris)) as string[],
-    created_at: String(row.created_at),
-    revoked_at: (row.revoked_at as string | null) ?? null,
-  });
-  const grantColumns = `g.id, g.client_id, g.scopes, g.resource, g.created_at, g.expires_at, g.revoked_at,
-    (SELECT MAX(t.used_at) FROM tokens t WHERE t.family = g.id AND t.kind = 'refresh') AS last_refreshed_at`;
-  const toGrant = (row: Record<string, unknown>): GrantView => ({
-    id: String(row.id),
-    client_id: String(row.client_id),
-    scopes: JSON.parse(String(row.scopes)) as string[],
-    resource: String(row.resource),
-    created_at: String(row.created_at),
-    expires_at: String(row.expires_at),
-    revoked_at: (row.revoked_at as string | null) ?? null,
-    last_refreshed_at: (row.last_refreshed_at as string | null) ?? null,
-  });
-  const grantView = (id: string) => {
-    const row = db.prepare(`SELECT ${grantColumns} FROM grants g WHERE g.id = ?`).get(id) as
-      | Record<string, unknown>
-      | undefined;
-    return row ? toGrant(row) : undefined;
-  };
-  const clientView = (row: Record<string, unknown>): OAuthClientView => ({
-    ...toClient(row),
-    grants: (
-      db
-        .prepare(`SELECT ${grantColumns} FROM grants g WHERE g.client_id = ? ORDER BY g.created_at DESC`)
-        .all(row.client_id) as Record<string, unknown>[]
-    ).map(toGrant),
-  });
-  const revokeFamily = (family: string, now: string) => {
-    db.prepare("UPDATE grants SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?").run(now, family);
-    db.prepare("UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE family = ?").run(now, family);
-  };
+const toClient = (row: Row): OAuthClient & { revoked_at: string | null } => ({
+  client_id: String(row.client_id),
+  client_name: text(row.client_name),
+  redirect_uris: JSON.parse(String(row.redirect_uris)) as string[],
+  created_at: String(row.created_at),
+  revoked_at: text(row.revoked_at),
+});
+
+const toGrant = (row: Row): GrantView => ({
+  id: String(row.id),
+  client_id: String(row.client_id),
+  scopes: JSON.parse(String(row.scopes)) as string[],
+  resource: String(row.resource),
+  created_at: String(row.created_at),
+  expires_at: String(row.expires_at),
+  revoked_at: text(row.revoked_at),
+  last_refreshed_at: text(row.last_refreshed_at),
+});
+
+const toToken = (row: Row): TokenRecord => ({
+  token_sha256: String(row.token_sha256),
+  kind: row.kind === "refresh" ? "refresh" : "access",
+  family: String(row.family),
+  client_id: String(row.client_id),
+  scopes: JSON.parse(String(row.scopes)) as string[],
+  resource: String(row.resource),
+  expires_at: String(row.expires_at),
+  revoked_at: text(row.revoked_at),
+  used_at: text(row.used_at),
+  code_sha256: text(row.code_sha256),
+});
+
+const GRANT_COLUMNS = `g.id, g.client_id, g.scopes, g.resource, g.created_at, g.expires_at, g.revoked_at,
+  (SELECT MAX(t.used_at) FROM tokens t WHERE t.family = g.id AND t.kind = 'refresh') AS last_refreshed_at`;
+
+/** Newest first; ties by id, in code so both backends agree whatever their collation. */
+const byCreatedDesc = (a: GrantView, b: GrantView) =>
+  a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? 1 : -1;
+
+async function grantView(db: SqlExecutor, id: string): Promise<GrantView | undefined> {
+  const row = await db.get<Row>(`SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.id = $1`, [id]);
+  return row ? toGrant(row) : undefined;
+}
+
+async function clientView(db: SqlExecutor, row: Row): Promise<OAuthClientView> {
+  const grants = await db.all<Row>(`SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.client_id = $1`, [
+    row.client_id,
+  ]);
+  return { ...toClient(row), grants: grants.map(toGrant).sort(byCreatedDesc) };
+}
+
+async function insertGrant(db: SqlExecutor, grant: Grant): Promise<void> {
+  await db.run(
+    `INSERT INTO grants (id, client_id, scopes, resource, created_at, expires_at, revoked_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [
+      grant.id,
+      grant.client_id,
+      JSON.stringify(grant.scopes),
+      grant.resource,
+      grant.created_at,
+      grant.expires_at,
+      grant.revoked_at,
+    ],
+  );
+}
+
+async function insertToken(db: SqlExecutor, token: TokenRecord): Promise<void> {
+  await db.run(
+    `INSERT INTO tokens (token_sha256, kind, family, client_id, scopes, resource, expires_at, revoked_at, used_at, code_sha256)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [
+      token.token_sha256,
+      token.kind,
+      token.family,
+      token.client_id,
+      JSON.stringify(token.scopes),
+      token.resource,
+      token.expires_at,
+      token.revoked_at,
+      token.used_at,
+      token.code_sha256,
+    ],
+  );
+}
+
+/** Grant first, then its tokens: the order every writer of a family takes its row locks in. */
+async function revokeFamilyIn(db: SqlExecutor, family: string, now: string): Promise<void> {
+  await db.run("UPDATE grants SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2", [now, family]);
+  await db.run("UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE family = $2", [now, family]);
+}
+
+/**
+ * The OAuth store on `db`, which it migrates first (refusing a database a newer ivoai migrated) and closes on
+ * close(). `db` is SQLite (the embedded default) or PostgreSQL (schema ivoai_oauth, shared by every replica).
+ */
+export async function openOAuthStore(db: SqlDatabase): Promise<OAuthStore> {
+  try {
+    await adoptUnversionedSqlite(db);
+    await migrate(db, "oauth", OAUTH_MIGRATIONS);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   return {
-    addClient(client) {
-      db.prepare(
-        "INSERT INTO clients (client_id, client_name, redirect_uris, created_at) VALUES (?, ?, ?, ?)",
-      ).run(client.client_id, client.client_name, JSON.stringify(client.redirect_uris), client.created_at);
+    async addClient(client) {
+      await db.run(
+        "INSERT INTO clients (client_id, client_name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)",
+        [client.client_id, client.client_name, JSON.stringify(client.redirect_uris), client.created_at],
+      );
     },
-    getClient(id) {
-      const row = db.prepare("SELECT * FROM clients WHERE client_id = ? AND revoked_at IS NULL").get(id) as
-        | Record<string, unknown>
-        | undefined;
+    async getClient(id) {
+      const row = await db.get<Row>("SELECT * FROM clients WHERE client_id = $1 AND revoked_at IS NULL", [
+        id,
+      ]);
       if (!row) return undefined;
       const { revoked_at: _revoked, ...client } = toClient(row);
       return client;
     },
-    listClients() {
-      const rows = db.prepare("SELECT * FROM clients ORDER BY created_at, client_id").all() as Record<
-        string,
-        unknown
-      >[];
-      return rows.map(clientView);
+    async listClients() {
+      const clients = (await db.all<Row>("SELECT * FROM clients")).map(toClient);
+      const grants = (await db.all<Row>(`SELECT ${GRANT_COLUMNS} FROM grants g`)).map(toGrant);
+      const byClient = new Map<string, GrantView[]>();
+      for (const grant of grants.sort(byCreatedDesc)) {
+        const list = byClient.get(grant.client_id) ?? [];
+        list.push(grant);
+        byClient.set(grant.client_id, list);
+      }
+      return clients
+        .sort((a, b) =>
+          a.created_at === b.created_at
+            ? a.client_id < b.client_id
+              ? -1
+              : 1
+            : a.created_at < b.created_at
+              ? -1
+              : 1,
+        )
+        .map((client) => ({ ...client, grants: byClient.get(client.client_id) ?? [] }));
     },
     revokeClient(id, now) {
-      const revoke = db.transaction(() => {
-        const row = db.prepare("SELECT * FROM clients WHERE client_id = ?").get(id) as
-          | Record<string, unknown>
-          | undefined;
-        if (!row) return undefined;
-        db.prepare("UPDATE clients SET revoked_at = COALESCE(revoked_at, ?) WHERE client_id = ?").run(
+      return db.transaction(async (tx) => {
+        const found = await tx.get(
+          `SELECT client_id FROM clients WHERE client_id = $1${forUpdate(tx.dialect)}`,
+          [id],
+        );
+        if (!found) return undefined;
+        await tx.run("UPDATE clients SET revoked_at = COALESCE(revoked_at, $1) WHERE client_id = $2", [
           now,
           id,
-        );
-        db.prepare("UPDATE grants SET revoked_at = COALESCE(revoked_at, ?) WHERE client_id = ?").run(now, id);
-        db.prepare("UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE client_id = ?").run(now, id);
-        return clientView(
-          db.prepare("SELECT * FROM clients WHERE client_id = ?").get(id) as Record<string, unknown>,
-        );
+        ]);
+        await tx.run("UPDATE grants SET revoked_at = COALESCE(revoked_at, $1) WHERE client_id = $2", [
+          now,
+          id,
+        ]);
+        await tx.run("UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE client_id = $2", [
+          now,
+          id,
+        ]);
+        return clientView(tx, (await tx.get<Row>("SELECT * FROM clients WHERE client_id = $1", [id])) as Row);
       });
-      return revoke();
     },
-    addGrant(grant) {
-      db.prepare(
-        `INSERT INTO grants (id, client_id, scopes, resource, created_at, expires_at, revoked_at)
-         VALUES (@id, @client_id, @scopes, @resource, @created_at, @expires_at, @revoked_at)`,
-      ).run({ ...grant, scopes: JSON.stringify(grant.scopes) });
-    },
-    getGrant(id) {
-      const view = grantView(id);
+    addGrant: (grant) => insertGrant(db, grant),
+    async getGrant(id) {
+      const view = await grantView(db, id);
       if (!view) return undefined;
       const { last_refreshed_at: _last, ...grant } = view;
       return grant;
     },
     revokeGrant(id, now) {
-      return db.transaction(() => {
-        if (!grantView(id)) return undefined;
-        revokeFamily(id, now);
-        return grantView(id);
-      })();
+      return db.transaction(async (tx) => {
+        const found = await tx.get(`SELECT id FROM grants WHERE id = $1${forUpdate(tx.dialect)}`, [id]);
+        if (!found) return undefined;
+        await revokeFamilyIn(tx, id, now);
+        return grantView(tx, id);
+      });
     },
-    addActivationCode(code, expiresAt, createdAt) {
+    async addActivationCode(code, expiresAt, createdAt) {
       const id = `act_${sha256Hex(code).slice(0, 12)}`;
-      db.prepare(
-        "INSERT INTO activation_codes (code_sha256, id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-      ).run(sha256Hex(code), id, createdAt, expiresAt);
+      await db.run(
+        "INSERT INTO activation_codes (code_sha256, id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        [sha256Hex(code), id, createdAt, expiresAt],
+      );
       return id;
     },
-    consumeActivationCode(code, now) {
-      return (
-        db
-          .prepare(
-            "UPDATE activation_codes SET used_at = ? WHERE code_sha256 = ? AND used_at IS NULL AND expires_at > ?",
-          )
-          .run(now, sha256Hex(code), now).changes === 1
+    async consumeActivationCode(code, now) {
+      const spent = await db.run(
+        "UPDATE activation_codes SET used_at = $1 WHERE code_sha256 = $2 AND used_at IS NULL AND expires_at > $1",
+        [now, sha256Hex(code)],
       );
+      return spent.changes === 1;
     },
-    addPending(request) {
-      db.prepare("INSERT INTO pending (id, body, expires_at) VALUES (?, ?, ?)").run(
+    async addPending(request) {
+      await db.run("INSERT INTO pending (id, body, expires_at, client_id) VALUES ($1, $2, $3, $4)", [
         request.id,
         JSON.stringify(request),
         request.expires_at,
-      );
-      db.prepare("DELETE FROM pending WHERE expires_at < ?").run(
+        request.client_id,
+      ]);
+      await db.run("DELETE FROM pending WHERE expires_at < $1", [
         new Date(Date.now() - 86_400_000).toISOString(),
-      );
+      ]);
     },
-    takePending(id, now) {
-      const row = db.prepare("DELETE FROM pending WHERE id = ? RETURNING body, expires_at").get(id) as
-        | { body: string; expires_at: string }
-        | undefined;
+    async takePending(id, now) {
+      const row = await db.get<{ body: string; expires_at: string }>(
+        "DELETE FROM pending WHERE id = $1 RETURNING body, expires_at",
+        [id],
+      );
       return row && row.expires_at > now ? (JSON.parse(row.body) as PendingAuthorization) : undefined;
     },
-    addCode(code) {
-      db.prepare("INSERT INTO codes (code_sha256, body) VALUES (?, ?)").run(
-        code.code_sha256,
-        JSON.stringify(code),
+    async addCode(code) {
+      await db.run(
+        "INSERT INTO codes (code_sha256, body, used_at, client_id, expires_at) VALUES ($1, $2, $3, $4, $5)",
+        [code.code_sha256, JSON.stringify(code), code.used_at, code.client_id, code.expires_at],
       );
     },
-    peekCode(code) {
-      const row = db.prepare("SELECT body, used_at FROM codes WHERE code_sha256 = ?").get(sha256Hex(code)) as
-        | { body: string; used_at: string | null }
-        | undefined;
-      return row ? { ...(JSON.parse(row.body) as AuthorizationCode), used_at: row.used_at } : undefined;
-    },
-    spendCode(code, now) {
-      return (
-        db
-          .prepare("UPDATE codes SET used_at = ? WHERE code_sha256 = ? AND used_at IS NULL")
-          .run(now, sha256Hex(code)).changes === 1
+    async peekCode(code) {
+      const row = await db.get<{ body: string; used_at: string | null }>(
+        "SELECT body, used_at FROM codes WHERE code_sha256 = $1",
+        [sha256Hex(code)],
       );
+      return row ? { ...(JSON.parse(row.body) as AuthorizationCode), used_at: text(row.used_at) } : undefined;
     },
-    prune(now) {
+    redeemCode(code, now, issue) {
+      return db.transaction(async (tx) => {
+        const spent = await tx.run(
+          "UPDATE codes SET used_at = $1 WHERE code_sha256 = $2 AND used_at IS NULL",
+          [now, sha256Hex(code)],
+        );
+        if (spent.changes !== 1) return false;
+        await insertGrant(tx, issue.grant);
+        for (const token of issue.tokens) await insertToken(tx, token);
+        return true;
+      });
+    },
+    async prune(now) {
       const dayAgo = new Date(Date.parse(now) - 86_400_000).toISOString();
-      db.prepare("DELETE FROM pending WHERE expires_at < ?").run(now);
-      db.prepare("DELETE FROM codes WHERE json_extract(body, '$.expires_at') < ?").run(dayAgo);
-      db.prepare("DELETE FROM tokens WHERE expires_at < ?").run(dayAgo);
-      db.prepare("DELETE FROM grants WHERE expires_at < ?").run(dayAgo);
-      db.prepare("DELETE FROM activation_codes WHERE expires_at < ?").run(dayAgo);
+      await db.run("DELETE FROM pending WHERE expires_at < $1", [now]);
+      await db.run("DELETE FROM codes WHERE expires_at < $1", [dayAgo]);
+      await db.run("DELETE FROM tokens WHERE expires_at < $1", [dayAgo]);
+      await db.run("DELETE FROM grants WHERE expires_at < $1", [dayAgo]);
+      await db.run("DELETE FROM activation_codes WHERE expires_at < $1", [dayAgo]);
       // Registration is open: a client that never completed an authorization within a day is forgotten
       // (it registers again if it comes back), so registrations cannot grow `server clients list` forever.
-      db.prepare(
-        `DELETE FROM clients WHERE created_at < ?
+      await db.run(
+        `DELETE FROM clients WHERE created_at < $1
            AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.client_id = clients.client_id)
            AND NOT EXISTS (SELECT 1 FROM tokens t WHERE t.client_id = clients.client_id)
-           AND NOT EXISTS (SELECT 1 FROM pending p WHERE json_extract(p.body, '$.client_id') = clients.client_id)
-           AND NOT EXISTS (SELECT 1 FROM codes k WHERE json_extract(k.body, '$.client_id') = clients.client_id)`,
-      ).run(dayAgo);
+           AND NOT EXISTS (SELECT 1 FROM pending p WHERE p.client_id = clients.client_id)
+           AND NOT EXISTS (SELECT 1 FROM codes k WHERE k.client_id = clients.client_id)`,
+        [dayAgo],
+      );
     },
-    addToken(token) {
-      db.prepare(
-        `INSERT INTO tokens (token_sha256, kind, family, client_id, scopes, resource, expires_at, revoked_at, used_at, code_sha256)
-         VALUES (@token_sha256, @kind, @family, @client_id, @scopes, @resource, @expires_at, @revoked_at, @used_at, @code_sha256)`,
-      ).run({ ...token, scopes: JSON.stringify(token.scopes) });
-    },
-    getToken(token) {
+    addToken: (token) => insertToken(db, token),
+    async getToken(token) {
       // A token ends with its grant and its client, even one issued while they were being revoked.
-      const row = db
-        .prepare(
-          `SELECT t.token_sha256, t.kind, t.family, t.client_id, t.scopes, t.resource, t.used_at, t.code_sha256,
-             CASE WHEN g.expires_at IS NOT NULL AND g.expires_at < t.expires_at THEN g.expires_at ELSE t.expires_at END
-               AS expires_at,
-             COALESCE(t.revoked_at, g.revoked_at, c.revoked_at) AS revoked_at
-           FROM tokens t LEFT JOIN grants g ON g.id = t.family LEFT JOIN clients c ON c.client_id = t.client_id
-           WHERE t.token_sha256 = ?`,
-        )
-        .get(sha256Hex(token)) as Record<string, unknown> | undefined;
+      const row = await db.get<Row>(
+        `SELECT t.token_sha256, t.kind, t.family, t.client_id, t.scopes, t.resource, t.used_at, t.code_sha256,
+           CASE WHEN g.expires_at IS NOT NULL AND g.expires_at < t.expires_at THEN g.expires_at ELSE t.expires_at END
+             AS expires_at,
+           COALESCE(t.revoked_at, g.revoked_at, c.revoked_at) AS revoked_at
+         FROM tokens t LEFT JOIN grants g ON g.id = t.family LEFT JOIN clients c ON c.client_id = t.client_id
+         WHERE t.token_sha256 = $1`,
+        [sha256Hex(token)],
+      );
       return row ? toToken(row) : undefined;
     },
-    useRefreshToken(token, now) {
-      return (
-        db
-          .prepare(
-            "UPDATE tokens SET used_at = ? WHERE token_sha256 = ? AND kind = 'refresh' AND used_at IS NULL AND revoked_at IS NULL",
-          )
-          .run(now, sha256Hex(token)).changes === 1
-      );
+    rotateRefreshToken(token, now, next) {
+      return db.transaction(async (tx): Promise<RotationOutcome> => {
+        const hash = sha256Hex(token);
+        const record = await tx.get<{ family: string }>(
+          "SELECT family FROM tokens WHERE token_sha256 = $1 AND kind = 'refresh'",
+          [hash],
+        );
+        if (!record) return "ended";
+        // The grant's row lock orders this rotation against a revocation of the family on another replica.
+        const grant = await tx.get<{ revoked_at: string | null; expires_at: string }>(
+          `SELECT revoked_at, expires_at FROM grants WHERE id = $1${forUpdate(tx.dialect)}`,
+          [record.family],
+        );
+        if (!grant || grant.revoked_at || grant.expires_at <= now) return "ended";
+        const used = await tx.run(
+          "UPDATE tokens SET used_at = $1 WHERE token_sha256 = $2 AND used_at IS NULL AND revoked_at IS NULL",
+          [now, hash],
+        );
+        if (used.changes !== 1) {
+          // Reuse of a rotated (or revoked) refresh token: the whole family is revoked.
+          await revokeFamilyIn(tx, record.family, now);
+          return "reused";
+        }
+        for (const fresh of next) await insertToken(tx, { ...fresh, family: record.family });
+        return "rotated";
+      });
     },
-    revokeFamily: (family, now) => db.transaction(revokeFamily)(family, now),
-    revokeToken(token, now) {
-      db.prepare("UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE token_sha256 = ?").run(
+    revokeFamily: (family, now) => db.transaction((tx) => revokeFamilyIn(tx, family, now)),
+    async revokeToken(token, now) {
+      await db.run("UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE token_sha256 = $2", [
         now,
         sha256Hex(token),
-      );
+      ]);
     },
     revokeFromCode(codeSha256, now) {
-      db.prepare(
-        "UPDATE grants SET revoked_at = COALESCE(revoked_at, ?) WHERE id IN (SELECT family FROM tokens WHERE code_sha256 = ?)",
-      ).run(now, codeSha256);
-      db.prepare(
-        "UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE family IN (SELECT family FROM tokens WHERE code_sha256 = ?)",
-      ).run(now, codeSha256);
+      return db.transaction(async (tx) => {
+        const families = await tx.all<{ family: string }>(
+          "SELECT DISTINCT family FROM tokens WHERE code_sha256 = $1",
+          [codeSha256],
+        );
+        for (const { family } of families) await revokeFamilyIn(tx, family, now);
+      });
     },
     close: () => db.close(),
   };
-}
-
-/**
- * Brings a store from before grants up to date: clients get `revoked_at`, and refresh families without a grant
- * get one whose absolute lifetime starts now.
- */
-function migrate(db: Database.Database): void {
-  // IMMEDIATE: the server and a CLI command may open the same file at once; one of them migrates.
-  db.transaction(() => {
-    const columns = db.prepare("PRAGMA table_info(clients)").all() as { name: string }[];
-    if (!columns.some((column) => column.name === "revoked_at"))
-      db.exec("ALTER TABLE clients ADD COLUMN revoked_at TEXT");
-    const now = Date.now();
-    db.prepare(
-      `INSERT OR IGNORE INTO grants (id, client_id, scopes, resource, created_at, expires_at, revoked_at)
-       SELECT family, MIN(client_id), MIN(scopes), MIN(resource), ?, ?, NULL FROM tokens
-       WHERE family NOT IN (SELECT id FROM grants) GROUP BY family`,
-    ).run(new Date(now).toISOString(), new Date(now + LEGACY_GRANT_TTL_MS).toISOString());
-  }).immediate();
 }

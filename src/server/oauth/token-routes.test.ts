@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../shared/logger.js";
+import { openSqliteSql } from "../store/sqlite.js";
 import { createOAuthRoutes } from "./routes.js";
 import { type OAuthStore, openOAuthStore } from "./store.js";
 import { INVALID_GRANT_DESCRIPTION } from "./token-failure.js";
@@ -19,12 +20,12 @@ describe("refresh families with an absolute lifetime (in process, with a clock)"
   let clock: number;
   beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "ivoai-oauth-"));
-    store = openOAuthStore(path.join(dir, "oauth.sqlite"));
+    store = await openOAuthStore(openSqliteSql(path.join(dir, "oauth.sqlite")));
     start = Date.now();
     clock = start;
   });
   afterEach(async () => {
-    store.close();
+    await store.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -67,7 +68,7 @@ describe("refresh families with an absolute lifetime (in process, with a clock)"
     ).text();
     const value = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(page)?.[1] ?? "";
     const activation = `ivoai_act_${randomBytes(16).toString("hex")}`;
-    store.addActivationCode(
+    await store.addActivationCode(
       activation,
       new Date(clock + 600_000).toISOString(),
       new Date(clock).toISOString(),
@@ -119,7 +120,7 @@ describe("refresh families with an absolute lifetime (in process, with a clock)"
     const ended = await refresh(app, client_id, current);
     expect(ended.status).toBe(400);
     expect(ended.body).toEqual({ error: "invalid_grant", error_description: INVALID_GRANT_DESCRIPTION });
-    const [grant] = store.listClients()[0]?.grants ?? [];
+    const [grant] = (await store.listClients())[0]?.grants ?? [];
     expect(grant?.expires_at).toBe(new Date(start + 90 * DAY).toISOString());
   });
 

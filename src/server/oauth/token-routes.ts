@@ -5,7 +5,7 @@ import { Hono } from "hono";
 import type { Logger } from "../../shared/logger.js";
 import { newId, newSecret, sha256Hex } from "../../shared/tokens.js";
 import type { GatewayEnv } from "../http/env.js";
-import type { OAuthStore } from "./store.js";
+import type { Grant, OAuthStore, TokenRecord } from "./store.js";
 import { type TokenFailure, tokenFailureResponse } from "./token-failure.js";
 import { parseScopes, sameResource, verifyPkce } from "./validate.js";
 
@@ -33,8 +33,8 @@ export function createTokenRoutes(deps: TokenRoutesDeps): Hono<GatewayEnv> {
     return c.json(wire.body, wire.status);
   };
 
-  /** Tokens never outlive their grant. */
-  const issueTokens = (input: {
+  /** Tokens never outlive their grant: the records to store and the response that carries the secrets. */
+  const newTokens = (input: {
     client_id: string;
     scopes: string[];
     resource: string;
@@ -47,29 +47,32 @@ export function createTokenRoutes(deps: TokenRoutesDeps): Hono<GatewayEnv> {
     const at = now().getTime();
     const grantEnd = Date.parse(input.grantExpiresAt);
     const accessEnd = Math.min(at + ACCESS_TTL_MS, grantEnd);
-    for (const [token, kind, end] of [
-      [access, "access", accessEnd],
-      [refresh, "refresh", Math.min(at + REFRESH_TTL_MS, grantEnd)],
-    ] as const) {
-      store.addToken({
-        token_sha256: sha256Hex(token),
-        kind,
-        family: input.family,
-        client_id: input.client_id,
-        scopes: input.scopes,
-        resource: input.resource,
-        expires_at: new Date(end).toISOString(),
-        revoked_at: null,
-        used_at: null,
-        code_sha256: input.code_sha256,
-      });
-    }
+    const records: TokenRecord[] = (
+      [
+        [access, "access", accessEnd],
+        [refresh, "refresh", Math.min(at + REFRESH_TTL_MS, grantEnd)],
+      ] as const
+    ).map(([token, kind, end]) => ({
+      token_sha256: sha256Hex(token),
+      kind,
+      family: input.family,
+      client_id: input.client_id,
+      scopes: input.scopes,
+      resource: input.resource,
+      expires_at: new Date(end).toISOString(),
+      revoked_at: null,
+      used_at: null,
+      code_sha256: input.code_sha256,
+    }));
     return {
-      access_token: access,
-      token_type: "Bearer",
-      expires_in: Math.max(1, Math.floor((accessEnd - at) / 1000)),
-      refresh_token: refresh,
-      scope: input.scopes.join(" "),
+      records,
+      response: {
+        access_token: access,
+        token_type: "Bearer",
+        expires_in: Math.max(1, Math.floor((accessEnd - at) / 1000)),
+        refresh_token: refresh,
+        scope: input.scopes.join(" "),
+      },
     };
   };
 
@@ -85,19 +88,19 @@ export function createTokenRoutes(deps: TokenRoutesDeps): Hono<GatewayEnv> {
       return fail(c, "malformed_body");
     }
     const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
-    const client = field("client_id") ? store.getClient(field("client_id") as string) : undefined;
+    const client = field("client_id") ? await store.getClient(field("client_id") as string) : undefined;
     if (!client) return fail(c, "unknown_client");
     const clientId = client.client_id;
     const at = now().toISOString();
     const grant = field("grant_type");
     if (grant === "authorization_code") {
       const code = field("code") ?? "";
-      const record = store.peekCode(code);
+      const record = await store.peekCode(code);
       if (!record) return fail(c, "unknown_code", clientId);
       if (record.client_id !== clientId) return fail(c, "code_of_other_client", clientId);
-      const replayed = () => {
+      const replayed = async () => {
         // A replayed code: refuse it and revoke everything issued from it (OAuth 2.1 §4.1.2).
-        store.revokeFromCode(sha256Hex(code), at);
+        await store.revokeFromCode(sha256Hex(code), at);
         return fail(c, "code_replayed", clientId);
       };
       if (record.used_at) return replayed();
@@ -110,11 +113,11 @@ export function createTokenRoutes(deps: TokenRoutesDeps): Hono<GatewayEnv> {
       if (resource !== undefined && !sameResource(resource, record.resource)) {
         return fail(c, "resource_mismatch", clientId);
       }
-      // Spent only once everything matched, so a leaked code cannot be burnt by someone without the verifier.
-      if (!store.spendCode(code, at)) return replayed();
+      // Spent only once everything matched, so a leaked code cannot be burnt by someone without the verifier;
+      // the grant and its first tokens are stored in the same transaction as the spend.
       const family = newId("fam_");
       const expiresAt = new Date(now().getTime() + deps.refreshFamilyTtlMs).toISOString();
-      store.addGrant({
+      const granted: Grant = {
         id: family,
         client_id: clientId,
         scopes: record.scopes,
@@ -122,24 +125,24 @@ export function createTokenRoutes(deps: TokenRoutesDeps): Hono<GatewayEnv> {
         created_at: at,
         expires_at: expiresAt,
         revoked_at: null,
+      };
+      const issued = newTokens({
+        client_id: clientId,
+        scopes: record.scopes,
+        resource: record.resource,
+        family,
+        grantExpiresAt: expiresAt,
+        code_sha256: sha256Hex(code),
       });
-      return c.json(
-        issueTokens({
-          client_id: clientId,
-          scopes: record.scopes,
-          resource: record.resource,
-          family,
-          grantExpiresAt: expiresAt,
-          code_sha256: sha256Hex(code),
-        }),
-      );
+      if (!(await store.redeemCode(code, at, { grant: granted, tokens: issued.records }))) return replayed();
+      return c.json(issued.response);
     }
     if (grant === "refresh_token") {
       const token = field("refresh_token") ?? "";
-      const record = store.getToken(token);
+      const record = await store.getToken(token);
       if (record?.kind !== "refresh") return fail(c, "unknown_refresh_token", clientId);
       if (record.client_id !== clientId) return fail(c, "refresh_token_of_other_client", clientId);
-      const family = store.getGrant(record.family);
+      const family = await store.getGrant(record.family);
       if (!family || family.revoked_at) return fail(c, "grant_revoked", clientId);
       if (family.expires_at <= at) return fail(c, "grant_expired", clientId);
       if (record.revoked_at) return fail(c, "refresh_token_revoked", clientId);
@@ -150,21 +153,20 @@ export function createTokenRoutes(deps: TokenRoutesDeps): Hono<GatewayEnv> {
       if (!requested.ok || requested.value.some((scope) => !record.scopes.includes(scope))) {
         return fail(c, "scope_widened", clientId);
       }
-      if (!store.useRefreshToken(token, at)) {
-        // Reuse of a rotated refresh token: the whole family is revoked.
-        store.revokeFamily(record.family, at);
-        return fail(c, "refresh_token_reused", clientId);
-      }
-      return c.json(
-        issueTokens({
-          client_id: clientId,
-          scopes: requested.value,
-          resource: record.resource,
-          family: record.family,
-          grantExpiresAt: family.expires_at,
-          code_sha256: null,
-        }),
-      );
+      const issued = newTokens({
+        client_id: clientId,
+        scopes: requested.value,
+        resource: record.resource,
+        family: record.family,
+        grantExpiresAt: family.expires_at,
+        code_sha256: null,
+      });
+      const outcome = await store.rotateRefreshToken(token, at, issued.records);
+      // Reuse of a rotated refresh token: the store revoked the whole family.
+      if (outcome === "reused") return fail(c, "refresh_token_reused", clientId);
+      // The grant was revoked (or ended) by another request since it was read.
+      if (outcome === "ended") return fail(c, "grant_revoked", clientId);
+      return c.json(issued.response);
     }
     return fail(c, "unsupported_grant_type", clientId);
   });
@@ -172,11 +174,11 @@ export function createTokenRoutes(deps: TokenRoutesDeps): Hono<GatewayEnv> {
   app.post("/oauth/revoke", async (c) => {
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
     const token = typeof form.token === "string" ? form.token : "";
-    const record = token ? store.getToken(token) : undefined;
+    const record = token ? await store.getToken(token) : undefined;
     if (record) {
       // Revoking a refresh token ends its family's access tokens too; an access token ends alone.
-      if (record.kind === "refresh") store.revokeFamily(record.family, now().toISOString());
-      else store.revokeToken(token, now().toISOString());
+      if (record.kind === "refresh") await store.revokeFamily(record.family, now().toISOString());
+      else await store.revokeToken(token, now().toISOString());
     }
     return c.body(null, 200);
   });

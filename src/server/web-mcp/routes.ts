@@ -61,7 +61,7 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
       c.header("WWW-Authenticate", `Bearer resource_metadata="${metadata}"`);
       return problem(c, 401, "unauthorized", "an OAuth access token is required");
     }
-    const record = deps.store.getToken(token);
+    const record = await deps.store.getToken(token);
     const at = now().toISOString();
     if (
       record?.kind !== "access" ||
