@@ -3,7 +3,7 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { initRoot, initWithDocs, runIvoai, tempDir } from "./helpers.js";
+import { createCode, initRoot, initWithDocs, runIvoai, tempDir } from "./helpers.js";
 import { createThrowawayDatabase, postgresAvailable, TEST_PG_URL } from "./postgres.js";
 
 describe("ivoai server store", async () => {
@@ -92,6 +92,9 @@ describe("ivoai server store migrate --to postgres", async () => {
           "# Deploys\n\nDeploys run on Tuesdays after the freeze.\n",
         );
         await initWithDocs(root, docs);
+        const pending = await createCode(root);
+        const activation = await runIvoai(["server", "activation", "create", "--root", root, "--json"]);
+        expect(activation.code, activation.stderr).toBe(0);
         const before = await runIvoai(["server", "search", "invoice retries", "--root", root, "--json"]);
         expect(before.code, before.stderr).toBe(0);
         const set = await runIvoai(["server", "store", "set", "postgres", "--url-stdin", "--root", root], {
@@ -112,13 +115,28 @@ describe("ivoai server store migrate --to postgres", async () => {
         );
         expect(tables.documents).toMatchObject({ rows: 2, action: "copied" });
         expect(tables.chunks).toMatchObject({ rows: 2, action: "copied" });
+        const copied = JSON.parse(first.stdout).stores;
+        expect(copied.map((store: { store: string }) => store.store)).toEqual([
+          "enrollment",
+          "oauth",
+          "context",
+        ]);
+        const oauthRows = copied[1].tables.reduce(
+          (sum: number, table: { rows: number }) => sum + table.rows,
+          0,
+        );
+        expect(oauthRows).toBeGreaterThan(0);
         const second = await runIvoai(migrate);
         expect(second.code, second.stderr).toBe(0);
         const again = JSON.parse(second.stdout).stores.find(
           (store: { store: string }) => store.store === "context",
         );
         expect(again.tables.every((table: { action: string }) => table.action !== "copied")).toBe(true);
-        // Served from PostgreSQL now: the same ranking, and a new ingest continues after the copied rows.
+        // Served from PostgreSQL now: the enrollment code made on SQLite, the same ranking, and a new ingest
+        // continues after the copied rows.
+        const codes = await runIvoai(["server", "enrollment", "list", "--root", root, "--json"]);
+        expect(codes.stdout).toContain(pending.id);
+        expect(codes.stdout).not.toContain(pending.code);
         const after = await runIvoai(["server", "search", "invoice retries", "--root", root, "--json"]);
         expect(after.code, after.stderr).toBe(0);
         expect(JSON.parse(after.stdout).results).toEqual(JSON.parse(before.stdout).results);

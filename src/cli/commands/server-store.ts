@@ -234,9 +234,9 @@ const migrateCommand: CommandSpec = {
     const { openPostgresSql } = await import("../../server/store/postgres.js");
     const copied: { store: StoreDomain; tables: TableCopy[] }[] = [];
     for (const { domain, migrations, prepareSqlite } of SQL_STORES) {
+      await prepareSqlite?.(paths);
       const file = sqliteFileOf(paths, domain);
       if (!existsSync(file)) continue;
-      prepareSqlite?.(file);
       const source = openSqliteSql(file);
       const target = await openPostgresSql({ url, schema: `ivoai_${domain}` });
       try {

@@ -1,20 +1,54 @@
-// Every store that runs on the SQL layer, with its migrations: what `ivoai server store migrate` copies.
+// Every store that runs on PostgreSQL, with its migrations: what `ivoai server store show|migrate` lists and copies.
+import { existsSync } from "node:fs";
+import type { ServerPaths } from "../../config/server-paths.js";
 import { openSqliteCatalogue } from "../context/catalogue.js";
 import { CATALOGUE_POSTGRES_MIGRATIONS } from "../context/catalogue-postgres.js";
-import type { StoreDomain } from "./backend.js";
+import { ENROLLMENT_MIGRATIONS, openEnrollmentStore } from "../enrollment/store.js";
+import { adoptUnversionedSqlite, OAUTH_MIGRATIONS } from "../oauth/store-schema.js";
+import { type StoreDomain, sqliteFileOf } from "./backend.js";
 import type { Migration } from "./migrations.js";
+import { openSqliteSql } from "./sqlite.js";
 
 export interface RegisteredStore {
   domain: StoreDomain;
   migrations: readonly Migration[];
-  /** Brings an existing SQLite file up to date before it is copied (stores with their own SQLite opener). */
-  prepareSqlite?(file: string): void;
+  /** Brings the SQLite store up to date before it is copied (older files, data from before the SQL stores). */
+  prepareSqlite?(paths: ServerPaths): Promise<void>;
 }
 
 export const SQL_STORES: readonly RegisteredStore[] = [
   {
+    domain: "enrollment",
+    migrations: ENROLLMENT_MIGRATIONS,
+    // A tree from before the SQL stores keeps its state in state.json: imported into SQLite first.
+    async prepareSqlite(paths) {
+      if (!existsSync(sqliteFileOf(paths, "enrollment")) && !existsSync(paths.enrollmentState)) return;
+      const store = await openEnrollmentStore({
+        db: openSqliteSql(sqliteFileOf(paths, "enrollment")),
+        legacyStatePath: paths.enrollmentState,
+      });
+      await store.close();
+    },
+  },
+  {
+    domain: "oauth",
+    migrations: OAUTH_MIGRATIONS,
+    async prepareSqlite(paths) {
+      if (!existsSync(sqliteFileOf(paths, "oauth"))) return;
+      const db = openSqliteSql(sqliteFileOf(paths, "oauth"));
+      try {
+        await adoptUnversionedSqlite(db);
+      } finally {
+        await db.close();
+      }
+    },
+  },
+  {
     domain: "context",
     migrations: CATALOGUE_POSTGRES_MIGRATIONS,
-    prepareSqlite: (file) => void openSqliteCatalogue(file).close(),
+    async prepareSqlite(paths) {
+      if (existsSync(sqliteFileOf(paths, "context")))
+        openSqliteCatalogue(sqliteFileOf(paths, "context")).close();
+    },
   },
 ];
