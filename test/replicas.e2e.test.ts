@@ -1,13 +1,17 @@
-// Three gateway replicas on one PostgreSQL: one enrollment code gives exactly one credential across them, and a
-// revocation made through one replica is refused by every replica on the next request.
-import { readFile, writeFile } from "node:fs/promises";
+// Three gateway replicas on one PostgreSQL (issue 16's end-to-end list): one enrollment code gives exactly one
+// credential across them, a revocation made through one replica is refused by every replica on the next request,
+// and a document ingested by another process is found through every replica within a second.
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { racer } from "./enroll-racer.js";
 import {
+  addDocsConnector,
+  connectMcp,
   createCode,
   enroll,
+  enrolledCredential,
   initRoot,
   type RunningServer,
   runIvoai,
@@ -102,5 +106,43 @@ describe.skipIf(!ready)("three gateway replicas on one PostgreSQL", () => {
       (await runIvoai(["server", "clients", "list", "--root", root, "--json"])).stdout,
     ) as { clients: { id: string; status: string }[] };
     expect(clients.find((entry) => entry.id === laptop.client_id)?.status).toBe("revoked");
+  });
+
+  it("finds a document ingested by one process through every replica within 1 s", async () => {
+    const docs = path.join(root, "docs");
+    await mkdir(docs, { recursive: true });
+    await addDocsConnector(root, docs);
+    const credential = await enrolledCredential(replicas[0]?.url ?? "", root);
+    const clients = await Promise.all(
+      replicas.map((replica) => connectMcp(`${replica.url}/v1/mcp/context`, credential)),
+    );
+    const search = async (client: (typeof clients)[number]) => {
+      const result = await client.callTool({
+        name: "context_search",
+        arguments: { query: "quokka rotation" },
+      });
+      const data = (result.structuredContent as { data: { results: { path: string }[] } }).data;
+      return data.results.map((hit) => hit.path);
+    };
+    try {
+      // Every replica has built its index (empty) before the ingest.
+      for (const client of clients) expect(await search(client)).toEqual([]);
+      await writeFile(
+        path.join(docs, "oncall.md"),
+        "# On call\n\nThe quokka rotation changes every Monday.\n",
+      );
+      const ingest = await runIvoai(["server", "ingest", "--root", root]);
+      expect(ingest.code, ingest.stderr).toBe(0);
+      const ingested = performance.now();
+      const found = await Promise.all(
+        clients.map(async (client) => [await search(client), performance.now()] as const),
+      );
+      for (const [paths, at] of found) {
+        expect(paths).toEqual(["oncall.md"]);
+        expect(at - ingested).toBeLessThan(1000);
+      }
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+    }
   });
 });
