@@ -86,7 +86,7 @@ async function serveGateway(
     config,
     logger: options.logger,
     persistIndex: true,
-    catalogue: await openCatalogue(paths),
+    catalogue: await openCatalogue(paths, { listen: true }),
   });
   // Memory failing to open degrades the server (context keeps working); /ready names it.
   let memory: MemoryService | undefined;

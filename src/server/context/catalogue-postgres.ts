@@ -5,6 +5,7 @@
 import type { LastIngest } from "../../protocol/console-api.js";
 import type { Migration } from "../store/migrations.js";
 import { migrate } from "../store/migrations.js";
+import type { ChangeSignal } from "../store/postgres.js";
 import type { SqlDatabase, SqlExecutor } from "../store/sql.js";
 import type {
   Catalogue,
@@ -67,8 +68,17 @@ const documentOf = (row: Record<string, unknown>): DocumentRecord => {
   return { ...(rest as unknown as DocumentRecord), metadata: JSON.parse(String(row.metadata)) };
 };
 
-/** Opens (and migrates) the catalogue in `db`, a PostgreSQL connection whose search_path is its schema. */
-export async function openPostgresCatalogue(db: SqlDatabase): Promise<Catalogue> {
+/** The NOTIFY channel every catalogue write signals on (after commit). */
+export const CATALOGUE_CHANNEL = "ivoai_context";
+
+/**
+ * Opens (and migrates) the catalogue in `db`, a PostgreSQL connection whose search_path is its schema. With
+ * `changes` (a listener on CATALOGUE_CHANNEL), the searcher asks for the generation only after a write.
+ */
+export async function openPostgresCatalogue(
+  db: SqlDatabase,
+  changes?: ChangeSignal,
+): Promise<Catalogue> {
   if (db.dialect !== "postgres") throw new Error("openPostgresCatalogue needs a PostgreSQL connection");
   await migrate(db, "context", CATALOGUE_POSTGRES_MIGRATIONS);
   // Seeded at first open, not by the migration, so that `store migrate` can bring SQLite's generation and instance.
@@ -81,7 +91,10 @@ export async function openPostgresCatalogue(db: SqlDatabase): Promise<Catalogue>
   const write = <T>(work: (tx: SqlExecutor) => Promise<T>) =>
     db.transaction(async (tx) => {
       await tx.get("SELECT pg_advisory_xact_lock(hashtext('ivoai:catalogue'))");
-      return work(tx);
+      const result = await work(tx);
+      // Delivered to every listening replica when this commits (and not at all if it rolls back).
+      await tx.get(`SELECT pg_notify('${CATALOGUE_CHANNEL}', '')`);
+      return result;
     });
   const bump = async (tx: SqlExecutor) =>
     Number(
@@ -315,6 +328,9 @@ export async function openPostgresCatalogue(db: SqlDatabase): Promise<Catalogue>
         bytes: Number(row?.bytes),
       };
     },
-    close: () => db.close(),
+    ...(changes ? { changes } : {}),
+    async close() {
+      await Promise.all([db.close(), changes?.close()]);
+    },
   };
 }

@@ -102,6 +102,8 @@ export interface Catalogue {
   /** How many chunks the catalogue holds. */
   chunkCount(): Promise<number>;
   stats(): Promise<CatalogueStats>;
+  /** PostgreSQL with notifications: whether the catalogue may have changed since last asked (see ChangeSignal). */
+  changes?: { takeChanged(): boolean };
   /** SQLite closes at once; PostgreSQL's pool ends asynchronously. */
   close(): void | Promise<void>;
 }

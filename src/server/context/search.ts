@@ -68,6 +68,7 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
       ...(deps.snapshotFile ? { snapshotFile: deps.snapshotFile } : {}),
       ...(deps.onSnapshotProblem ? { onSnapshotProblem: deps.onSnapshotProblem } : {}),
       ...(deps.autoPersist ? {} : { snapshotAfterChanges: Number.POSITIVE_INFINITY }),
+      ...(catalogue.changes ? { changes: catalogue.changes } : {}),
     },
   );
   const refresh = () => index.refresh();

@@ -56,16 +56,20 @@ export interface ContextServiceOptions {
   catalogue?: Catalogue;
 }
 
-/** The catalogue of the store server.toml names: the SQLite file under contextDir, or the shared PostgreSQL one. */
-export async function openCatalogue(paths: ServerPaths): Promise<Catalogue> {
+/**
+ * The catalogue of the store server.toml names: the SQLite file under contextDir, or the shared PostgreSQL one.
+ * `listen` (the gateway): follow PostgreSQL's change notifications rather than ask for the generation per search.
+ */
+export async function openCatalogue(paths: ServerPaths, options: { listen?: boolean } = {}): Promise<Catalogue> {
   const backend = await resolveStoreBackend(paths);
   if (backend.kind === "sqlite") return openSqliteCatalogue(catalogueFile(paths));
-  const { openPostgresCatalogue } = await import("./catalogue-postgres.js");
+  const { CATALOGUE_CHANNEL, openPostgresCatalogue } = await import("./catalogue-postgres.js");
   const db = await backend.open("context");
+  const changes = options.listen && backend.listen ? await backend.listen(CATALOGUE_CHANNEL) : undefined;
   try {
-    return await openPostgresCatalogue(db);
+    return await openPostgresCatalogue(db, changes);
   } catch (error) {
-    await db.close();
+    await Promise.all([db.close(), changes?.close()]);
     throw error;
   }
 }

@@ -123,6 +123,30 @@ describe("index snapshot", () => {
     expect(restored.meta(1499)).toBeDefined();
   });
 
+  it("asks the store for its generation only when the change signal says so", async () => {
+    const store = createStore();
+    store.add(100, createRandom(3));
+    let generations = 0;
+    const feed = { ...store.feed, generation: () => ((generations += 1), store.feed.generation()) };
+    let changed = false;
+    const takeChanged = () => {
+      const was = changed;
+      changed = false;
+      return was;
+    };
+    const index = createSyncedIndex(feed, { changes: { takeChanged } });
+    await index.refresh();
+    expect([index.size, generations]).toEqual([100, 1]);
+    store.add(50, createRandom(4));
+    await index.refresh();
+    await index.refresh();
+    // No signal: the store is not asked, and the new rows wait.
+    expect([index.size, generations]).toEqual([100, 1]);
+    changed = true;
+    await index.refresh();
+    expect([index.size, generations]).toEqual([150, 2]);
+  });
+
   it("writes nothing by itself when told to only read (a CLI process), even after a full build", async () => {
     const store = createStore();
     store.add(1500, createRandom(9));

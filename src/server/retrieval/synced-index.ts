@@ -35,6 +35,11 @@ export interface SyncedIndexOptions {
    * `Infinity` for an index that only reads the snapshot (a short-lived CLI process), written by `persist()` only.
    */
   snapshotAfterChanges?: number;
+  /**
+   * Tells whether the store may have changed (PostgreSQL notifications): without a change the refresh does not
+   * ask the store for its generation. It must answer true whenever it cannot tell.
+   */
+  changes?: { takeChanged(): boolean };
 }
 
 export interface SyncedIndex<Meta> {
@@ -233,6 +238,9 @@ export function createSyncedIndex<Meta>(
   };
 
   const refresh = () => {
+    // Taken before the generation is read, so a change committed after that read is signalled again.
+    if (!refreshing && generation >= 0 && options.changes && !options.changes.takeChanged())
+      return Promise.resolve();
     refreshing ??= load().finally(() => {
       refreshing = undefined;
     });

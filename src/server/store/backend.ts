@@ -6,6 +6,7 @@ import path from "node:path";
 import { loadServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
+import type { ChangeSignal } from "./postgres.js";
 import type { SqlDatabase } from "./sql.js";
 import { openSqliteSql } from "./sqlite.js";
 
@@ -16,6 +17,8 @@ export interface StoreBackend {
   kind: StoreBackendKind;
   /** A connection (pool) for one domain's store; the caller closes it. */
   open(domain: StoreDomain): Promise<SqlDatabase>;
+  /** PostgreSQL: a change signal from NOTIFYs on `channel` (the caller closes it). */
+  listen?(channel: string): Promise<ChangeSignal>;
 }
 
 /** The file that holds PostgreSQL's connection string (0600). */
@@ -73,6 +76,10 @@ export async function resolveStoreBackend(paths: ServerPaths): Promise<StoreBack
     return { kind: "sqlite", open: async (domain) => openSqliteSql(sqliteFileOf(paths, domain)) };
   }
   const url = await readPostgresUrl(paths);
-  const { openPostgresSql } = await import("./postgres.js");
-  return { kind: "postgres", open: (domain) => openPostgresSql({ url, schema: `ivoai_${domain}` }) };
+  const { listenForChanges, openPostgresSql } = await import("./postgres.js");
+  return {
+    kind: "postgres",
+    open: (domain) => openPostgresSql({ url, schema: `ivoai_${domain}` }),
+    listen: (channel) => listenForChanges(url, channel),
+  };
 }

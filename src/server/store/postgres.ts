@@ -202,3 +202,100 @@ export async function postgresSchemaVersions(
     await client.end().catch(() => {});
   }
 }
+
+/**
+ * Whether a store may have changed, from PostgreSQL notifications (LISTEN): a replica's index then asks the store
+ * for its generation only after a NOTIFY, instead of on every search. While the listening connection is down,
+ * every check says "changed" (the index falls back to asking each time), and a reconnect counts as a change,
+ * so notifications missed meanwhile cost nothing but one catch-up.
+ */
+export interface ChangeSignal {
+  /** True when a change may have happened since the last call (always while not listening); resets. */
+  takeChanged(): boolean;
+  close(): Promise<void>;
+}
+
+export interface ListenOptions {
+  /** Called on each notification and after each (re)connection (tests wait on it). */
+  onSignal?: (reason: "notification" | "connected") => void;
+  /** Delay before the first reconnection attempt, doubled up to 5 s (default 100 ms). */
+  retryMs?: number;
+}
+
+const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export async function listenForChanges(
+  url: string,
+  channel: string,
+  options: ListenOptions = {},
+): Promise<ChangeSignal> {
+  if (!CHANNEL.test(channel)) throw new Error(`invalid channel name: ${channel}`);
+  const pg = await loadPg();
+  let dirty = true;
+  let listening = false;
+  let closed = false;
+  let client: InstanceType<typeof pg.Client> | undefined;
+  let retry = options.retryMs ?? 100;
+  let timer: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    const lost = () => {
+      if (client !== next) return;
+      listening = false;
+      client = undefined;
+      next.end().catch(() => {});
+      schedule();
+    };
+    next.on("error", lost);
+    next.on("end", lost);
+    next.on("notification", () => {
+      dirty = true;
+      options.onSignal?.("notification");
+    });
+    client = next;
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${channel}`);
+    } catch (error) {
+      lost();
+      throw postgresError(error);
+    }
+    if (closed || client !== next) return;
+    listening = true;
+    dirty = true;
+    retry = options.retryMs ?? 100;
+    options.onSignal?.("connected");
+  };
+  const schedule = () => {
+    if (closed || timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      connect().catch(() => {});
+    }, retry);
+    timer.unref();
+    retry = Math.min(retry * 2, 5000);
+  };
+  try {
+    await connect();
+  } catch (error) {
+    closed = true;
+    if (timer) clearTimeout(timer);
+    throw error;
+  }
+  return {
+    takeChanged() {
+      if (!listening) return true;
+      const changed = dirty;
+      dirty = false;
+      return changed;
+    },
+    async close() {
+      closed = true;
+      listening = false;
+      if (timer) clearTimeout(timer);
+      const current = client;
+      client = undefined;
+      await current?.end().catch(() => {});
+    },
+  };
+}

@@ -98,3 +98,64 @@ describe("PostgreSQL errors", () => {
     ).not.toMatch(/s3cr3t/);
   });
 });
+
+describe("PostgreSQL change signal", async () => {
+  const { createThrowawayDatabase, postgresAvailable } = await import("../../../test/postgres.js");
+  const { listenForChanges } = await import("./postgres.js");
+  const ready = await postgresAvailable();
+
+  it.skipIf(!ready)(
+    "says changed after a NOTIFY, and at every check while its connection is down",
+    async () => {
+      const database = await createThrowawayDatabase();
+      const signals: string[] = [];
+      let wake: (() => void) | undefined;
+      const next = () => new Promise<void>((resolve) => (wake = resolve));
+      const signal = await listenForChanges(database.url, "ivoai_test", {
+        retryMs: 10,
+        onSignal: (reason) => {
+          signals.push(reason);
+          wake?.();
+        },
+      });
+      const other = await openPostgresSql({ url: database.url, schema: "other" });
+      try {
+        expect(signal.takeChanged()).toBe(true);
+        expect(signal.takeChanged()).toBe(false);
+        let notified = next();
+        await other.get("SELECT pg_notify('ivoai_test', '')");
+        await notified;
+        expect(signal.takeChanged()).toBe(true);
+        expect(signal.takeChanged()).toBe(false);
+        // A rolled-back write notifies nobody.
+        await other
+          .transaction(async (tx) => {
+            await tx.get("SELECT pg_notify('ivoai_test', '')");
+            throw new Error("rolled back");
+          })
+          .catch(() => {});
+        // The listening connection dies: every check says changed until it is back, and once after.
+        const reconnected = new Promise<void>((resolve) => {
+          const poll = () =>
+            signals.at(-1) === "connected" && signals.length > 2 ? resolve() : setImmediate(poll);
+          poll();
+        });
+        await other.get(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN ivoai_test' AND pid <> pg_backend_pid()",
+        );
+        await reconnected;
+        expect(signals).toEqual(["connected", "notification", "connected"]);
+        expect(signal.takeChanged()).toBe(true);
+        expect(signal.takeChanged()).toBe(false);
+        notified = next();
+        await other.get("SELECT pg_notify('ivoai_test', '')");
+        await notified;
+        expect(signal.takeChanged()).toBe(true);
+      } finally {
+        await signal.close();
+        await other.close();
+        await database.drop();
+      }
+    },
+  );
+});
