@@ -15,6 +15,7 @@ import type {
   DocumentRecord,
   DocumentReplacement,
 } from "./catalogue.js";
+import type { VectorStore } from "./vectors.js";
 
 export const CATALOGUE_POSTGRES_MIGRATIONS: readonly Migration[] = [
   {
@@ -45,7 +46,66 @@ CREATE TABLE removed_chunks (seq BIGINT PRIMARY KEY, generation BIGINT NOT NULL)
 CREATE INDEX removed_chunks_generation ON removed_chunks (generation);`,
     },
   },
+  {
+    version: 2,
+    name: "chunk vectors",
+    // Float32 little-endian in a bytea: plain PostgreSQL has no vector type. Where the pgvector extension exists,
+    // a later migration can add `embedding vector(<dims>)` filled from it and an HNSW index for ANN search;
+    // index_name already separates models and dimensions.
+    up: {
+      sqlite: "SELECT 1",
+      postgres: `CREATE TABLE chunk_vectors (
+  index_name TEXT NOT NULL, chunk_id TEXT NOT NULL, dims INTEGER NOT NULL, vector BYTEA NOT NULL,
+  PRIMARY KEY (index_name, chunk_id)
+);`,
+    },
+  },
 ];
+
+/** Embeddings in PostgreSQL (table chunk_vectors), loaded by every replica (see VectorStore). */
+export function postgresVectorStore(db: SqlExecutor): VectorStore {
+  return {
+    async load(name, dims, ids) {
+      const rows = await db.all<{ chunk_id: string; vector: Buffer }>(
+        ids
+          ? "SELECT chunk_id, vector FROM chunk_vectors WHERE index_name = $1 AND dims = $2 AND chunk_id = ANY($3::text[])"
+          : "SELECT chunk_id, vector FROM chunk_vectors WHERE index_name = $1 AND dims = $2",
+        ids ? [name, dims, ids] : [name, dims],
+      );
+      const map = new Map<string, Float32Array>();
+      for (const row of rows) {
+        if (row.vector.length !== dims * 4) continue;
+        const vector = new Float32Array(dims);
+        for (let d = 0; d < dims; d++) vector[d] = row.vector.readFloatLE(d * 4);
+        map.set(row.chunk_id, vector);
+      }
+      return map;
+    },
+    async update(name, dims, { added, dropped }) {
+      const ids = [...added.keys()];
+      for (let from = 0; from < ids.length; from += 1000) {
+        const slice = ids.slice(from, from + 1000);
+        const blobs = slice.map((id) => {
+          const vector = added.get(id) as Float32Array;
+          const blob = Buffer.alloc(dims * 4);
+          for (let d = 0; d < dims; d++) blob.writeFloatLE(vector[d] as number, d * 4);
+          return blob;
+        });
+        await db.run(
+          `INSERT INTO chunk_vectors (index_name, chunk_id, dims, vector)
+           SELECT $1, id, $2, vector FROM unnest($3::text[], $4::bytea[]) AS v(id, vector)
+           ON CONFLICT (index_name, chunk_id) DO UPDATE SET dims = excluded.dims, vector = excluded.vector`,
+          [name, dims, slice, blobs],
+        );
+      }
+      if (dropped.length > 0)
+        await db.run("DELETE FROM chunk_vectors WHERE index_name = $1 AND chunk_id = ANY($2::text[])", [
+          name,
+          dropped,
+        ]);
+    },
+  };
+}
 
 /** Tombstones kept for replicas catching up (as on SQLite). */
 const TOMBSTONE_RETENTION = 500_000;
@@ -75,10 +135,7 @@ export const CATALOGUE_CHANNEL = "ivoai_context";
  * Opens (and migrates) the catalogue in `db`, a PostgreSQL connection whose search_path is its schema. With
  * `changes` (a listener on CATALOGUE_CHANNEL), the searcher asks for the generation only after a write.
  */
-export async function openPostgresCatalogue(
-  db: SqlDatabase,
-  changes?: ChangeSignal,
-): Promise<Catalogue> {
+export async function openPostgresCatalogue(db: SqlDatabase, changes?: ChangeSignal): Promise<Catalogue> {
   if (db.dialect !== "postgres") throw new Error("openPostgresCatalogue needs a PostgreSQL connection");
   await migrate(db, "context", CATALOGUE_POSTGRES_MIGRATIONS);
   // Seeded at first open, not by the migration, so that `store migrate` can bring SQLite's generation and instance.
@@ -329,6 +386,7 @@ export async function openPostgresCatalogue(
       };
     },
     ...(changes ? { changes } : {}),
+    vectorStore: postgresVectorStore(db),
     async close() {
       await Promise.all([db.close(), changes?.close()]);
     },

@@ -2,6 +2,7 @@
 // Each document's chunks are replaced inside one transaction, so a killed ingest leaves old or new, never a mix.
 import type { LastIngest } from "../../protocol/console-api.js";
 import { inList, openSqlite, statementCache } from "../../shared/native-sqlite.js";
+import type { VectorStore } from "./vectors.js";
 
 export interface ConnectorRecord {
   name: string;
@@ -102,6 +103,8 @@ export interface Catalogue {
   /** How many chunks the catalogue holds. */
   chunkCount(): Promise<number>;
   stats(): Promise<CatalogueStats>;
+  /** PostgreSQL: where embeddings are shared between replicas (SQLite servers keep them in a cache file). */
+  vectorStore?: VectorStore;
   /** PostgreSQL with notifications: whether the catalogue may have changed since last asked (see ChangeSignal). */
   changes?: { takeChanged(): boolean };
   /** SQLite closes at once; PostgreSQL's pool ends asynchronously. */

@@ -60,7 +60,10 @@ export interface ContextServiceOptions {
  * The catalogue of the store server.toml names: the SQLite file under contextDir, or the shared PostgreSQL one.
  * `listen` (the gateway): follow PostgreSQL's change notifications rather than ask for the generation per search.
  */
-export async function openCatalogue(paths: ServerPaths, options: { listen?: boolean } = {}): Promise<Catalogue> {
+export async function openCatalogue(
+  paths: ServerPaths,
+  options: { listen?: boolean } = {},
+): Promise<Catalogue> {
   const backend = await resolveStoreBackend(paths);
   if (backend.kind === "sqlite") return openSqliteCatalogue(catalogueFile(paths));
   const { CATALOGUE_CHANNEL, openPostgresCatalogue } = await import("./catalogue-postgres.js");
@@ -91,7 +94,13 @@ export function openContextService(options: ContextServiceOptions): ContextServi
   const catalogue = options.catalogue ?? openSqliteCatalogue(catalogueFile(paths));
   const embedder = createEmbedder(config.context.embedder);
   const vectors = embedder
-    ? createVectorRetriever({ catalogue, embedder, cacheDir: path.join(paths.contextDir, "vectors"), logger })
+    ? createVectorRetriever({
+        catalogue,
+        embedder,
+        cacheDir: path.join(paths.contextDir, "vectors"),
+        logger,
+        ...(catalogue.vectorStore ? { store: catalogue.vectorStore } : {}),
+      })
     : undefined;
   const searcher = createContextSearcher({
     catalogue,

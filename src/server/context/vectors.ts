@@ -28,29 +28,39 @@ export interface VectorRetriever {
   search(query: string, limit: number): Promise<{ seq: number; score: number }[]>;
 }
 
+/**
+ * Where embeddings are kept between runs: a file per index in the cache folder (SQLite servers), or a table in
+ * PostgreSQL that every replica loads from, so a chunk is embedded once whichever process ingested it.
+ */
+export interface VectorStore {
+  /** The stored vectors of an index (only those of `ids` when given; a file store may return more). */
+  load(name: string, dims: number, ids?: readonly string[]): Promise<Map<string, Float32Array>>;
+  /** Records one sync's changes; `all` is the whole set afterwards. */
+  update(
+    name: string,
+    dims: number,
+    change: { added: Map<string, Float32Array>; dropped: string[]; all: Map<string, Float32Array> },
+  ): Promise<void>;
+}
+
 export interface VectorRetrieverDeps {
   catalogue: Catalogue;
   embedder: Embedder;
   cacheDir: string;
   logger: Logger;
   batchSize?: number;
+  /** Default: the file in cacheDir. */
+  store?: VectorStore;
 }
 
 const MAGIC = "IVV1";
 const ID_BYTES = 32;
 
-export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetriever {
-  const { embedder, catalogue } = deps;
-  const name = vectorIndexName(embedder);
-  const file = path.join(deps.cacheDir, `${name}.bin`);
-  const dims = embedder.dims;
-  let cache: Map<string, Float32Array> | undefined;
-  let rows: { seq: number; id: string }[] = [];
-  let matrix = new Float32Array(0);
-  let generation = -1;
-  let syncing: Promise<{ embedded: number; total: number }> | undefined;
-
-  const loadCache = async (): Promise<Map<string, Float32Array>> => {
+/** The file store: one rebuildable binary file per index name in `cacheDir`. */
+export function fileVectorStore(cacheDir: string, logger: Logger): VectorStore {
+  const fileOf = (name: string) => path.join(cacheDir, `${name}.bin`);
+  const loadCache = async (name: string, dims: number): Promise<Map<string, Float32Array>> => {
+    const file = fileOf(name);
     const map = new Map<string, Float32Array>();
     let data: Buffer;
     try {
@@ -61,7 +71,7 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
     }
     // A cache that does not parse is rebuilt, never trusted.
     if (data.length < 12 || data.toString("ascii", 0, 4) !== MAGIC || data.readUInt32LE(4) !== dims) {
-      deps.logger.warn("vector cache unreadable; rebuilding", { index: name });
+      logger.warn("vector cache unreadable; rebuilding", { index: name });
       return map;
     }
     const count = data.readUInt32LE(8);
@@ -77,8 +87,8 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
     return map;
   };
 
-  const saveCache = async (map: Map<string, Float32Array>) => {
-    await fs.mkdir(deps.cacheDir, { recursive: true, mode: 0o750 });
+  const saveCache = async (name: string, dims: number, map: Map<string, Float32Array>) => {
+    await fs.mkdir(cacheDir, { recursive: true, mode: 0o750 });
     const stride = ID_BYTES + dims * 4;
     const data = Buffer.alloc(12 + map.size * stride);
     data.write(MAGIC, 0, "ascii");
@@ -90,12 +100,25 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
       for (let d = 0; d < dims; d++) data.writeFloatLE(vector[d] as number, at + ID_BYTES + d * 4);
       at += stride;
     }
-    await writeFileAtomic(file, data, { mode: 0o640 });
+    await writeFileAtomic(fileOf(name), data, { mode: 0o640 });
   };
+  return { load: loadCache, update: (name, dims, change) => saveCache(name, dims, change.all) };
+}
+
+export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetriever {
+  const { embedder, catalogue } = deps;
+  const name = vectorIndexName(embedder);
+  const store = deps.store ?? fileVectorStore(deps.cacheDir, deps.logger);
+  const dims = embedder.dims;
+  let cache: Map<string, Float32Array> | undefined;
+  let rows: { seq: number; id: string }[] = [];
+  let matrix = new Float32Array(0);
+  let generation = -1;
+  let syncing: Promise<{ embedded: number; total: number }> | undefined;
 
   const run = async () => {
     const current = await catalogue.generation();
-    cache ??= await loadCache();
+    cache ??= await store.load(name, dims);
     if (current === generation) return { embedded: 0, total: rows.length };
     // Rebuild the in-memory rows from the catalogue; embed only what the cache lacks.
     const all: { seq: number; id: string; text: string }[] = [];
@@ -105,7 +128,18 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
       if (page.length < 10_000) break;
       after = page.at(-1)?.seq ?? after;
     }
-    const missing = all.filter((row) => !cache?.has(row.id));
+    let missing = all.filter((row) => !cache?.has(row.id));
+    // Another replica may have embedded them since this one loaded (a shared store): take those first.
+    if (missing.length > 0 && deps.store) {
+      const fresh = await store.load(
+        name,
+        dims,
+        missing.map((row) => row.id),
+      );
+      for (const [id, vector] of fresh) cache.set(id, vector);
+      missing = all.filter((row) => !cache?.has(row.id));
+    }
+    const added = new Map<string, Float32Array>();
     const batch = deps.batchSize ?? 32;
     for (let i = 0; i < missing.length; i += batch) {
       const slice = missing.slice(i, i + batch);
@@ -113,17 +147,20 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
         slice.map((row) => row.text),
         "passage",
       );
-      for (const [index, row] of slice.entries()) cache.set(row.id, vectors[index] as Float32Array);
+      for (const [index, row] of slice.entries()) {
+        cache.set(row.id, vectors[index] as Float32Array);
+        added.set(row.id, vectors[index] as Float32Array);
+      }
     }
     const live = new Set(all.map((row) => row.id));
-    let dropped = 0;
+    const dropped: string[] = [];
     for (const id of cache.keys()) {
       if (!live.has(id)) {
         cache.delete(id);
-        dropped += 1;
+        dropped.push(id);
       }
     }
-    if (missing.length > 0 || dropped > 0) await saveCache(cache);
+    if (added.size > 0 || dropped.length > 0) await store.update(name, dims, { added, dropped, all: cache });
     rows = all.map(({ seq, id }) => ({ seq, id }));
     matrix = new Float32Array(rows.length * dims);
     for (const [index, row] of rows.entries()) matrix.set(cache.get(row.id) as Float32Array, index * dims);
