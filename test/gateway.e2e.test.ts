@@ -79,6 +79,8 @@ describe("gateway end to end", () => {
     };
     expect(doctor.status).toBe("ok");
     expect(doctor.checks.find((check) => check.name === "secrets_dir")?.status).toBe("ok");
+    expect(doctor.checks.find((check) => check.name === "enrollment_store")?.status).toBe("ok");
+    expect(doctor.checks.find((check) => check.name === "store")).toMatchObject({ status: "ok" });
     expect(await (await fetch(`${server.url}/v1/admin/connectors`, { headers: auth })).json()).toEqual({
       connectors: [],
     });

@@ -145,4 +145,21 @@ describe.skipIf(!ready)("three gateway replicas on one PostgreSQL", () => {
       await Promise.all(clients.map((client) => client.close()));
     }
   });
+
+  it("names the shared store in doctor without its password", async () => {
+    const credential = await enrolledCredential(replicas[1]?.url ?? "", root, "doctor:read");
+    const doctor = (await (await get(replicas[1], "/v1/admin/doctor", credential)).json()) as {
+      status: string;
+      checks: { name: string; status: string; detail: string }[];
+    };
+    expect(doctor.status).toBe("ok");
+    const store = doctor.checks.find((check) => check.name === "store");
+    expect(store).toMatchObject({ status: "ok" });
+    const url = new URL(database?.url ?? "");
+    expect(store?.detail).toContain(
+      `postgres ${url.username}@${url.hostname}:${url.port || 5432}${url.pathname} (server `,
+    );
+    expect(doctor.checks.find((check) => check.name === "postgres_url")?.status).toBe("ok");
+    expect(JSON.stringify(doctor)).not.toContain(new URL(database?.url ?? "").password);
+  });
 });

@@ -5,6 +5,7 @@ import type { ServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { errnoCode } from "../../shared/errors.js";
 import type { ListenerMode } from "../http/listener-policy.js";
+import { postgresUrlFile, readPostgresUrl, sqliteFileOf } from "../store/backend.js";
 
 export interface DoctorCheck {
   name: string;
@@ -34,12 +35,42 @@ export async function runServerDoctor(input: {
     { name: "tls_key", path: paths.tlsKey, forbidden: 0o077, required: config.server.tls },
     { name: "tls_cert", path: paths.tlsCert, forbidden: 0o077, required: config.server.tls },
     { name: "enrollment_dir", path: paths.enrollmentDir, forbidden: 0o077, required: true },
-    { name: "enrollment_state", path: paths.enrollmentState, forbidden: 0o077, required: false },
+    ...(config.store.backend === "sqlite"
+      ? [
+          {
+            name: "enrollment_store",
+            path: sqliteFileOf(paths, "enrollment"),
+            forbidden: 0o077,
+            required: false,
+          },
+        ]
+      : [{ name: "postgres_url", path: postgresUrlFile(paths), forbidden: 0o077, required: true }]),
   ];
   const checks = await Promise.all(rules.map(checkMode));
+  checks.push(await checkStore(paths, config));
   checks.push({ name: "listener", status: "ok", detail: `${input.listenerMode} on ${config.server.listen}` });
   if (config.server.tls) checks.push(await checkCertificate(paths.tlsCert, input.now));
   return checks;
+}
+
+/** Where the stores live; for PostgreSQL where it points (never the password) and whether it answers. */
+async function checkStore(paths: ServerPaths, config: ServerConfig): Promise<DoctorCheck> {
+  if (config.store.backend === "sqlite")
+    return { name: "store", status: "ok", detail: "sqlite (files under var/lib/ivoai)" };
+  try {
+    const { checkPostgres, describePostgresUrl } = await import("../store/postgres.js");
+    const url = await readPostgresUrl(paths);
+    const target = describePostgresUrl(url);
+    const where = `postgres ${target.user}@${target.host}:${target.port}/${target.database}`;
+    try {
+      const { server_version: version } = await checkPostgres(url, 3000);
+      return { name: "store", status: "ok", detail: `${where} (server ${version})` };
+    } catch (error) {
+      return { name: "store", status: "fail", detail: `${where}: ${(error as Error).message}` };
+    }
+  } catch (error) {
+    return { name: "store", status: "fail", detail: (error as Error).message };
+  }
 }
 
 async function checkMode(rule: ModeRule): Promise<DoctorCheck> {
