@@ -149,6 +149,10 @@ describe("ivoai server store migrate --to postgres", async () => {
         const refused = await runIvoai(migrate);
         expect(refused.code).not.toBe(0);
         expect(refused.stderr).toMatch(/already holds other rows.*--force/);
+        // Its stores are in PostgreSQL now: a file backup would be stale, so it is refused with what to use.
+        const backup = await runIvoai(["server", "backup", "create", "--root", root]);
+        expect(backup.code).toBe(2);
+        expect(backup.stderr).toMatch(/in PostgreSQL.*pg_dump/);
       } finally {
         await database.drop();
         await cleanup();

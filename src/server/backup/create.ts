@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { parseServerConfig } from "../../config/server-config.js";
+import { loadServerConfig, parseServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
@@ -55,6 +55,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
   if (!configStat) {
     throw new IvoaiError("CONFIG_MISSING", `no server configuration at ${paths.configFile}: check --root`);
   }
+  await refusePostgres(paths);
   const outDir = path.resolve(options.outDir ?? paths.backupsDir);
   if (!(await directoryOrAbsent(outDir))) await ensureDirectory(path.parse(outDir).root, outDir, 0o700);
 
@@ -146,4 +147,17 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
     await fs.rm(temp, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * A server on PostgreSQL keeps its stores there, not in the SQLite files a backup copies: a backup of the files
+ * would look complete and hold stale or no data. PostgreSQL's own tools back it up (and replicate it).
+ */
+export async function refusePostgres(paths: ServerPaths): Promise<void> {
+  const config = await loadServerConfig(paths.configFile);
+  if (config.store.backend === "postgres")
+    throw new IvoaiError(
+      "USAGE",
+      "this server's stores are in PostgreSQL: back them up with PostgreSQL's tools (pg_dump --schema='ivoai_*', or the managed service's backups); 'ivoai server backup' covers SQLite servers",
+    );
 }

@@ -4,9 +4,10 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { parseServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
-import { IvoaiError } from "../../shared/errors.js";
+import { IvoaiError, isIvoaiError } from "../../shared/errors.js";
 import { catalogueFile } from "../context/service.js";
 import { memoryFile } from "../memory/service.js";
+import { refusePostgres } from "./create.js";
 import { type StoreKind, SUPPORTED_SCHEMAS } from "./manifest.js";
 import { mergeCatalogue, mergeMemory, prepareStore } from "./merge.js";
 import { runningServerReason, withServerStopped } from "./running.js";
@@ -50,6 +51,10 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRep
   if (!path.isAbsolute(source)) {
     throw new IvoaiError("USAGE", `restore needs an absolute path to the backup directory, not '${source}'`);
   }
+  // A target on PostgreSQL would not read the SQLite files a restore writes.
+  await refusePostgres(paths).catch((error: unknown) => {
+    if (!(isIvoaiError(error) && error.code === "CONFIG_MISSING")) throw error;
+  });
   const running = await runningServerReason(paths);
   if (running) {
     throw new IvoaiError("CONFLICT", `${running}: stop the server (or its units) first, then restore`);
