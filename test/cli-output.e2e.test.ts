@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAuditLog } from "../src/server/audit/store.js";
+import { openSqliteSql } from "../src/server/store/sqlite.js";
 import {
   addDocsConnector,
   BIN,
@@ -79,10 +80,14 @@ describe("CLI output", () => {
   });
 
   it("prints multi-megabyte --json completely through a slowly read pipe", async () => {
-    const audit = openAuditLog(path.join(root, "var/lib/ivoai/audit/audit.sqlite"));
+    const audit = await openAuditLog(openSqliteSql(path.join(root, "var/lib/ivoai/audit/audit.sqlite")));
     for (let i = 0; i < 3; i += 1)
-      audit.record({ kind: "approval_decision", actor: "test", detail: { note: `${i}`.repeat(1 << 20) } });
-    audit.close();
+      await audit.record({
+        kind: "approval_decision",
+        actor: "test",
+        detail: { note: `${i}`.repeat(1 << 20) },
+      });
+    await audit.close();
     const result = await runThroughSlowPipe(["server", "audit", "--root", root, "--json"]);
     expect(result.code).toBe(0);
     expect(result.stdout.length).toBeGreaterThan(3 * (1 << 20));

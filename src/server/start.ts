@@ -3,7 +3,6 @@ import { promises as fs } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { getRequestListener } from "@hono/node-server";
 import { loadServerConfig, type ServerConfig } from "../config/server-config.js";
 import { type ServerPaths, serverPaths } from "../config/server-paths.js";
@@ -12,8 +11,8 @@ import { IvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { createGatewayApp } from "./app.js";
-import { openAuditLog } from "./audit/store.js";
-import { consoleDbPath, openConsoleStore } from "./console/store.js";
+import { openAuditLogOn } from "./audit/store.js";
+import { openConsoleStoreOn } from "./console/store.js";
 import { openContextService } from "./context/service.js";
 import { createEnrollmentService } from "./enrollment/service.js";
 import { createEnrollmentStore } from "./enrollment/store.js";
@@ -28,6 +27,7 @@ import { requestErrorResponse } from "./http/request-error.js";
 import { type MemoryService, openMemoryService } from "./memory/service.js";
 import { openOAuthStore } from "./oauth/store.js";
 import { claimPidFile, type PidFileHandle } from "./ops/pid-file.js";
+import { resolveStoreBackend } from "./store/backend.js";
 
 export interface StartGatewayOptions {
   root: string;
@@ -75,11 +75,12 @@ async function serveGateway(
   });
   const store = createEnrollmentStore({ statePath: paths.enrollmentState, lockPath: paths.enrollmentLock });
   const enrollment = createEnrollmentService({ store });
-  const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"), undefined, (error, lost) =>
-    options.logger.error("audit write failed", { error: error.message, lost }),
-  );
+  const backend = await resolveStoreBackend(paths);
+  const audit = await openAuditLogOn(backend, paths, {
+    onWriteError: (error, lost) => options.logger.error("audit write failed", { error: error.message, lost }),
+  });
   const oauth = openOAuthStore(paths.oauthDb);
-  const consoleStore = openConsoleStore(consoleDbPath(paths));
+  const consoleStore = await openConsoleStoreOn(backend, paths);
   const context = openContextService({ paths, config, logger: options.logger, persistIndex: true });
   // Memory failing to open degrades the server (context keeps working); /ready names it.
   let memory: MemoryService | undefined;
@@ -183,15 +184,15 @@ async function serveGateway(
     mode,
     close() {
       closing ??= drain(server, config.limits.drain_timeout_ms)
-        .then(() => {
+        .then(async () => {
           clearInterval(sweepTimer);
           // The audit log first: its pending events are written even if closing something else throws.
-          audit.close();
+          await audit.close();
           store.close();
           context.close();
           memory?.close();
           oauth.close();
-          consoleStore.close();
+          await consoleStore.close();
           options.logger.info("gateway stopped");
         })
         .finally(() => pid?.release());

@@ -1,12 +1,12 @@
 // `ivoai server approvals list|show|approve|reject` and `ivoai server audit`: the human side of APPROVAL_GATE.
 // The operator at the local shell is not a credential, so it may approve any request, including an agent's.
 import { userInfo } from "node:os";
-import path from "node:path";
 import { loadServerConfig } from "../../config/server-config.js";
 import { DEFAULT_APPROVAL_PAGE, MAX_APPROVAL_PAGE } from "../../server/approvals/gate.js";
-import { AUDIT_KINDS, type AuditEvent, openAuditLog } from "../../server/audit/store.js";
+import { AUDIT_KINDS, type AuditEvent, openAuditLogOn } from "../../server/audit/store.js";
 import { type MemoryService, openMemoryService } from "../../server/memory/service.js";
 import type { ApprovalRecord, ApprovalStatus, ApprovalSummary } from "../../server/memory/store.js";
+import { resolveStoreBackend } from "../../server/store/backend.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
@@ -18,13 +18,16 @@ import { ROOT_OPTION, requireServerTree } from "./server-common.js";
 async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) => Promise<T>): Promise<T> {
   const paths = await requireServerTree(ctx, ["memoryDir", "auditDir"]);
   const config = await loadServerConfig(paths.configFile);
-  const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
-  const memory = openMemoryService({ paths, config, logger: createLogger({ level: "warn" }), audit });
+  const audit = await openAuditLogOn(await resolveStoreBackend(paths), paths);
   try {
-    return await use(memory);
+    const memory = openMemoryService({ paths, config, logger: createLogger({ level: "warn" }), audit });
+    try {
+      return await use(memory);
+    } finally {
+      memory.close();
+    }
   } finally {
-    memory.close();
-    audit.close();
+    await audit.close();
   }
 }
 
@@ -192,9 +195,13 @@ export const serverAuditCommand: CommandSpec = {
     if (!Number.isInteger(limit) || limit < 1)
       throw new IvoaiError("USAGE", "--limit must be a positive integer");
     const paths = await requireServerTree(ctx, ["auditDir"]);
-    const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
+    const audit = await openAuditLogOn(await resolveStoreBackend(paths), paths);
     try {
-      const events = audit.list({ since, limit, ...(kind ? { kind: kind as AuditEvent["kind"] } : {}) });
+      const events = await audit.list({
+        since,
+        limit,
+        ...(kind ? { kind: kind as AuditEvent["kind"] } : {}),
+      });
       ctx.out.data({ events }, ({ events: rows }) =>
         formatTable(
           ["AT", "KIND", "WHAT", "WHO", "STATUS", "MS"],
@@ -214,7 +221,7 @@ export const serverAuditCommand: CommandSpec = {
         ),
       );
     } finally {
-      audit.close();
+      await audit.close();
     }
     return 0;
   },

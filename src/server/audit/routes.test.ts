@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../../test/helpers.js";
 import type { Activity } from "../../protocol/console-api.js";
 import type { GatewayEnv } from "../http/env.js";
+import { openSqliteSql } from "../store/sqlite.js";
 import { createAuditRoutes, MAX_ACTIVITY_DAYS } from "./routes.js";
 import { type AuditLog, openAuditLog } from "./store.js";
 
@@ -18,7 +19,7 @@ describe("audit routes: the activity window (in process)", () => {
     let dir: string;
     ({ dir, cleanup } = await tempDir());
     clock = new Date("2026-06-01T12:00:00Z");
-    audit = openAuditLog(`${dir}/audit.sqlite`, () => clock);
+    audit = await openAuditLog(openSqliteSql(`${dir}/audit.sqlite`), { now: () => clock });
     app = new Hono<GatewayEnv>();
     app.use(async (c, next) => {
       c.set("client", { id: "viewer", name: "Eva", scopes: ["audit:read"] });
@@ -27,7 +28,7 @@ describe("audit routes: the activity window (in process)", () => {
     app.route("/v1/audit", createAuditRoutes({ audit, memory: undefined, now: () => clock }));
   });
   afterEach(async () => {
-    audit.close();
+    await audit.close();
     await cleanup();
   });
 
@@ -79,7 +80,7 @@ describe("audit routes: the activity window (in process)", () => {
     const years = await activity({ since: "2023-06-01T00:00:00Z", bucket: "day" });
     expect(years.status).toBe(400);
     clock = new Date(until.getTime() - 10 * DAY);
-    audit.record({
+    void audit.record({
       kind: "tool_call",
       tool: "context_search",
       endpoint: "ivoai-context",

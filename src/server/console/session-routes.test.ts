@@ -8,6 +8,7 @@ import { silentLogger } from "../../shared/logger.js";
 import { createGatewayApp } from "../app.js";
 import { createEnrollmentService } from "../enrollment/service.js";
 import { createEnrollmentStore, type EnrollmentStore } from "../enrollment/store.js";
+import { openSqliteSql } from "../store/sqlite.js";
 import { type ConsoleSite, loadConsoleSite } from "./static-site.js";
 import { type ConsoleStore, openConsoleStore } from "./store.js";
 
@@ -24,12 +25,12 @@ describe("console session routes (in process)", () => {
       statePath: path.join(dir, "state.json"),
       lockPath: path.join(dir, "state.lock"),
     });
-    store = openConsoleStore(path.join(dir, "console.sqlite"));
+    store = await openConsoleStore(openSqliteSql(path.join(dir, "console.sqlite")));
     clock = new Date("2026-12-01T10:00:00.000Z");
   });
   afterEach(async () => {
     enrollment.close();
-    store.close();
+    await store.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -49,8 +50,8 @@ describe("console session routes (in process)", () => {
       ...(consoleSite ? { consoleSite } : {}),
       now: () => clock,
     });
-  const signIn = (gateway: ReturnType<typeof app>, base: string) => {
-    const { code } = store.createCode({ role: "viewer", name: "Eva", ttlMs: 10 * MINUTE, now: clock });
+  const signIn = async (gateway: ReturnType<typeof app>, base: string) => {
+    const { code } = await store.createCode({ role: "viewer", name: "Eva", ttlMs: 10 * MINUTE, now: clock });
     return gateway.request(`${base}/v1/console/session`, {
       method: "POST",
       headers: { "content-type": "application/json" },
