@@ -180,7 +180,12 @@ export const serverAuditCommand: CommandSpec = {
       description: "a duration back (e.g. 1h, 7d) or an ISO time (default 24h)",
     },
     kind: { type: "string", value: "KIND", choices: AUDIT_KINDS, description: "only events of this kind" },
-    limit: { type: "string", value: "N", description: "at most N events (default 1000)" },
+    limit: { type: "string", value: "N", description: "at most N events, the newest (default 1000)" },
+    before: {
+      type: "string",
+      value: "ID",
+      description: "only events older than this id (the first id of the page shown): the page before",
+    },
   },
   async run(ctx) {
     const sinceText = stringOption(ctx.options, "since") ?? "24h";
@@ -194,6 +199,9 @@ export const serverAuditCommand: CommandSpec = {
     const limit = Number(stringOption(ctx.options, "limit") ?? "1000");
     if (!Number.isInteger(limit) || limit < 1)
       throw new IvoaiError("USAGE", "--limit must be a positive integer");
+    const beforeText = stringOption(ctx.options, "before");
+    if (beforeText !== undefined && !/^[1-9]\d{0,15}$/.test(beforeText))
+      throw new IvoaiError("USAGE", "--before takes an event id (a positive integer)");
     const paths = await requireServerTree(ctx, ["auditDir"]);
     const audit = await openAuditLogOn(await resolveStoreBackend(paths), paths);
     try {
@@ -201,14 +209,24 @@ export const serverAuditCommand: CommandSpec = {
         since,
         limit,
         ...(kind ? { kind: kind as AuditEvent["kind"] } : {}),
+        ...(beforeText !== undefined ? { before: Number(beforeText) } : {}),
       });
       ctx.out.data({ events }, ({ events: rows }) =>
         formatTable(
-          ["AT", "KIND", "WHAT", "WHO", "STATUS", "MS"],
+          ["ID", "AT", "KIND", "WHAT", "WHO", "STATUS", "MS"],
           rows.map((row) =>
             row.kind === "tool_call"
-              ? [row.at, row.kind, row.tool, row.credential_id, row.status, String(row.latency_ms)]
+              ? [
+                  String(row.id),
+                  row.at,
+                  row.kind,
+                  row.tool,
+                  row.credential_id,
+                  row.status,
+                  String(row.latency_ms),
+                ]
               : [
+                  String(row.id),
                   row.at,
                   row.kind,
                   String(row.detail.approval_id ?? row.detail.path ?? ""),
