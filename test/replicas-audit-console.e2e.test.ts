@@ -126,5 +126,43 @@ describe.skipIf(!(await postgresAvailable()))(
         byCredential.set(event.credential_id, (byCredential.get(event.credential_id) ?? 0) + 1);
       expect([...byCredential.values()]).toEqual([3, 3]);
     });
+
+    it("keeps an acknowledged revocation's audit record when its replica is killed (SIGKILL) right after", async () => {
+      const replica = replicas[1] as RunningServer;
+      const root = roots[1] as string;
+      const admin = await enrolledCredential(replica.url, root, "status:read,clients:revoke");
+      const victims: string[] = [];
+      for (let index = 0; index < 5; index++) {
+        const victim = await enrolledCredential(replica.url, root);
+        const status = await fetch(`${replica.url}/v1/admin/status`, {
+          headers: { authorization: `Bearer ${victim}` },
+        });
+        victims.push(((await status.json()) as { caller: { id: string } }).caller.id);
+      }
+      const statuses = await Promise.all(
+        victims.map(
+          async (id) =>
+            (
+              await fetch(`${replica.url}/v1/admin/clients/${id}/revoke`, {
+                method: "POST",
+                headers: { authorization: `Bearer ${admin}` },
+              })
+            ).status,
+        ),
+      );
+      expect(statuses).toEqual(victims.map(() => 200));
+      expect((await replica.stop("SIGKILL")).signal).toBe("SIGKILL");
+      const result = await runIvoai([
+        "server",
+        "audit",
+        "--root",
+        roots[0] as string,
+        "--json",
+        "--kind",
+        "client_revoked",
+      ]);
+      const events = (JSON.parse(result.stdout) as { events: { detail: { id: string } }[] }).events;
+      expect(events.map((event) => event.detail.id).sort()).toEqual([...victims].sort());
+    });
   },
 );

@@ -105,4 +105,25 @@ describe("audit routes: the activity window (in process)", () => {
     const recent = await activity({ until: new Date(until.getTime() - 9.5 * DAY).toISOString() });
     expect((recent.body as unknown as Activity).totals.calls).toBe(1);
   });
+
+  it("pages events back by id and refuses a cursor that is not one", async () => {
+    for (const id of ["cli_1", "cli_2", "cli_3"])
+      await audit.record({ kind: "client_revoked", actor: "Eva", detail: { target: "client", id } });
+    const page = async (query: string) => {
+      const response = await app.request(`/v1/audit/events?${query}`);
+      return {
+        status: response.status,
+        body: (await response.json()) as {
+          events?: { id: number; detail: { id: string } }[];
+          error?: string;
+        },
+      };
+    };
+    const newest = await page("limit=2");
+    expect(newest.body.events?.map((event) => event.detail.id)).toEqual(["cli_2", "cli_3"]);
+    const older = await page(`limit=2&before=${newest.body.events?.[0]?.id}`);
+    expect(older.body.events?.map((event) => event.detail.id)).toEqual(["cli_1"]);
+    for (const bad of ["before=0", "before=x", "before=1.5"])
+      expect(await page(bad)).toMatchObject({ status: 400, body: { error: "invalid_request" } });
+  });
 });
