@@ -240,9 +240,15 @@ export async function aggregateActivity(db: SqlExecutor, query: ActivityQuery): 
   // Times are stored as toISOString(), so the range compares as text on the `at` index (which holds the id).
   const until = query.until.toISOString();
   // Each chunk's index range starts at the last row read: (at, id) after it, never a rescan from `since`.
-  let after = { at: query.since.toISOString(), id: 0 };
+  const read = (after: { at: string; id: number }) =>
+    db.all<CallRow>(CHUNK, [after.at, until, after.id, ACTIVITY_CHUNK]);
+  let next = read({ at: query.since.toISOString(), id: 0 });
   for (;;) {
-    const rows = await db.all<CallRow>(CHUNK, [after.at, until, after.id, ACTIVITY_CHUNK]);
+    const rows = await next;
+    const last = rows.at(-1);
+    const more = last !== undefined && rows.length === ACTIVITY_CHUNK;
+    // The next chunk is on its way (from PostgreSQL, over the network) while this one is counted.
+    if (more) next = read({ at: last.at, id: Number(last.id) });
     for (const { at, tool, credential, session, status, latency, tokens } of rows) {
       const error = ERROR_STATUSES.has(String(status));
       const bin = latencyBin(Number(latency));
@@ -254,9 +260,7 @@ export async function aggregateActivity(db: SqlExecutor, query: ActivityQuery): 
       // Calls without a session (no x-ivoai-session-id) are in every other figure, not in by_session.
       if (session) bySession.tally(String(session)).add(error, bin, tokenCount);
     }
-    const last = rows.at(-1);
-    if (!last || rows.length < ACTIVITY_CHUNK) break;
-    after = { at: last.at, id: Number(last.id) };
+    if (!more) break;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return {
