@@ -224,6 +224,25 @@ describeBackends("audit log", (kit) => {
     );
   });
 
+  it("writes a batch holding an agent's NUL byte, keeping the text exactly in the event", async () => {
+    at("2026-01-01T10:00:00.000Z", call({ tool: "made\u0000up", session_id: "nul\u0000session" }));
+    at("2026-01-01T10:00:01.000Z", call());
+    const events = await audit.list({});
+    expect(errors).toEqual([]);
+    expect(events.map((event) => (event.kind === "tool_call" ? [event.tool, event.session_id] : []))).toEqual(
+      [
+        ["made\u0000up", "nul\u0000session"],
+        ["context_search", "s1"],
+      ],
+    );
+    const activity = await audit.activity({
+      since: new Date("2026-01-01T10:00:00Z"),
+      until: new Date("2026-01-01T11:00:00Z"),
+      bucket: "hour",
+    });
+    expect(activity.by_tool.map((entry) => entry.key).sort()).toEqual(["context_search", "made\uFFFDup"]);
+  });
+
   it("refuses a database that a newer ivoai migrated", async () => {
     const db = await kit.open(schema);
     await db.run(

@@ -158,6 +158,11 @@ const WIDTH = 9;
 
 /** A number as the JSON text holds it (JSON has no NaN or Infinity: they become null). */
 const finite = (value: number) => (Number.isFinite(value) ? value : null);
+/**
+ * A caller's text as a column holds it: PostgreSQL refuses NUL in text, and one NUL in an agent's tool name must
+ * not fail the write of every event sharing its batch. Both backends store U+FFFD instead; the JSON keeps it.
+ */
+const text = (value: string | null) => (value === null ? null : value.replaceAll("\u0000", "\uFFFD"));
 
 function rowOf(at: string, event: AuditEvent): Row {
   const body = JSON.stringify(event);
@@ -166,10 +171,10 @@ function rowOf(at: string, event: AuditEvent): Row {
     at,
     event.kind,
     body,
-    event.tool,
-    event.credential_id,
-    event.session_id,
-    event.status,
+    text(event.tool),
+    text(event.credential_id),
+    text(event.session_id),
+    text(event.status),
     finite(event.latency_ms),
     finite(event.tokens_consumed),
   ];
