@@ -162,7 +162,8 @@ const finite = (value: number) => (Number.isFinite(value) ? value : null);
  * A caller's text as a column holds it: PostgreSQL refuses NUL in text, and one NUL in an agent's tool name must
  * not fail the write of every event sharing its batch. Both backends store U+FFFD instead; the JSON keeps it.
  */
-const text = (value: string | null) => (value === null ? null : value.replaceAll("\u0000", "\uFFFD"));
+const text = (value: string | null) =>
+  value === null || !value.includes("\u0000") ? value : value.replaceAll("\u0000", "\uFFFD");
 
 function rowOf(at: string, event: AuditEvent): Row {
   const body = JSON.stringify(event);
@@ -226,6 +227,21 @@ export async function openAuditLog(db: SqlDatabase, options: AuditLogOptions = {
   let due = false;
   let closing: Promise<void> | undefined;
 
+  /** The INSERT of `count` rows (one text per count, so each backend prepares it once). */
+  const inserts = new Map<number, string>();
+  const insertOf = (count: number) => {
+    let sql = inserts.get(count);
+    if (!sql) {
+      const values = Array.from(
+        { length: count },
+        (_, row) =>
+          `(${Array.from({ length: WIDTH }, (_, column) => `$${row * WIDTH + column + 1}`).join(", ")})`,
+      );
+      sql = `INSERT INTO events (${COLUMNS}) VALUES ${values.join(", ")}`;
+      inserts.set(count, sql);
+    }
+    return sql;
+  };
   const insert = async (tx: SqlExecutor, rows: Row[]) => {
     // On PostgreSQL, replicas append one at a time: ids are then taken in commit order, so a reader paging
     // by id never skips a row that commits later with a smaller id.
@@ -233,11 +249,7 @@ export async function openAuditLog(db: SqlDatabase, options: AuditLogOptions = {
       await tx.run("SELECT pg_advisory_xact_lock(hashtext('ivoai:audit-append'))");
     for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
       const chunk = rows.slice(start, start + ROWS_PER_STATEMENT);
-      const values = chunk.map(
-        (_, row) =>
-          `(${Array.from({ length: WIDTH }, (_, column) => `$${row * WIDTH + column + 1}`).join(", ")})`,
-      );
-      await tx.run(`INSERT INTO events (${COLUMNS}) VALUES ${values.join(", ")}`, chunk.flat());
+      await tx.run(insertOf(chunk.length), chunk.flat());
     }
   };
   const write = async (batch: Batch) => {
