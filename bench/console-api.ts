@@ -5,10 +5,11 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { serverPaths } from "../src/config/server-paths.js";
-import { openAuditLog } from "../src/server/audit/store.js";
+import { openAuditLogOn } from "../src/server/audit/store.js";
 import { createEnrollmentService } from "../src/server/enrollment/service.js";
 import { openServerEnrollmentStore } from "../src/server/enrollment/store.js";
 import { startGateway } from "../src/server/start.js";
+import { resolveStoreBackend } from "../src/server/store/backend.js";
 import { silentLogger } from "../src/shared/logger.js";
 import { seedPendingApprovals } from "./lib/approvals-seed.js";
 import { percentile } from "./lib/ir.js";
@@ -27,7 +28,7 @@ const now = Date.now();
 
 // Tool calls spread evenly over the last 24 hours, as the MCP endpoints record them.
 let clock = new Date(now);
-const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"), () => clock);
+const audit = await openAuditLogOn(await resolveStoreBackend(paths), paths, { now: () => clock });
 const tools = [
   "context_search",
   "memory_query",
@@ -37,7 +38,7 @@ const tools = [
 ];
 for (let index = 0; index < calls; index += 1) {
   clock = new Date(now - 86_400_000 + Math.floor((index * 86_400_000) / calls));
-  audit.record({
+  void audit.record({
     kind: "tool_call",
     tool: tools[index % tools.length] as string,
     endpoint: "ivoai-memory",
@@ -50,7 +51,7 @@ for (let index = 0; index < calls; index += 1) {
     guardrail_checked: true,
   });
 }
-audit.close();
+await audit.close();
 
 await seedPendingApprovals(tree.root, pending, now);
 
@@ -137,10 +138,10 @@ const scaleLines: string[] = [];
 if (distinctSessions > 0) {
   const DAYS = 90;
   const quarterStart = now - DAYS * 86_400_000;
-  const log = openAuditLog(path.join(paths.auditDir, "audit.sqlite"), () => clock);
+  const log = await openAuditLogOn(await resolveStoreBackend(paths), paths, { now: () => clock });
   for (let index = 0; index < distinctSessions; index += 1) {
     clock = new Date(quarterStart + Math.floor((index * (DAYS - 1) * 86_400_000) / distinctSessions));
-    log.record({
+    void log.record({
       kind: "tool_call",
       // Unknown tools are recorded under the name the caller sent.
       tool: index % 1000 === 0 ? `made_up_${index}` : (tools[index % tools.length] as string),
@@ -154,7 +155,7 @@ if (distinctSessions > 0) {
       guardrail_checked: true,
     });
   }
-  log.close();
+  await log.close();
   gateway = await startGateway({ root: tree.root, logger: silentLogger });
   global.gc?.();
   const before = process.memoryUsage().rss;

@@ -1,9 +1,14 @@
 // An acknowledged approve survives the server process dying right after it (WAL, synchronous=NORMAL: the
-// commit reached the operating system before the response was sent), and is applied exactly once.
+// commit reached the operating system before the response was sent), and is applied exactly once; so does its
+// audit record.
+
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serverPaths } from "../src/config/server-paths.js";
+import { openAuditLog } from "../src/server/audit/store.js";
 import { memoryFile } from "../src/server/memory/service.js";
 import { openMemoryStore } from "../src/server/memory/store.js";
+import { openSqliteSql } from "../src/server/store/sqlite.js";
 import { connectMcp, enrolledCredential, initRoot, startServer, tempDir } from "./helpers.js";
 
 describe("approval durability", () => {
@@ -62,6 +67,16 @@ describe("approval durability", () => {
       }
     } finally {
       store.close();
+    }
+    // Each decision's audit record was durable before its 200, like the decision itself.
+    const audit = await openAuditLog(openSqliteSql(path.join(serverPaths(root).auditDir, "audit.sqlite")));
+    try {
+      const decided = await audit.list({ kind: "approval_decision", limit: 100 });
+      expect(
+        decided.map((event) => (event.kind === "tool_call" ? "" : event.detail.approval_id)).sort(),
+      ).toEqual([...ids].sort());
+    } finally {
+      await audit.close();
     }
   });
 });

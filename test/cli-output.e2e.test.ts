@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAuditLog } from "../src/server/audit/store.js";
+import { openSqliteSql } from "../src/server/store/sqlite.js";
 import {
   addDocsConnector,
   BIN,
@@ -79,15 +80,42 @@ describe("CLI output", () => {
   });
 
   it("prints multi-megabyte --json completely through a slowly read pipe", async () => {
-    const audit = openAuditLog(path.join(root, "var/lib/ivoai/audit/audit.sqlite"));
+    const audit = await openAuditLog(openSqliteSql(path.join(root, "var/lib/ivoai/audit/audit.sqlite")));
     for (let i = 0; i < 3; i += 1)
-      audit.record({ kind: "approval_decision", actor: "test", detail: { note: `${i}`.repeat(1 << 20) } });
-    audit.close();
+      await audit.record({
+        kind: "approval_decision",
+        actor: "test",
+        detail: { note: `${i}`.repeat(1 << 20) },
+      });
+    await audit.close();
     const result = await runThroughSlowPipe(["server", "audit", "--root", root, "--json"]);
     expect(result.code).toBe(0);
     expect(result.stdout.length).toBeGreaterThan(3 * (1 << 20));
     const { events } = JSON.parse(result.stdout) as { events: { detail: { note?: string } }[] };
     expect(events.filter((event) => event.detail.note?.length === 1 << 20)).toHaveLength(3);
+  });
+
+  it("pages the audit log back in time: --before the first id shown", async () => {
+    const audit = await openAuditLog(openSqliteSql(path.join(root, "var/lib/ivoai/audit/audit.sqlite")));
+    for (const id of ["cli_p1", "cli_p2", "cli_p3"])
+      await audit.record({ kind: "client_revoked", actor: "test", detail: { target: "client", id } });
+    await audit.close();
+    const page = async (...extra: string[]) => {
+      const result = await runIvoai([
+        ...["server", "audit", "--root", root, "--json", "--kind", "client_revoked", "--limit", "2"],
+        ...extra,
+      ]);
+      expect(result.code).toBe(0);
+      return (JSON.parse(result.stdout) as { events: { id: number; detail: { id: string } }[] }).events;
+    };
+    const newest = await page();
+    expect(newest.map((event) => event.detail.id)).toEqual(["cli_p2", "cli_p3"]);
+    const older = await page("--before", String(newest[0]?.id));
+    expect(older.map((event) => event.detail.id)).toEqual(["cli_p1"]);
+    expect(await page("--before", String(older[0]?.id))).toEqual([]);
+    const table = await runIvoai(["server", "audit", "--root", root, "--kind", "client_revoked"]);
+    expect(table.stdout).toMatch(new RegExp(`^ID +AT +KIND[^\\n]*\\n${older[0]?.id} `));
+    expect((await runIvoai(["server", "audit", "--root", root, "--before", "x"])).code).toBe(2);
   });
 
   it("fences agent text in 'approvals show' so no line of it passes for one of ivoai's own", async () => {

@@ -3,7 +3,16 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCode, initRoot, initWithDocs, runIvoai, tempDir } from "./helpers.js";
+import {
+  connectMcp,
+  createCode,
+  enrolledCredential,
+  initRoot,
+  initWithDocs,
+  runIvoai,
+  startServer,
+  tempDir,
+} from "./helpers.js";
 import { createThrowawayDatabase, postgresAvailable, TEST_PG_URL } from "./postgres.js";
 
 describe("ivoai server store", async () => {
@@ -95,6 +104,17 @@ describe("ivoai server store migrate --to postgres", async () => {
         const pending = await createCode(root);
         const activation = await runIvoai(["server", "activation", "create", "--root", root, "--json"]);
         expect(activation.code, activation.stderr).toBe(0);
+        const login = await runIvoai(["server", "console", "login", "--root", root, "--json"]);
+        expect(login.code, login.stderr).toBe(0);
+        // A server that ran: an enrolled client and its audit records.
+        const server = await startServer(root);
+        const client = await connectMcp(
+          `${server.url}/v1/mcp/context`,
+          await enrolledCredential(server.url, root),
+        );
+        await client.callTool({ name: "context_search", arguments: { query: "deploys" } });
+        await client.close();
+        await server.stop();
         const before = await runIvoai(["server", "search", "invoice retries", "--root", root, "--json"]);
         expect(before.code, before.stderr).toBe(0);
         const set = await runIvoai(["server", "store", "set", "postgres", "--url-stdin", "--root", root], {
@@ -119,6 +139,8 @@ describe("ivoai server store migrate --to postgres", async () => {
         expect(copied.map((store: { store: string }) => store.store)).toEqual([
           "enrollment",
           "oauth",
+          "audit",
+          "console",
           "context",
         ]);
         const oauthRows = copied[1].tables.reduce(
@@ -137,6 +159,9 @@ describe("ivoai server store migrate --to postgres", async () => {
         const codes = await runIvoai(["server", "enrollment", "list", "--root", root, "--json"]);
         expect(codes.stdout).toContain(pending.id);
         expect(codes.stdout).not.toContain(pending.code);
+        const audit = await runIvoai(["server", "audit", "--root", root, "--json"]);
+        expect(audit.code, audit.stderr).toBe(0);
+        expect(audit.stdout).toMatch(/"tool": "context_search"/);
         const after = await runIvoai(["server", "search", "invoice retries", "--root", root, "--json"]);
         expect(after.code, after.stderr).toBe(0);
         expect(JSON.parse(after.stdout).results).toEqual(JSON.parse(before.stdout).results);

@@ -92,7 +92,10 @@ export interface Activity {
   by_session: (ActivityFigures & { key: string })[];
 }
 
-/** GET /v1/audit/events?since=ISO&limit=N&kind=… → {events} newest last (the CLI's `server audit --json` shape). */
+/**
+ * GET /v1/audit/events?since=ISO&limit=N&kind=…&before=ID → {events} newest last (the CLI's `server audit --json`
+ * shape); the page before is `before` = this page's first id.
+ */
 export interface AuditEventRow {
   id: number;
   at: string;

@@ -3,7 +3,6 @@ import { promises as fs } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { getRequestListener } from "@hono/node-server";
 import { loadServerConfig, type ServerConfig } from "../config/server-config.js";
 import { type ServerPaths, serverPaths } from "../config/server-paths.js";
@@ -12,8 +11,8 @@ import { IvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { createGatewayApp } from "./app.js";
-import { openAuditLog } from "./audit/store.js";
-import { consoleDbPath, openConsoleStore } from "./console/store.js";
+import { openAuditLogOn } from "./audit/store.js";
+import { openConsoleStoreOn } from "./console/store.js";
 import { openCatalogue, openContextService } from "./context/service.js";
 import { createEnrollmentService } from "./enrollment/service.js";
 import { openServerEnrollmentStore } from "./enrollment/store.js";
@@ -28,6 +27,7 @@ import { requestErrorResponse } from "./http/request-error.js";
 import { type MemoryService, openMemoryService } from "./memory/service.js";
 import { openOAuthStoreOf } from "./oauth/store-open.js";
 import { claimPidFile, type PidFileHandle } from "./ops/pid-file.js";
+import { resolveStoreBackend } from "./store/backend.js";
 
 export interface StartGatewayOptions {
   root: string;
@@ -77,10 +77,11 @@ async function serveGateway(
   const oauth = await openOAuthStoreOf(paths);
   const store = await openServerEnrollmentStore(paths);
   const enrollment = createEnrollmentService({ store });
-  const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"), undefined, (error, lost) =>
-    options.logger.error("audit write failed", { error: error.message, lost }),
-  );
-  const consoleStore = openConsoleStore(consoleDbPath(paths));
+  const backend = await resolveStoreBackend(paths);
+  const audit = await openAuditLogOn(backend, paths, {
+    onWriteError: (error, lost) => options.logger.error("audit write failed", { error: error.message, lost }),
+  });
+  const consoleStore = await openConsoleStoreOn(backend, paths);
   const context = openContextService({
     paths,
     config,
@@ -193,11 +194,9 @@ async function serveGateway(
         .then(async () => {
           clearInterval(sweepTimer);
           // The audit log first: its pending events are written even if closing something else throws.
-          audit.close();
-          const storeClosed = store.close();
+          await audit.close();
           memory?.close();
-          consoleStore.close();
-          await Promise.all([storeClosed, oauth.close(), context.close()]);
+          await Promise.all([store.close(), oauth.close(), context.close(), consoleStore.close()]);
           options.logger.info("gateway stopped");
         })
         .finally(() => pid?.release());

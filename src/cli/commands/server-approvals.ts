@@ -1,12 +1,12 @@
 // `ivoai server approvals list|show|approve|reject` and `ivoai server audit`: the human side of APPROVAL_GATE.
 // The operator at the local shell is not a credential, so it may approve any request, including an agent's.
 import { userInfo } from "node:os";
-import path from "node:path";
 import { loadServerConfig } from "../../config/server-config.js";
 import { DEFAULT_APPROVAL_PAGE, MAX_APPROVAL_PAGE } from "../../server/approvals/gate.js";
-import { AUDIT_KINDS, type AuditEvent, openAuditLog } from "../../server/audit/store.js";
+import { AUDIT_KINDS, type AuditEvent, openAuditLogOn } from "../../server/audit/store.js";
 import { type MemoryService, openMemoryService } from "../../server/memory/service.js";
 import type { ApprovalRecord, ApprovalStatus, ApprovalSummary } from "../../server/memory/store.js";
+import { resolveStoreBackend } from "../../server/store/backend.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
@@ -18,13 +18,16 @@ import { ROOT_OPTION, requireServerTree } from "./server-common.js";
 async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) => Promise<T>): Promise<T> {
   const paths = await requireServerTree(ctx, ["memoryDir", "auditDir"]);
   const config = await loadServerConfig(paths.configFile);
-  const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
-  const memory = openMemoryService({ paths, config, logger: createLogger({ level: "warn" }), audit });
+  const audit = await openAuditLogOn(await resolveStoreBackend(paths), paths);
   try {
-    return await use(memory);
+    const memory = openMemoryService({ paths, config, logger: createLogger({ level: "warn" }), audit });
+    try {
+      return await use(memory);
+    } finally {
+      memory.close();
+    }
   } finally {
-    memory.close();
-    audit.close();
+    await audit.close();
   }
 }
 
@@ -177,7 +180,12 @@ export const serverAuditCommand: CommandSpec = {
       description: "a duration back (e.g. 1h, 7d) or an ISO time (default 24h)",
     },
     kind: { type: "string", value: "KIND", choices: AUDIT_KINDS, description: "only events of this kind" },
-    limit: { type: "string", value: "N", description: "at most N events (default 1000)" },
+    limit: { type: "string", value: "N", description: "at most N events, the newest (default 1000)" },
+    before: {
+      type: "string",
+      value: "ID",
+      description: "only events older than this id (the first id of the page shown): the page before",
+    },
   },
   async run(ctx) {
     const sinceText = stringOption(ctx.options, "since") ?? "24h";
@@ -191,17 +199,34 @@ export const serverAuditCommand: CommandSpec = {
     const limit = Number(stringOption(ctx.options, "limit") ?? "1000");
     if (!Number.isInteger(limit) || limit < 1)
       throw new IvoaiError("USAGE", "--limit must be a positive integer");
+    const beforeText = stringOption(ctx.options, "before");
+    if (beforeText !== undefined && !/^[1-9]\d{0,15}$/.test(beforeText))
+      throw new IvoaiError("USAGE", "--before takes an event id (a positive integer)");
     const paths = await requireServerTree(ctx, ["auditDir"]);
-    const audit = openAuditLog(path.join(paths.auditDir, "audit.sqlite"));
+    const audit = await openAuditLogOn(await resolveStoreBackend(paths), paths);
     try {
-      const events = audit.list({ since, limit, ...(kind ? { kind: kind as AuditEvent["kind"] } : {}) });
+      const events = await audit.list({
+        since,
+        limit,
+        ...(kind ? { kind: kind as AuditEvent["kind"] } : {}),
+        ...(beforeText !== undefined ? { before: Number(beforeText) } : {}),
+      });
       ctx.out.data({ events }, ({ events: rows }) =>
         formatTable(
-          ["AT", "KIND", "WHAT", "WHO", "STATUS", "MS"],
+          ["ID", "AT", "KIND", "WHAT", "WHO", "STATUS", "MS"],
           rows.map((row) =>
             row.kind === "tool_call"
-              ? [row.at, row.kind, row.tool, row.credential_id, row.status, String(row.latency_ms)]
+              ? [
+                  String(row.id),
+                  row.at,
+                  row.kind,
+                  row.tool,
+                  row.credential_id,
+                  row.status,
+                  String(row.latency_ms),
+                ]
               : [
+                  String(row.id),
                   row.at,
                   row.kind,
                   String(row.detail.approval_id ?? row.detail.path ?? ""),
@@ -214,7 +239,7 @@ export const serverAuditCommand: CommandSpec = {
         ),
       );
     } finally {
-      audit.close();
+      await audit.close();
     }
     return 0;
   },

@@ -8,12 +8,12 @@ import {
   type ConsoleSessionRecord,
   type ConsoleSessionState,
   type ConsoleStore,
-  consoleDbPath,
   consoleSessionState,
   idleEnd,
-  openConsoleStore,
+  openConsoleStoreOn,
 } from "../../server/console/store.js";
 import { readPidFile } from "../../server/ops/pid-file.js";
+import { resolveStoreBackend } from "../../server/store/backend.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { isLoopbackHost } from "../../shared/loopback.js";
@@ -30,11 +30,11 @@ async function withConsoleStore<T>(
   use: (store: ConsoleStore, paths: ServerPaths) => Promise<T>,
 ): Promise<T> {
   const paths = await requireServerTree(ctx, ["enrollmentDir"]);
-  const store = openConsoleStore(consoleDbPath(paths));
+  const store = await openConsoleStoreOn(await resolveStoreBackend(paths), paths);
   try {
     return await use(store, paths);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -85,8 +85,8 @@ const loginCommand: CommandSpec = {
     const created = await withConsoleStore(ctx, async (store, paths) => {
       const config = await loadServerConfig(paths.configFile);
       const now = new Date();
-      store.prune(now, parseDuration(config.console.idle_timeout));
-      const { code, view } = store.createCode({ role, name, ttlMs, now });
+      await store.prune(now, parseDuration(config.console.idle_timeout));
+      const { code, view } = await store.createCode({ role, name, ttlMs, now });
       const base = await publicBase(paths, config.server.public_url);
       return { ...view, scopes: [...CONSOLE_ROLE_SCOPES[role]], code, url: `${base}/console/#code=${code}` };
     });
@@ -118,7 +118,7 @@ const sessionsCommand: CommandSpec = {
     const sessions = await withConsoleStore(ctx, async (store, paths) => {
       const idleMs = parseDuration((await loadServerConfig(paths.configFile)).console.idle_timeout);
       const now = new Date();
-      return store.listSessions().map(
+      return (await store.listSessions()).map(
         (session): SessionEntry => ({
           ...session,
           status: consoleSessionState(session, now, idleMs),

@@ -39,13 +39,14 @@ function webClient(view: OAuthClientView): WebClient {
 
 export function createClientRoutes(deps: ClientRoutesDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
-  const revoked = (
+  // Written before the answer: a revocation is acknowledged only once its record is durable.
+  const revoked = async (
     c: { get(key: "client"): { id: string; name: string } },
     target: "client" | "oauth_client" | "grant",
     id: string,
   ) => {
     const actor = c.get("client");
-    deps.audit?.record({
+    await deps.audit?.record({
       kind: "client_revoked",
       actor: `${actor.name} (${actor.id})`,
       detail: { target, id, actor_id: actor.id },
@@ -62,7 +63,7 @@ export function createClientRoutes(deps: ClientRoutesDeps): Hono<GatewayEnv> {
     if (!ID.test(id)) return problem(c, 400, "invalid_request", "invalid client id");
     // An unknown id is NOT_FOUND: the app's error map answers 404.
     const client: EnrolledClient = await deps.enrollment.revokeClient(id);
-    revoked(c, "client", id);
+    await revoked(c, "client", id);
     return c.json(client);
   });
 
@@ -75,7 +76,7 @@ export function createClientRoutes(deps: ClientRoutesDeps): Hono<GatewayEnv> {
     if (!ID.test(id)) return problem(c, 400, "invalid_request", "invalid client id");
     const view = await deps.oauth?.revokeClient(id, deps.now().toISOString());
     if (!view) return problem(c, 404, "not_found", `no OAuth client with id ${id}`);
-    revoked(c, "oauth_client", id);
+    await revoked(c, "oauth_client", id);
     return c.json(webClient(view));
   });
 
@@ -85,7 +86,7 @@ export function createClientRoutes(deps: ClientRoutesDeps): Hono<GatewayEnv> {
     if (!ID.test(id)) return problem(c, 400, "invalid_request", "invalid grant id");
     const grant = await deps.oauth?.revokeGrant(id, deps.now().toISOString());
     if (!grant) return problem(c, 404, "not_found", `no grant with id ${id}`);
-    revoked(c, "grant", id);
+    await revoked(c, "grant", id);
     const owner = (await deps.oauth?.listClients())?.find((client) => client.client_id === grant.client_id);
     return c.json(owner ? webClient(owner) : grant);
   });

@@ -116,7 +116,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
             : undefined,
       );
       if (outcome.outcome !== "already_decided") {
-        deps.audit?.record({
+        await deps.audit?.record({
           kind: "approval_decision",
           actor,
           detail: {
@@ -136,7 +136,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
     async expire() {
       const ids = await deps.store.expireApprovals(now().toISOString());
       for (const id of ids)
-        deps.audit?.record({ kind: "approval_expired", actor: "system", detail: { approval_id: id } });
+        await deps.audit?.record({ kind: "approval_expired", actor: "system", detail: { approval_id: id } });
       return ids;
     },
   };

@@ -1,8 +1,8 @@
 // The console's activity view: tool calls from the audit log in a time window, counted per bucket, tool,
 // credential and session, with latency percentiles. One indexed range scan in bounded memory: latencies go
 // into sparse histograms, and each breakdown keeps a bounded number of keys (agents choose session ids).
-import type Database from "better-sqlite3";
 import type { Activity, ActivityBucket, ActivityFigures } from "../../protocol/console-api.js";
+import type { SqlExecutor } from "../store/sql.js";
 
 export const BUCKET_MS: Record<ActivityBucket, number> = {
   minute: 60_000,
@@ -205,16 +205,22 @@ export class ActivityGroups {
   }
 }
 
-type CallRow = [
-  id: number,
-  at: string,
-  tool: string,
-  credential: string,
-  session: string | null,
-  status: string,
-  latency: number,
-  tokens: number,
-];
+interface CallRow {
+  id: number;
+  at: string;
+  tool: string | null;
+  credential: string | null;
+  session: string | null;
+  status: string | null;
+  latency: number | string | null;
+  tokens: number | string | null;
+}
+
+/** One chunk of tool calls in (at, id) order: the columns the audit log fills for each call. */
+const CHUNK = `SELECT id, at, tool, credential_id AS credential, session_id AS session, status, latency_ms AS latency,
+    tokens_consumed AS tokens
+  FROM events WHERE at >= $1 AND at < $2 AND kind = 'tool_call' AND (at > $1 OR id > $3)
+  ORDER BY at, id LIMIT $4`;
 
 /** Rows read per statement; between chunks the event loop serves other requests. */
 export const ACTIVITY_CHUNK = 5_000;
@@ -223,7 +229,7 @@ export const ACTIVITY_CHUNK = 5_000;
  * Aggregates the tool calls recorded in [since, until); the caller bounds the bucket count. Read in keyset
  * chunks of (at, id) with a yield between them, so 100,000 calls never hold the server's event loop for long.
  */
-export async function aggregateActivity(db: Database.Database, query: ActivityQuery): Promise<Activity> {
+export async function aggregateActivity(db: SqlExecutor, query: ActivityQuery): Promise<Activity> {
   const unit = BUCKET_MS[query.bucket];
   const start = firstBucketStart(query.since, query.bucket);
   const buckets = Array.from({ length: bucketCount(query) }, () => new Tally());
@@ -232,26 +238,19 @@ export async function aggregateActivity(db: Database.Database, query: ActivityQu
   const byCredential = new ActivityGroups();
   const bySession = new ActivityGroups();
   // Times are stored as toISOString(), so the range compares as text on the `at` index (which holds the id).
-  const chunk = db
-    .prepare(
-      `SELECT id, at, json_extract(body, '$.tool'), json_extract(body, '$.credential_id'),
-        json_extract(body, '$.session_id'), json_extract(body, '$.status'),
-        json_extract(body, '$.latency_ms'), json_extract(body, '$.tokens_consumed')
-       FROM events WHERE at >= @from AND at < @until AND kind = 'tool_call' AND (at > @from OR id > @after_id)
-       ORDER BY at, id LIMIT @limit`,
-    )
-    .raw();
+  const until = query.until.toISOString();
   // Each chunk's index range starts at the last row read: (at, id) after it, never a rescan from `since`.
-  let after = { at: query.since.toISOString(), id: 0 };
+  const read = (after: { at: string; id: number }) =>
+    db.all<CallRow>(CHUNK, [after.at, until, after.id, ACTIVITY_CHUNK]);
+  let next = read({ at: query.since.toISOString(), id: 0 });
   for (;;) {
-    const rows = chunk.all({
-      from: after.at,
-      until: query.until.toISOString(),
-      after_id: after.id,
-      limit: ACTIVITY_CHUNK,
-    }) as CallRow[];
-    for (const [, at, tool, credential, session, status, latency, tokens] of rows) {
-      const error = ERROR_STATUSES.has(status);
+    const rows = await next;
+    const last = rows.at(-1);
+    const more = last !== undefined && rows.length === ACTIVITY_CHUNK;
+    // The next chunk is on its way (from PostgreSQL, over the network) while this one is counted.
+    if (more) next = read({ at: last.at, id: Number(last.id) });
+    for (const { at, tool, credential, session, status, latency, tokens } of rows) {
+      const error = ERROR_STATUSES.has(String(status));
       const bin = latencyBin(Number(latency));
       const tokenCount = Number(tokens) || 0;
       totals.add(error, bin, tokenCount);
@@ -261,9 +260,7 @@ export async function aggregateActivity(db: Database.Database, query: ActivityQu
       // Calls without a session (no x-ivoai-session-id) are in every other figure, not in by_session.
       if (session) bySession.tally(String(session)).add(error, bin, tokenCount);
     }
-    const last = rows.at(-1);
-    if (!last || rows.length < ACTIVITY_CHUNK) break;
-    after = { at: last[1], id: last[0] };
+    if (!more) break;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return {

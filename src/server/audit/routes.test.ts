@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../../test/helpers.js";
 import type { Activity } from "../../protocol/console-api.js";
 import type { GatewayEnv } from "../http/env.js";
+import { openSqliteSql } from "../store/sqlite.js";
 import { createAuditRoutes, MAX_ACTIVITY_DAYS } from "./routes.js";
 import { type AuditLog, openAuditLog } from "./store.js";
 
@@ -18,7 +19,7 @@ describe("audit routes: the activity window (in process)", () => {
     let dir: string;
     ({ dir, cleanup } = await tempDir());
     clock = new Date("2026-06-01T12:00:00Z");
-    audit = openAuditLog(`${dir}/audit.sqlite`, () => clock);
+    audit = await openAuditLog(openSqliteSql(`${dir}/audit.sqlite`), { now: () => clock });
     app = new Hono<GatewayEnv>();
     app.use(async (c, next) => {
       c.set("client", { id: "viewer", name: "Eva", scopes: ["audit:read"] });
@@ -27,7 +28,7 @@ describe("audit routes: the activity window (in process)", () => {
     app.route("/v1/audit", createAuditRoutes({ audit, memory: undefined, now: () => clock }));
   });
   afterEach(async () => {
-    audit.close();
+    await audit.close();
     await cleanup();
   });
 
@@ -79,7 +80,7 @@ describe("audit routes: the activity window (in process)", () => {
     const years = await activity({ since: "2023-06-01T00:00:00Z", bucket: "day" });
     expect(years.status).toBe(400);
     clock = new Date(until.getTime() - 10 * DAY);
-    audit.record({
+    void audit.record({
       kind: "tool_call",
       tool: "context_search",
       endpoint: "ivoai-context",
@@ -103,5 +104,26 @@ describe("audit routes: the activity window (in process)", () => {
     // Without `since`, the window is the day before `until`.
     const recent = await activity({ until: new Date(until.getTime() - 9.5 * DAY).toISOString() });
     expect((recent.body as unknown as Activity).totals.calls).toBe(1);
+  });
+
+  it("pages events back by id and refuses a cursor that is not one", async () => {
+    for (const id of ["cli_1", "cli_2", "cli_3"])
+      await audit.record({ kind: "client_revoked", actor: "Eva", detail: { target: "client", id } });
+    const page = async (query: string) => {
+      const response = await app.request(`/v1/audit/events?${query}`);
+      return {
+        status: response.status,
+        body: (await response.json()) as {
+          events?: { id: number; detail: { id: string } }[];
+          error?: string;
+        },
+      };
+    };
+    const newest = await page("limit=2");
+    expect(newest.body.events?.map((event) => event.detail.id)).toEqual(["cli_2", "cli_3"]);
+    const older = await page(`limit=2&before=${newest.body.events?.[0]?.id}`);
+    expect(older.body.events?.map((event) => event.detail.id)).toEqual(["cli_1"]);
+    for (const bad of ["before=0", "before=x", "before=1.5"])
+      expect(await page(bad)).toMatchObject({ status: 400, body: { error: "invalid_request" } });
   });
 });

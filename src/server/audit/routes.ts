@@ -33,6 +33,8 @@ const eventsSchema = z.object({
   since: isoTimeSchema.optional(),
   limit: z.coerce.number().int().min(1).max(10_000).default(1000),
   kind: z.enum(AUDIT_KINDS).optional(),
+  /** The previous page's first id: the page of events before it. */
+  before: z.coerce.number().int().min(1).optional(),
 });
 // The session id is a query parameter: ids are the agents' own (`.` and `..` among the allowed), which a path
 // segment would not carry through URL normalisation.
@@ -88,16 +90,17 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
     return c.json(activity);
   });
 
-  app.get("/events", read, (c) => {
+  app.get("/events", read, async (c) => {
     if (!audit) return problem(c, 503, "audit_unavailable", "this server keeps no audit log");
     const query = parseQuery(c, eventsSchema);
     if (!query.ok) return query.response;
-    const { since, limit, kind } = query.value;
+    const { since, limit, kind, before } = query.value;
     return c.json({
-      events: audit.list({
+      events: await audit.list({
         limit,
         ...(since ? { since: since.toISOString() } : {}),
         ...(kind ? { kind } : {}),
+        ...(before !== undefined ? { before } : {}),
       }),
     });
   });

@@ -1,113 +1,84 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+// What only the SQLite backend has: audit files written before the store was versioned. The log's behaviour on
+// every backend is in store.contract.test.ts.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../../test/helpers.js";
 import { openSqlite } from "../../shared/native-sqlite.js";
-import {
-  AUDIT_MAX_DELAY_MS,
-  AUDIT_MAX_PENDING,
-  type AuditEvent,
-  type AuditLog,
-  openAuditLog,
-} from "./store.js";
+import { openSqliteSql } from "../store/sqlite.js";
+import { openAuditLog } from "./store.js";
 
-/** A tool call: the frequent event, which waits to share a write. */
-const call = (index: number): AuditEvent => ({
-  kind: "tool_call",
-  tool: "context_search",
-  endpoint: "ivoai-context",
-  credential_id: "cli_a",
-  session_id: `s${index}`,
-  tier: "read",
-  status: "SUCCESS",
-  latency_ms: 1,
-  tokens_consumed: 1,
-  guardrail_checked: true,
-});
-
-const decision = (index: number): AuditEvent => ({
-  kind: "approval_decision",
-  actor: "ana",
-  detail: { index },
-});
-
-describe("audit log writes", () => {
+describe("audit log on SQLite", () => {
   let file: string;
   let cleanup: () => Promise<void>;
-  let audit: AuditLog;
-  const errors: { message: string; lost: number }[] = [];
-  /** Rows another connection (another process, say `ivoai server audit`) sees. */
-  const seen = () => {
-    const reader = openSqlite(file, { readonly: true });
-    try {
-      return (reader.prepare("SELECT count(*) AS n FROM events").get() as { n: number }).n;
-    } finally {
-      reader.close();
-    }
-  };
 
   beforeEach(async () => {
     const temp = await tempDir();
     cleanup = temp.cleanup;
     file = `${temp.dir}/audit.sqlite`;
-    errors.length = 0;
-    audit = openAuditLog(file, undefined, (error, lost) => errors.push({ message: error.message, lost }));
   });
-  afterEach(async () => {
-    vi.useRealTimers();
-    audit.close();
-    await cleanup();
-  });
+  afterEach(async () => cleanup());
 
-  it(`writes events together at most ${AUDIT_MAX_DELAY_MS} ms after the first (what a crash can lose)`, () => {
-    vi.useFakeTimers();
-    audit.record(call(0));
-    vi.advanceTimersByTime(AUDIT_MAX_DELAY_MS - 5);
-    for (let index = 1; index < 3; index++) audit.record(call(index));
-    vi.advanceTimersByTime(4);
-    expect(seen()).toBe(0);
-    vi.advanceTimersByTime(1);
-    expect(seen()).toBe(3);
-    // The next event starts a new window.
-    audit.record(call(3));
-    vi.advanceTimersByTime(AUDIT_MAX_DELAY_MS - 1);
-    expect(seen()).toBe(3);
-    vi.advanceTimersByTime(1);
-    expect(seen()).toBe(4);
-    expect(errors).toEqual([]);
-  });
+  it("adopts a file written before versioning: its events keep their ids and new ones follow", async () => {
+    const old = openSqlite(file);
+    old.exec(`
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_at ON events (at);`);
+    const insert = old.prepare("INSERT INTO events (at, kind, body) VALUES (?, ?, ?)");
+    for (const index of [1, 2, 3]) {
+      const event = { kind: "approval_decision", actor: "ana", detail: { index } };
+      insert.run(`2026-01-01T10:00:0${index}.000Z`, event.kind, JSON.stringify(event));
+    }
+    const oldCall = {
+      kind: "tool_call",
+      tool: "memory_query",
+      endpoint: "ivoai-memory",
+      credential_id: "cli_old",
+      session_id: "s_old",
+      tier: "read",
+      status: "FAILED",
+      latency_ms: 42.3,
+      tokens_consumed: 7,
+      guardrail_checked: true,
+    };
+    insert.run("2026-01-01T10:00:04.000Z", "tool_call", JSON.stringify(oldCall));
+    insert.run("2026-01-01T10:00:05.000Z", "page_expired", JSON.stringify({ kind: "page_expired" }));
+    // A deleted last row: AUTOINCREMENT never hands its id out again.
+    old.exec("DELETE FROM events WHERE id = 5");
+    old.exec("DELETE FROM events WHERE id = 3");
+    old.close();
 
-  it("writes what is pending before it lists, and on close", () => {
-    audit.record(call(1));
-    expect(audit.list({}).map((event) => event.kind)).toEqual(["tool_call"]);
-    audit.record(call(2));
-    audit.close();
-    expect(seen()).toBe(2);
-    audit = openAuditLog(file);
-  });
-
-  it(`writes a burst of ${AUDIT_MAX_PENDING} at once, without waiting`, () => {
-    for (let index = 0; index < AUDIT_MAX_PENDING - 1; index++) audit.record(call(index));
-    expect(seen()).toBe(0);
-    for (let index = 0; index < 45; index++) audit.record(call(index));
-    expect(seen()).toBe(AUDIT_MAX_PENDING);
-  });
-
-  it("writes a security decision at once, with the calls pending before it", () => {
-    vi.useFakeTimers();
-    audit.record(call(1));
-    audit.record(call(2));
-    expect(seen()).toBe(0);
-    audit.record(decision(3));
-    expect(seen()).toBe(3);
-  });
-
-  it("reports a failed write with what it lost instead of throwing", () => {
-    audit.record(call(1));
-    audit.record(call(2));
-    const other = openSqlite(file);
-    other.exec("DROP TABLE events");
-    other.close();
-    audit.flush();
-    expect(errors).toHaveLength(1);
-    expect(errors[0]?.lost).toBe(2);
+    const audit = await openAuditLog(openSqliteSql(file), { now: () => new Date("2026-01-02T00:00:00Z") });
+    try {
+      await audit.record({ kind: "client_revoked", actor: "bo", detail: { id: "cli_x" } });
+      const events = await audit.list({});
+      expect(events.map((event) => [event.id, event.kind, event.at])).toEqual([
+        [1, "approval_decision", "2026-01-01T10:00:01.000Z"],
+        [2, "approval_decision", "2026-01-01T10:00:02.000Z"],
+        [4, "tool_call", "2026-01-01T10:00:04.000Z"],
+        [6, "client_revoked", "2026-01-02T00:00:00.000Z"],
+      ]);
+      expect(events[0]).toMatchObject({ actor: "ana", detail: { index: 1 } });
+      expect(events[2]).toEqual({ ...oldCall, id: 4, at: "2026-01-01T10:00:04.000Z" });
+      // The activity view counts the calls recorded before the upgrade.
+      const activity = await audit.activity({
+        since: new Date("2026-01-01T10:00:00Z"),
+        until: new Date("2026-01-01T11:00:00Z"),
+        bucket: "hour",
+      });
+      expect(activity.totals).toEqual({ calls: 1, errors: 1, p50_ms: 42.3, p95_ms: 42.3, tokens: 7 });
+      expect(activity.by_session.map((entry) => entry.key)).toEqual(["s_old"]);
+    } finally {
+      await audit.close();
+    }
+    const check = openSqlite(file, { readonly: true });
+    try {
+      expect(check.prepare("SELECT store, version, name FROM schema_migrations").all()).toEqual([
+        { store: "audit", version: 1, name: "events" },
+        { store: "audit", version: 2, name: "tool call columns" },
+      ]);
+    } finally {
+      check.close();
+    }
   });
 });

@@ -1,10 +1,15 @@
-// The audit log: every MCP tool call (guardrail outcome and telemetry) and every human decision, in SQLite.
+// The audit log: every MCP tool call (guardrail outcome and telemetry) and every human decision, in the audit
+// store (a SQLite file, or the ivoai_audit schema every replica shares on PostgreSQL).
 import { mkdirSync } from "node:fs";
 import path from "node:path";
+import type { ServerPaths } from "../../config/server-paths.js";
 import type { Activity } from "../../protocol/console-api.js";
 import type { SecurityTier, ToolStatus } from "../../protocol/tool-envelope.js";
 import { createLogger } from "../../shared/logger.js";
-import { openSqlite } from "../../shared/native-sqlite.js";
+import type { StoreBackend } from "../store/backend.js";
+import { sqliteFileOf } from "../store/backend.js";
+import { type Migration, migrate } from "../store/migrations.js";
+import type { SqlDatabase, SqlExecutor } from "../store/sql.js";
 import { type ActivityQuery, aggregateActivity } from "./activity.js";
 
 export interface ToolCallEvent {
@@ -41,99 +46,278 @@ export const AUDIT_KINDS = [
 ] as const satisfies readonly AuditEvent["kind"][];
 export type AuditRecord = AuditEvent & { id: number; at: string };
 
+export interface AuditListOptions {
+  /** Events recorded at or after this time (ISO-8601). */
+  since?: string;
+  /** At most this many (default 1000, at most 100,000): the newest of those that match. */
+  limit?: number;
+  kind?: AuditEvent["kind"];
+  /** Keyset cursor: only events with a smaller id (the previous page's first id), to page back in time. */
+  before?: number;
+}
+
 export interface AuditLog {
   /**
    * Records an event, off the caller's path: events are written together, in one transaction, at most
    * AUDIT_MAX_DELAY_MS after the first one still pending, or at once when AUDIT_MAX_PENDING are pending.
-   * That is what a crash (the process killed, not stopped) can lose: the last AUDIT_MAX_DELAY_MS of events, at
-   * most AUDIT_MAX_PENDING. Only tool calls wait: any other event (an approval decided, a client revoked, a
-   * sign-in) is rare and is a record of a security decision, so it is written with what is pending at once.
-   * `list`, `activity` and `close` write what is pending first, and the server closes the log on SIGTERM/SIGINT,
-   * so a stop loses nothing.
+   * That is what a crash (the process killed, not stopped) can lose: the events of the last AUDIT_MAX_DELAY_MS
+   * (at most AUDIT_MAX_PENDING), and those of the one write in flight when it died (a transaction either
+   * commits whole or not at all). Only tool calls wait: any other event (an approval decided, a client revoked,
+   * a page expired) is rare and is a record of a security decision, so it is written with what is pending at
+   * once. The promise resolves when the event is durable (it never rejects: a failed write goes to
+   * `onWriteError`); callers await it for decisions and leave it for tool calls. `list`, `activity` and `close`
+   * write what is pending first, and the server closes the log first on SIGTERM/SIGINT, so a stop loses nothing.
    */
-  record(event: AuditEvent): void;
-  /** Writes pending events now. */
-  flush(): void;
-  list(options: { since?: string; limit?: number; kind?: AuditEvent["kind"] }): AuditRecord[];
+  record(event: AuditEvent): Promise<void>;
+  /** Writes pending events now; resolves when everything recorded so far is written (or reported lost). */
+  flush(): Promise<void>;
+  /** Events oldest first: the newest `limit` of those matching (page back with `before`). */
+  list(options: AuditListOptions): Promise<AuditRecord[]>;
   /** Tool calls in a window, aggregated (the console's activity view). */
   activity(query: ActivityQuery): Promise<Activity>;
-  close(): void;
+  /** Writes what is pending, then closes the database. */
+  close(): Promise<void>;
 }
 
-const SCHEMA = `
+/** The audit store's schema versions. Version 1 is the schema of the SQLite file before versioning (adopted). */
+export const AUDIT_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "events",
+    up: {
+      sqlite: `
 CREATE TABLE IF NOT EXISTS events (
   id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS events_at ON events (at);
-`;
+CREATE INDEX IF NOT EXISTS events_at ON events (at);`,
+      // Times compare as text in code-point order whatever the database's collation; the index holds the
+      // primary key too, as SQLite's does, for the activity view's (at, id) keyset.
+      postgres: `
+CREATE TABLE IF NOT EXISTS events (
+  id BIGSERIAL PRIMARY KEY, at TEXT COLLATE "C" NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_at ON events (at, id);`,
+    },
+  },
+  {
+    // The activity view reads these instead of each call's JSON (PostgreSQL parsing 100,000 bodies took
+    // seconds of the database's CPU); earlier events are filled in from their JSON.
+    version: 2,
+    name: "tool call columns",
+    up: {
+      sqlite: `
+ALTER TABLE events ADD COLUMN tool TEXT;
+ALTER TABLE events ADD COLUMN credential_id TEXT;
+ALTER TABLE events ADD COLUMN session_id TEXT;
+ALTER TABLE events ADD COLUMN status TEXT;
+ALTER TABLE events ADD COLUMN latency_ms REAL;
+ALTER TABLE events ADD COLUMN tokens_consumed REAL;
+UPDATE events SET tool = body ->> 'tool', credential_id = body ->> 'credential_id',
+  session_id = body ->> 'session_id', status = body ->> 'status', latency_ms = body ->> 'latency_ms',
+  tokens_consumed = body ->> 'tokens_consumed'
+WHERE kind = 'tool_call';`,
+      postgres: `
+ALTER TABLE events ADD COLUMN tool TEXT, ADD COLUMN credential_id TEXT, ADD COLUMN session_id TEXT,
+  ADD COLUMN status TEXT, ADD COLUMN latency_ms DOUBLE PRECISION, ADD COLUMN tokens_consumed DOUBLE PRECISION;
+UPDATE events SET tool = j ->> 'tool', credential_id = j ->> 'credential_id', session_id = j ->> 'session_id',
+  status = j ->> 'status', latency_ms = (j ->> 'latency_ms')::double precision,
+  tokens_consumed = (j ->> 'tokens_consumed')::double precision
+FROM (SELECT id AS event_id, body::jsonb AS j FROM events WHERE kind = 'tool_call') AS calls
+WHERE events.id = calls.event_id;`,
+    },
+  },
+];
 
 /** Events held for one write at most: a burst this large is written at once. */
 export const AUDIT_MAX_PENDING = 256;
 /** How long the first pending event waits for others to share its transaction. */
 export const AUDIT_MAX_DELAY_MS = 20;
+/** Rows per INSERT statement (a batch larger than this takes several statements in its one transaction). */
+const ROWS_PER_STATEMENT = 64;
 
-export function openAuditLog(
-  file: string,
-  now: () => Date = () => new Date(),
+export interface AuditLogOptions {
+  now?: () => Date;
   /** A write that failed, with how many events it lost (default: an error line of the standard logger). */
-  onWriteError: (error: Error, lost: number) => void = (error, lost) =>
-    createLogger().error("audit write failed", { error: error.message, lost }),
-): AuditLog {
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const db = openSqlite(file, { timeout: 5_000 });
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.exec(SCHEMA);
-  const insert = db.prepare("INSERT INTO events (at, kind, body) VALUES (?, ?, ?)");
-  let pending: [at: string, kind: string, body: string][] = [];
-  let scheduled: NodeJS.Timeout | undefined;
-  const writeAll = db.transaction((rows: typeof pending) => {
-    for (const row of rows) insert.run(...row);
+  onWriteError?: (error: Error, lost: number) => void;
+}
+
+/** An event's columns: the time, the kind, the JSON, and a tool call's figures (null for other kinds). */
+type Row = [
+  at: string,
+  kind: string,
+  body: string,
+  tool: string | null,
+  credential_id: string | null,
+  session_id: string | null,
+  status: string | null,
+  latency_ms: number | null,
+  tokens_consumed: number | null,
+];
+const COLUMNS = "at, kind, body, tool, credential_id, session_id, status, latency_ms, tokens_consumed";
+const WIDTH = 9;
+
+/** A number as the JSON text holds it (JSON has no NaN or Infinity: they become null). */
+const finite = (value: number) => (Number.isFinite(value) ? value : null);
+/**
+ * A caller's text as a column holds it: PostgreSQL refuses NUL in text, and one NUL in an agent's tool name must
+ * not fail the write of every event sharing its batch. Both backends store U+FFFD instead; the JSON keeps it.
+ */
+const text = (value: string | null) =>
+  value === null || !value.includes("\u0000") ? value : value.replaceAll("\u0000", "\uFFFD");
+
+function rowOf(at: string, event: AuditEvent): Row {
+  const body = JSON.stringify(event);
+  if (event.kind !== "tool_call") return [at, event.kind, body, null, null, null, null, null, null];
+  return [
+    at,
+    event.kind,
+    body,
+    text(event.tool),
+    text(event.credential_id),
+    text(event.session_id),
+    text(event.status),
+    finite(event.latency_ms),
+    finite(event.tokens_consumed),
+  ];
+}
+
+interface Batch {
+  rows: Row[];
+  written: Promise<void>;
+  resolve: () => void;
+}
+
+function newBatch(): Batch {
+  let resolve = () => {};
+  const written = new Promise<void>((done) => {
+    resolve = done;
   });
-  const flush = () => {
-    if (scheduled) clearTimeout(scheduled);
-    scheduled = undefined;
-    if (pending.length === 0) return;
-    const rows = pending;
-    pending = [];
-    try {
-      writeAll(rows);
-    } catch (error) {
-      // Written after the call returned: the failure cannot fail the call any more, so it is reported.
-      onWriteError(error instanceof Error ? error : new Error(String(error)), rows.length);
+  return { rows: [], written, resolve };
+}
+
+/** The audit log of a server tree on its configured backend (a SQLite file's folder is created 0700). */
+export async function openAuditLogOn(
+  backend: StoreBackend,
+  paths: ServerPaths,
+  options: AuditLogOptions = {},
+): Promise<AuditLog> {
+  if (backend.kind === "sqlite")
+    mkdirSync(path.dirname(sqliteFileOf(paths, "audit")), { recursive: true, mode: 0o700 });
+  return openAuditLog(await backend.open("audit"), options);
+}
+
+/** The audit log over `db` (migrated first); closing the log closes `db`. */
+export async function openAuditLog(db: SqlDatabase, options: AuditLogOptions = {}): Promise<AuditLog> {
+  const now = options.now ?? (() => new Date());
+  const onWriteError =
+    options.onWriteError ??
+    ((error: Error, lost: number) =>
+      createLogger().error("audit write failed", { error: error.message, lost }));
+  try {
+    await migrate(db, "audit", AUDIT_MIGRATIONS);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  let pending: Batch | undefined;
+  let scheduled: NodeJS.Timeout | undefined;
+  /** The write loop, while one runs: it writes batch after batch until nothing is pending. */
+  let writing: Promise<void> | undefined;
+  /** Whether the pending batch is to be written now (a flush asked for it), not when its delay ends. */
+  let due = false;
+  let closing: Promise<void> | undefined;
+
+  /** The INSERT of `count` rows (one text per count, so each backend prepares it once). */
+  const inserts = new Map<number, string>();
+  const insertOf = (count: number) => {
+    let sql = inserts.get(count);
+    if (!sql) {
+      const values = Array.from(
+        { length: count },
+        (_, row) =>
+          `(${Array.from({ length: WIDTH }, (_, column) => `$${row * WIDTH + column + 1}`).join(", ")})`,
+      );
+      sql = `INSERT INTO events (${COLUMNS}) VALUES ${values.join(", ")}`;
+      inserts.set(count, sql);
+    }
+    return sql;
+  };
+  const insert = async (tx: SqlExecutor, rows: Row[]) => {
+    // On PostgreSQL, replicas append one at a time: ids are then taken in commit order, so a reader paging
+    // by id never skips a row that commits later with a smaller id.
+    if (tx.dialect === "postgres")
+      await tx.run("SELECT pg_advisory_xact_lock(hashtext('ivoai:audit-append'))");
+    for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
+      const chunk = rows.slice(start, start + ROWS_PER_STATEMENT);
+      await tx.run(insertOf(chunk.length), chunk.flat());
     }
   };
+  const write = async (batch: Batch) => {
+    try {
+      await db.transaction((tx) => insert(tx, batch.rows));
+    } catch (error) {
+      // Written after the call returned: the failure cannot fail the call any more, so it is reported.
+      onWriteError(error instanceof Error ? error : new Error(String(error)), batch.rows.length);
+    } finally {
+      batch.resolve();
+    }
+  };
+  const drain = async () => {
+    try {
+      while (pending && due) {
+        const batch = pending;
+        pending = undefined;
+        due = false;
+        if (scheduled) clearTimeout(scheduled);
+        scheduled = undefined;
+        await write(batch);
+      }
+    } finally {
+      writing = undefined;
+    }
+  };
+  const flush = (): Promise<void> => {
+    if (scheduled) clearTimeout(scheduled);
+    scheduled = undefined;
+    // A batch due while a write is in flight is taken by that loop when the write ends.
+    if (pending) due = true;
+    if (due && !writing) writing = drain();
+    return writing ?? Promise.resolve();
+  };
+
   return {
     record(event) {
       // The time and the text are taken now: the event is as it was when it happened, whenever it is written.
-      pending.push([now().toISOString(), event.kind, JSON.stringify(event)]);
-      if (event.kind !== "tool_call" || pending.length >= AUDIT_MAX_PENDING) flush();
+      pending ??= newBatch();
+      const batch = pending;
+      batch.rows.push(rowOf(now().toISOString(), event));
+      if (event.kind !== "tool_call" || batch.rows.length >= AUDIT_MAX_PENDING) void flush();
       // A commit per call would cost more than the call (a WAL append and its locks): calls share one.
-      else scheduled ??= setTimeout(flush, AUDIT_MAX_DELAY_MS);
+      else scheduled ??= setTimeout(() => void flush(), AUDIT_MAX_DELAY_MS);
+      return batch.written;
     },
     flush,
-    list({ since, limit, kind }) {
-      flush();
-      const rows = db
-        .prepare(
-          `SELECT id, at, body FROM events WHERE at >= ? ${kind ? "AND kind = ?" : ""} ORDER BY id DESC LIMIT ?`,
-        )
-        .all(...[since ?? "", ...(kind ? [kind] : []), Math.min(limit ?? 1000, 100_000)]) as {
-        id: number;
-        at: string;
-        body: string;
-      }[];
+    async list({ since, limit, kind, before }) {
+      await flush();
+      const params: unknown[] = [since ?? "", Math.min(limit ?? 1000, 100_000)];
+      let where = "at >= $1";
+      if (kind) where += ` AND kind = $${params.push(kind)}`;
+      if (before !== undefined) where += ` AND id < $${params.push(before)}`;
+      const rows = await db.all<{ id: number; at: string; body: string }>(
+        `SELECT id, at, body FROM events WHERE ${where} ORDER BY id DESC LIMIT $2`,
+        params,
+      );
       return rows
         .reverse()
-        .map((row) => ({ ...(JSON.parse(row.body) as AuditEvent), id: row.id, at: row.at }));
+        .map((row) => ({ ...(JSON.parse(row.body) as AuditEvent), id: Number(row.id), at: row.at }));
     },
-    activity: (query) => {
-      flush();
+    async activity(query) {
+      await flush();
       return aggregateActivity(db, query);
     },
-    close: () => {
-      flush();
-      db.close();
+    close() {
+      closing ??= flush().then(() => db.close());
+      return closing;
     },
   };
 }

@@ -76,7 +76,7 @@ export interface ConsoleAuth {
   /** `Set-Cookie` that removes the cookie. */
   clearCookie(c: Context<GatewayEnv>): void;
   /** The live session of the request's cookie (activity recorded), else a 401 that clears the cookie. */
-  authenticate(c: Context<GatewayEnv>): ConsoleAuthResult;
+  authenticate(c: Context<GatewayEnv>): Promise<ConsoleAuthResult>;
   /** A 403 unless the request is safe (GET/HEAD) or carries the session's CSRF token. */
   checkCsrf(c: Context<GatewayEnv>, token: string): Response | undefined;
   /** What GET/POST /v1/console/session answer. */
@@ -113,12 +113,12 @@ export function createConsoleAuth(options: ConsoleAuthOptions): ConsoleAuth {
   };
   const cookieOf = (c: Context<GatewayEnv>) => getCookie(c, cookieName()) || undefined;
 
-  const authenticate = (c: Context<GatewayEnv>): ConsoleAuthResult => {
+  const authenticate = async (c: Context<GatewayEnv>): Promise<ConsoleAuthResult> => {
     const token = cookieOf(c);
     if (token === undefined) {
       return { ok: false, response: problem(c, 401, "unauthorized", "sign in to the console first") };
     }
-    const found = TOKEN_SHAPE.test(token) ? options.store.findSession(token) : undefined;
+    const found = TOKEN_SHAPE.test(token) ? await options.store.findSession(token) : undefined;
     const now = options.now();
     if (!found || consoleSessionState(found, now, options.idleMs) !== "active") {
       return { ok: false, response: expired(c) };
@@ -127,7 +127,7 @@ export function createConsoleAuth(options: ConsoleAuthOptions): ConsoleAuth {
     const activeAt = new Date(now.getTime() - idleMsOf(c));
     let session = found;
     if (activeAt.getTime() - Date.parse(found.last_seen_at) >= touchEvery) {
-      options.store.touch(found.id, activeAt);
+      await options.store.touch(found.id, activeAt);
       session = { ...found, last_seen_at: activeAt.toISOString() };
     }
     return { ok: true, session, token };
@@ -162,7 +162,7 @@ export function createConsoleAuth(options: ConsoleAuthOptions): ConsoleAuth {
       idle_expires_at: idleEnd(session, options.idleMs),
     }),
     async middleware(c, next) {
-      const result = authenticate(c);
+      const result = await authenticate(c);
       if (!result.ok) return result.response;
       const refused = checkCsrf(c, result.token);
       if (refused) return refused;

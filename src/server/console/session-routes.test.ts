@@ -22,12 +22,12 @@ describe("console session routes (in process)", () => {
   beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "ivoai-console-routes-"));
     enrollment = await openEnrollmentStore({ db: openSqliteSql(path.join(dir, "enrollment.sqlite")) });
-    store = openConsoleStore(path.join(dir, "console.sqlite"));
+    store = await openConsoleStore(openSqliteSql(path.join(dir, "console.sqlite")));
     clock = new Date("2026-12-01T10:00:00.000Z");
   });
   afterEach(async () => {
     await enrollment.close();
-    store.close();
+    await store.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -47,8 +47,8 @@ describe("console session routes (in process)", () => {
       ...(consoleSite ? { consoleSite } : {}),
       now: () => clock,
     });
-  const signIn = (gateway: ReturnType<typeof app>, base: string) => {
-    const { code } = store.createCode({ role: "viewer", name: "Eva", ttlMs: 10 * MINUTE, now: clock });
+  const signIn = async (gateway: ReturnType<typeof app>, base: string) => {
+    const { code } = await store.createCode({ role: "viewer", name: "Eva", ttlMs: 10 * MINUTE, now: clock });
     return gateway.request(`${base}/v1/console/session`, {
       method: "POST",
       headers: { "content-type": "application/json" },

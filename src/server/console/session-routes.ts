@@ -38,18 +38,18 @@ export function createConsoleSessionRoutes(deps: ConsoleSessionRoutesDeps): Hono
     const body = await readJsonBody(c, signInSchema, MAX_SIGN_IN_BYTES);
     if (!body.ok) return body.response;
     const now = deps.now();
-    const opened = deps.store.exchangeCode(body.value.code, now, deps.absoluteMs);
+    const opened = await deps.store.exchangeCode(body.value.code, now, deps.absoluteMs);
     if (!opened) {
       // One answer for unknown, used and expired codes: the state of a code is not disclosed.
       deps.logger.warn("console sign-in refused", { remote: source });
       return problem(c, 401, "invalid_code", "the sign-in code is invalid, used or expired");
     }
     // Ended codes and sessions go with each sign-in (not with every refused attempt).
-    deps.store.prune(now, deps.idleMs);
+    await deps.store.prune(now, deps.idleMs);
     // A browser that signs in again (a new link in a signed-in tab) leaves no older session valid behind it.
     const previous = deps.auth.cookieOf(c);
-    const replaced = previous === undefined ? undefined : deps.store.findSession(previous);
-    if (replaced && !replaced.revoked_at) deps.store.revoke(replaced.id, now);
+    const replaced = previous === undefined ? undefined : await deps.store.findSession(previous);
+    if (replaced && !replaced.revoked_at) await deps.store.revoke(replaced.id, now);
     deps.logger.info("console session opened", {
       session_id: opened.session.id,
       role: opened.session.role,
@@ -60,18 +60,18 @@ export function createConsoleSessionRoutes(deps: ConsoleSessionRoutesDeps): Hono
     return c.json(deps.auth.sessionBody(opened.session, opened.token));
   });
 
-  app.get("/", (c) => {
-    const result = deps.auth.authenticate(c);
+  app.get("/", async (c) => {
+    const result = await deps.auth.authenticate(c);
     if (!result.ok) return result.response;
     return c.json(deps.auth.sessionBody(result.session, result.token));
   });
 
-  app.delete("/", (c) => {
-    const result = deps.auth.authenticate(c);
+  app.delete("/", async (c) => {
+    const result = await deps.auth.authenticate(c);
     if (!result.ok) return result.response;
     const refused = deps.auth.checkCsrf(c, result.token);
     if (refused) return refused;
-    deps.store.revoke(result.session.id, deps.now());
+    await deps.store.revoke(result.session.id, deps.now());
     deps.logger.info("console session closed", { session_id: result.session.id });
     deps.auth.clearCookie(c);
     return c.body(null, 204);

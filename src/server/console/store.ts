@@ -1,11 +1,15 @@
-// Web console sign-in state in SQLite: single-use sign-in codes and browser sessions. Codes and session tokens
-// are stored only as SHA-256 hashes; a session's CSRF token is derived from its token, so nothing else is kept.
+// Web console sign-in state: single-use sign-in codes and browser sessions, in the console store (a SQLite file
+// beside the enrollment state, or the ivoai_console schema every replica shares on PostgreSQL, so a session
+// opened through one replica is valid on all). Codes and session tokens are stored only as SHA-256 hashes; a
+// session's CSRF token is derived from its token, so nothing else is kept.
 import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { CONSOLE_CODE_PREFIX, type ConsoleRole } from "../../protocol/console-api.js";
-import { openSqlite } from "../../shared/native-sqlite.js";
 import { newId, newSecret, sha256Hex } from "../../shared/tokens.js";
+import { type StoreBackend, sqliteFileOf } from "../store/backend.js";
+import { type Migration, migrate } from "../store/migrations.js";
+import type { SqlDatabase } from "../store/sql.js";
 
 /** Prefix of a console session token (the cookie's value). */
 export const CONSOLE_SESSION_PREFIX = "ivoai_cs_";
@@ -35,10 +39,10 @@ export interface ConsoleSessionRecord {
 
 export interface ConsoleStore {
   /** A new single-use code (returned once; only its hash is kept). */
-  createCode(input: { role: ConsoleRole; name: string; ttlMs: number; now: Date }): {
+  createCode(input: { role: ConsoleRole; name: string; ttlMs: number; now: Date }): Promise<{
     code: string;
     view: ConsoleCodeView;
-  };
+  }>;
   /**
    * Spends a valid code exactly once and opens a session ending `absoluteMs` from now; undefined for an unknown,
    * used or expired code (the reason is not told apart).
@@ -47,23 +51,30 @@ export interface ConsoleStore {
     code: string,
     now: Date,
     absoluteMs: number,
-  ): { session: ConsoleSessionRecord; token: string } | undefined;
+  ): Promise<{ session: ConsoleSessionRecord; token: string } | undefined>;
   /** The session a token belongs to, whatever its state (the caller checks revocation and expiry). */
-  findSession(token: string): ConsoleSessionRecord | undefined;
+  findSession(token: string): Promise<ConsoleSessionRecord | undefined>;
   /** Records activity (moves the idle end). */
-  touch(id: string, at: Date): void;
+  touch(id: string, at: Date): Promise<void>;
   /** Revokes one session; undefined for an unknown id. */
-  revoke(id: string, at: Date): ConsoleSessionRecord | undefined;
+  revoke(id: string, at: Date): Promise<ConsoleSessionRecord | undefined>;
   /** Revokes every session not yet revoked; returns how many. */
-  revokeAll(at: Date): number;
+  revokeAll(at: Date): Promise<number>;
   /** Every session still stored, newest first. */
-  listSessions(): ConsoleSessionRecord[];
+  listSessions(): Promise<ConsoleSessionRecord[]>;
   /** Drops codes that ended, and sessions that ended (revoked, idle or absolute) more than a day ago. */
-  prune(now: Date, idleMs: number): void;
-  close(): void;
+  prune(now: Date, idleMs: number): Promise<void>;
+  /** Closes the database. */
+  close(): Promise<void>;
 }
 
-const SCHEMA = `
+/** The console store's schema versions. Version 1 is the SQLite file's schema before versioning (adopted). */
+export const CONSOLE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "codes and sessions",
+    up: {
+      sqlite: `
 CREATE TABLE IF NOT EXISTS codes (
   code_sha256 TEXT PRIMARY KEY, id TEXT NOT NULL UNIQUE, role TEXT NOT NULL, name TEXT NOT NULL,
   created_at TEXT NOT NULL, expires_at TEXT NOT NULL, used_at TEXT
@@ -71,34 +82,57 @@ CREATE TABLE IF NOT EXISTS codes (
 CREATE TABLE IF NOT EXISTS sessions (
   id TEXT PRIMARY KEY, token_sha256 TEXT NOT NULL UNIQUE, role TEXT NOT NULL, name TEXT NOT NULL,
   created_at TEXT NOT NULL, expires_at TEXT NOT NULL, last_seen_at TEXT NOT NULL, revoked_at TEXT
+);`,
+      // Times and ids compare in code-point order, as on SQLite, whatever the database's collation.
+      postgres: `
+CREATE TABLE IF NOT EXISTS codes (
+  code_sha256 TEXT PRIMARY KEY, id TEXT NOT NULL UNIQUE, role TEXT NOT NULL, name TEXT NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL, expires_at TEXT COLLATE "C" NOT NULL, used_at TEXT COLLATE "C"
 );
-`;
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT COLLATE "C" PRIMARY KEY, token_sha256 TEXT NOT NULL UNIQUE, role TEXT NOT NULL, name TEXT NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL, expires_at TEXT COLLATE "C" NOT NULL,
+  last_seen_at TEXT COLLATE "C" NOT NULL, revoked_at TEXT COLLATE "C"
+);`,
+    },
+  },
+];
 
 const SESSION_COLUMNS = "id, role, name, created_at, expires_at, last_seen_at, revoked_at";
 const DAY_MS = 86_400_000;
 
-/** The console store's file, beside the enrollment state (both are who may use the server). */
+/** The console store's SQLite file, beside the enrollment state (both are who may use the server). */
 export function consoleDbPath(paths: ServerPaths): string {
-  return path.join(paths.enrollmentDir, "console.sqlite");
+  return sqliteFileOf(paths, "console");
 }
 
-/** Opens (or creates) the console store; the file is the server user's alone (0600 in a 0700 folder). */
-export function openConsoleStore(file: string): ConsoleStore {
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  // Created 0600 before SQLite opens it: its -wal and -shm files take the database file's mode.
-  closeSync(openSync(file, "a", 0o600));
-  chmodSync(file, 0o600);
-  const db = openSqlite(file, { timeout: 5_000 });
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.exec(SCHEMA);
-  const sessionByHash = db.prepare(
-    `SELECT ${SESSION_COLUMNS}, token_sha256 FROM sessions WHERE token_sha256 = ?`,
-  );
-  const sessionById = db.prepare(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`);
+/**
+ * The console store of a server tree on its configured backend. A SQLite file is the server user's alone:
+ * created 0600 in a 0700 folder before SQLite opens it (its -wal and -shm files take the database file's mode).
+ */
+export async function openConsoleStoreOn(backend: StoreBackend, paths: ServerPaths): Promise<ConsoleStore> {
+  if (backend.kind === "sqlite") {
+    const file = consoleDbPath(paths);
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    closeSync(openSync(file, "a", 0o600));
+    chmodSync(file, 0o600);
+  }
+  return openConsoleStore(await backend.open("console"));
+}
+
+/** The console store over `db` (migrated first); closing the store closes `db`. */
+export async function openConsoleStore(db: SqlDatabase): Promise<ConsoleStore> {
+  try {
+    await migrate(db, "console", CONSOLE_MIGRATIONS);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const sessionById = (id: string) =>
+    db.get<ConsoleSessionRecord>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1`, [id]);
 
   return {
-    createCode({ role, name, ttlMs, now }) {
+    async createCode({ role, name, ttlMs, now }) {
       const code = newSecret(CONSOLE_CODE_PREFIX);
       const view: ConsoleCodeView = {
         id: newId("ccode_"),
@@ -108,22 +142,22 @@ export function openConsoleStore(file: string): ConsoleStore {
         expires_at: new Date(now.getTime() + ttlMs).toISOString(),
         used_at: null,
       };
-      db.prepare(
+      await db.run(
         `INSERT INTO codes (code_sha256, id, role, name, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-      ).run(sha256Hex(code), view.id, role, name, view.created_at, view.expires_at);
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [sha256Hex(code), view.id, role, name, view.created_at, view.expires_at],
+      );
       return { code, view };
     },
     exchangeCode(code, now, absoluteMs) {
       const at = now.toISOString();
-      return db.transaction(() => {
-        // Spent in the same statement that checks it: two racing exchanges cannot both win.
-        const spent = db
-          .prepare(
-            `UPDATE codes SET used_at = ? WHERE code_sha256 = ? AND used_at IS NULL AND expires_at > ?
-             RETURNING role, name`,
-          )
-          .get(at, sha256Hex(code), at) as { role: ConsoleRole; name: string } | undefined;
+      return db.transaction(async (tx) => {
+        // Spent in the same statement that checks it: two racing exchanges (on any replica) cannot both win.
+        const spent = await tx.get<{ role: ConsoleRole; name: string }>(
+          `UPDATE codes SET used_at = $1 WHERE code_sha256 = $2 AND used_at IS NULL AND expires_at > $1
+           RETURNING role, name`,
+          [at, sha256Hex(code)],
+        );
         if (!spent) return undefined;
         const token = newSecret(CONSOLE_SESSION_PREFIX);
         const session: ConsoleSessionRecord = {
@@ -135,53 +169,53 @@ export function openConsoleStore(file: string): ConsoleStore {
           last_seen_at: at,
           revoked_at: null,
         };
-        db.prepare(
+        await tx.run(
           `INSERT INTO sessions (id, token_sha256, role, name, created_at, expires_at, last_seen_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        ).run(session.id, sha256Hex(token), session.role, session.name, at, session.expires_at, at);
+           VALUES ($1, $2, $3, $4, $5, $6, $5)`,
+          [session.id, sha256Hex(token), session.role, session.name, at, session.expires_at],
+        );
         return { session, token };
-      })();
+      });
     },
-    findSession(token) {
-      const wanted = sha256Hex(token);
+    async findSession(token) {
       // Looked up by the token's SHA-256: the lookup's timing can tell nothing about the token itself.
-      const row = sessionByHash.get(wanted) as (ConsoleSessionRecord & { token_sha256: string }) | undefined;
-      if (!row) return undefined;
-      const { token_sha256: _hash, ...session } = row;
-      return session;
+      return db.get<ConsoleSessionRecord>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE token_sha256 = $1`, [
+        sha256Hex(token),
+      ]);
     },
-    touch(id, at) {
-      db.prepare("UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?").run(
+    async touch(id, at) {
+      await db.run("UPDATE sessions SET last_seen_at = $1 WHERE id = $2 AND last_seen_at < $1", [
         at.toISOString(),
         id,
-        at.toISOString(),
-      );
+      ]);
     },
-    revoke(id, at) {
-      db.prepare("UPDATE sessions SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?").run(
+    async revoke(id, at) {
+      await db.run("UPDATE sessions SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2", [
         at.toISOString(),
         id,
-      );
-      return sessionById.get(id) as ConsoleSessionRecord | undefined;
+      ]);
+      return sessionById(id);
     },
-    revokeAll(at) {
-      return db.prepare("UPDATE sessions SET revoked_at = ? WHERE revoked_at IS NULL").run(at.toISOString())
-        .changes;
+    async revokeAll(at) {
+      return (
+        await db.run("UPDATE sessions SET revoked_at = $1 WHERE revoked_at IS NULL", [at.toISOString()])
+      ).changes;
     },
     listSessions() {
-      return db
-        .prepare(`SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY created_at DESC, id`)
-        .all() as ConsoleSessionRecord[];
+      return db.all<ConsoleSessionRecord>(
+        `SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY created_at DESC, id`,
+      );
     },
-    prune(now, idleMs) {
+    async prune(now, idleMs) {
       const at = now.toISOString();
       const dayAgo = new Date(now.getTime() - DAY_MS).toISOString();
-      db.prepare("DELETE FROM codes WHERE expires_at <= ? OR used_at IS NOT NULL").run(at);
-      db.prepare("DELETE FROM sessions WHERE expires_at < ? OR revoked_at < ? OR last_seen_at < ?").run(
-        dayAgo,
-        dayAgo,
-        new Date(now.getTime() - DAY_MS - idleMs).toISOString(),
-      );
+      await db.transaction(async (tx) => {
+        await tx.run("DELETE FROM codes WHERE expires_at <= $1 OR used_at IS NOT NULL", [at]);
+        await tx.run("DELETE FROM sessions WHERE expires_at < $1 OR revoked_at < $1 OR last_seen_at < $2", [
+          dayAgo,
+          new Date(now.getTime() - DAY_MS - idleMs).toISOString(),
+        ]);
+      });
     },
     close: () => db.close(),
   };

@@ -31,7 +31,7 @@ export function createContextRoutes(deps: { context: ContextService; audit?: Aud
     const hits = await deps.context.searcher.search(q, { limit, ...(source ? { connector: source } : {}) });
     const data: SearchResults = contextSearchData(q, hits);
     // A failed audit write is reported by the audit log itself (it writes after the answer).
-    deps.audit?.record({
+    void deps.audit?.record({
       kind: "tool_call",
       tool: "context_search",
       endpoint: HTTP_API_ENDPOINT,

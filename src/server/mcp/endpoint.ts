@@ -345,7 +345,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
 
   function record(event: ToolCallEvent): void {
     // A failed write cannot fail the agent's call: the audit log writes after it and reports failures itself.
-    options.audit?.record(event);
+    void options.audit?.record(event);
     // The audit log is the record of calls (the HTTP request line says one happened): the log repeats it at
     // debug level only, or at info when this endpoint has no audit log.
     if (options.audit) options.logger.debug("tool call", { ...event });

@@ -63,7 +63,7 @@ export function openMemoryService(options: MemoryServiceOptions): MemoryService 
       const pages = await store.expirePages(at);
       for (const page of pages) {
         options.logger.info("memory page expired", { scope: page.scope, path: page.path });
-        options.audit?.record({ kind: "page_expired", actor: "system", detail: page });
+        await options.audit?.record({ kind: "page_expired", actor: "system", detail: page });
       }
       const approvals = await gate.expire();
       for (const id of approvals) options.logger.info("approval request expired", { approval_id: id });

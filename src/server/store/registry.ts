@@ -1,6 +1,8 @@
 // Every store that runs on PostgreSQL, with its migrations: what `ivoai server store show|migrate` lists and copies.
 import { existsSync } from "node:fs";
 import type { ServerPaths } from "../../config/server-paths.js";
+import { AUDIT_MIGRATIONS } from "../audit/store.js";
+import { CONSOLE_MIGRATIONS } from "../console/store.js";
 import { openSqliteCatalogue } from "../context/catalogue.js";
 import { CATALOGUE_POSTGRES_MIGRATIONS } from "../context/catalogue-postgres.js";
 import { ENROLLMENT_MIGRATIONS, openEnrollmentStore } from "../enrollment/store.js";
@@ -43,6 +45,8 @@ export const SQL_STORES: readonly RegisteredStore[] = [
       }
     },
   },
+  { domain: "audit", migrations: AUDIT_MIGRATIONS },
+  { domain: "console", migrations: CONSOLE_MIGRATIONS },
   {
     domain: "context",
     migrations: CATALOGUE_POSTGRES_MIGRATIONS,

@@ -38,18 +38,29 @@ export function forUpdate(dialect: Dialect): string {
   return dialect === "postgres" ? " FOR UPDATE" : "";
 }
 
+/** Statements already rewritten: their positional text and which parameter each `?` binds (bounded). */
+const rewritten = new Map<string, { text: string; order: number[] }>();
+
 /**
  * `$n` placeholders as SQLite's positional `?`, with the parameters in the order they are used (a `$n` used
  * twice binds twice). Statements must not hold a `$` inside a string literal.
  */
 export function toPositional(sql: string, params: readonly unknown[]): { sql: string; params: unknown[] } {
-  const ordered: unknown[] = [];
-  const text = sql.replace(/\$(\d+)/g, (_match, digits: string) => {
-    const index = Number(digits) - 1;
+  let known = rewritten.get(sql);
+  if (!known) {
+    const order: number[] = [];
+    const text = sql.replace(/\$(\d+)/g, (_match, digits: string) => {
+      order.push(Number(digits) - 1);
+      return "?";
+    });
+    known = { text, order };
+    if (rewritten.size >= 500) rewritten.clear();
+    rewritten.set(sql, known);
+  }
+  const ordered = known.order.map((index) => {
     if (index < 0 || index >= params.length)
-      throw new Error(`statement uses $${digits} but has ${params.length} parameters`);
-    ordered.push(params[index]);
-    return "?";
+      throw new Error(`statement uses $${index + 1} but has ${params.length} parameters`);
+    return params[index];
   });
-  return { sql: text, params: ordered };
+  return { sql: known.text, params: ordered };
 }
