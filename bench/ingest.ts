@@ -39,7 +39,7 @@ try {
   };
   const first = await measure();
   const second = await measure();
-  context.close();
+  await context.close();
   const mb = corpus.bytes / 1e6;
   const cpuCell = (run: { cpuSeconds: number; mainCpuSeconds: number | undefined }) =>
     `${run.cpuSeconds.toFixed(2)}${run.mainCpuSeconds === undefined ? "" : ` (${run.mainCpuSeconds.toFixed(2)})`}`;

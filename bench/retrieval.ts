@@ -57,7 +57,7 @@ async function evaluate(collection: Collection): Promise<Row> {
         reference_ndcg10: REFERENCE_NDCG10[collection.name] ?? Number.NaN,
       };
     } finally {
-      context.close();
+      await context.close();
     }
   } finally {
     await tree.cleanup();

@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     // rebuilds the index from the catalogue (the snapshot is removed first) and writes a fresh snapshot.
     const snapshot = indexSnapshotFile(paths);
     await rm(snapshot, { force: true });
-    context.close();
+    await context.close();
     context = await open();
     const startedRebuild = performance.now();
     await context.searcher.refresh();
@@ -120,7 +120,7 @@ async function main(): Promise<void> {
       await context.searcher.search(queries[i % queries.length] as string, { limit: 10 });
       if (i >= warmup) core.push(performance.now() - started);
     }
-    context.close();
+    await context.close();
     context = undefined as never;
     gc();
 

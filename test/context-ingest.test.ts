@@ -64,7 +64,7 @@ describe("context ingestion", () => {
       expect(hits.map((hit) => hit.document.rel_path)).toEqual(["docs/guide.md"]);
       expect(JSON.stringify(hits)).not.toContain("launch codes");
     } finally {
-      context.close();
+      await context.close();
     }
   });
 
@@ -84,7 +84,7 @@ describe("context ingestion", () => {
       expect(summary).toMatchObject({ added: 2, skipped: 1, skipped_by_reason: { "quota: documents": 1 } });
       expect((await context.catalogue.stats()).documents).toBe(2);
     } finally {
-      context.close();
+      await context.close();
     }
   });
 
@@ -108,7 +108,7 @@ describe("context ingestion", () => {
         /already exists/,
       );
     } finally {
-      context.close();
+      await context.close();
     }
   });
 
@@ -132,7 +132,7 @@ describe("context ingestion", () => {
       const body = await context.catalogue.getDocument(delta[0]?.document.id ?? "");
       expect(body?.body).toBe("# B\n\nbravo rewritten with delta");
     } finally {
-      context.close();
+      await context.close();
     }
   });
 
@@ -149,7 +149,7 @@ describe("context ingestion", () => {
       expect(summary?.removed).toBe(0);
       expect((await context.catalogue.stats()).documents).toBe(2);
     } finally {
-      context.close();
+      await context.close();
     }
   });
 
@@ -166,7 +166,7 @@ describe("context ingestion", () => {
       const context = await made.open();
       await context.addConnector({ name: "docs", type: "filesystem", path: source });
       await context.ingest([]);
-      context.close();
+      await context.close();
     }
     expect(catalogueSnapshot(first.root)).toBe(catalogueSnapshot(second.root));
 
@@ -176,7 +176,7 @@ describe("context ingestion", () => {
       expect(await context.catalogue.stats()).toMatchObject({ documents: 0, chunks: 0, connectors: 0 });
       await expect(context.removeConnector("docs")).rejects.toThrow(/no connector/);
     } finally {
-      context.close();
+      await context.close();
     }
   });
 
@@ -238,7 +238,7 @@ describe("context ingestion", () => {
         { fingerprint: "p1:forged" },
       ]);
     } finally {
-      context.close();
+      await context.close();
     }
   });
 
@@ -252,7 +252,7 @@ describe("context ingestion", () => {
       await context.addConnector({ name: "docs", type: "filesystem", path: source });
       expect((await context.ingest([]))[0]?.skipped_by_reason).toEqual({ unreadable: 1 });
     } finally {
-      context.close();
+      await context.close();
     }
   });
 
@@ -287,7 +287,7 @@ describe("context ingestion", () => {
         context.addConnector({ name: "notgit", type: "git", path: await scratch() }),
       ).rejects.toThrow(/cannot enumerate git checkout/);
     } finally {
-      context.close();
+      await context.close();
     }
   });
 });

@@ -43,7 +43,7 @@ describe("context ingestion of hostile trees", () => {
       expect(summary?.skipped_examples).toEqual([{ path: chain(MAX_DEPTH + 1), reason: "too deep" }]);
       expect(await search(context, "wombat")).toEqual(["a.md", `${chain(MAX_DEPTH)}/inside.md`, "z/b.md"]);
     } finally {
-      context.close();
+      await context.close();
     }
   });
 
@@ -71,7 +71,7 @@ describe("context ingestion of hostile trees", () => {
       expect((await context.ingest([]))[0]).toMatchObject({ added: 2, skipped: 0 });
       expect(await search(context, "narwhal")).toEqual(["guide.md", "innocent.md"]);
     } finally {
-      context.close();
+      await context.close();
     }
   });
 
@@ -92,7 +92,7 @@ describe("context ingestion of hostile trees", () => {
       expect(summary).toMatchObject({ added: 1, skipped_by_reason: { "hard link": 1, "too deep": 1 } });
       expect(await search(context, "narwhal")).toEqual(["README.md"]);
     } finally {
-      context.close();
+      await context.close();
     }
   });
 

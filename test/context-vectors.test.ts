@@ -86,7 +86,7 @@ describe("hybrid retrieval with a TEI embedder", () => {
         const files = await readdir(path.join(paths.contextDir, "vectors"));
         expect(files).toEqual(["ivoai-context-v1-multilingual-e5-small-d8.bin"]);
       } finally {
-        context.close();
+        await context.close();
       }
       // The cache is reused: a new process embeds only the query.
       const before = requests.length;
@@ -97,7 +97,7 @@ describe("hybrid retrieval with a TEI embedder", () => {
         );
         expect(requests.slice(before).flatMap((request) => request.inputs)).toEqual(["query: holiday"]);
       } finally {
-        again.close();
+        await again.close();
       }
     } finally {
       await made.cleanup();

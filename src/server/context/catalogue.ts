@@ -151,7 +151,12 @@ const CHUNK_ROWS = 32;
 /** Tombstones kept for servers catching up; an older miss only leaves an entry the result join drops. */
 const TOMBSTONE_RETENTION = 500_000;
 
-export function openSqliteCatalogue(file: string, options: { readonly?: boolean } = {}): Catalogue {
+/** The SQLite catalogue, which closes at once. */
+export interface SqliteCatalogue extends Omit<Catalogue, "close"> {
+  close(): void;
+}
+
+export function openSqliteCatalogue(file: string, options: { readonly?: boolean } = {}): SqliteCatalogue {
   const db = openSqlite(file, { readonly: options.readonly ?? false, timeout: 10_000 });
   if (!options.readonly) {
     // 16 KiB pages for a new catalogue (no effect on an existing one): chunk rows of 2-3 KB fill them well,

@@ -24,7 +24,7 @@ describe("the protocol's tool table", () => {
     memory = openMemoryService({ paths, config, logger: silentLogger });
   });
   afterAll(async () => {
-    context?.close();
+    await context?.close();
     memory?.close();
     await rm(dir, { recursive: true, force: true });
   });

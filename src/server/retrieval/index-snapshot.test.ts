@@ -127,7 +127,13 @@ describe("index snapshot", () => {
     const store = createStore();
     store.add(100, createRandom(3));
     let generations = 0;
-    const feed = { ...store.feed, generation: () => ((generations += 1), store.feed.generation()) };
+    const feed = {
+      ...store.feed,
+      generation: () => {
+        generations += 1;
+        return store.feed.generation();
+      },
+    };
     let changed = false;
     const takeChanged = () => {
       const was = changed;

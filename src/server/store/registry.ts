@@ -52,7 +52,7 @@ export const SQL_STORES: readonly RegisteredStore[] = [
     migrations: CATALOGUE_POSTGRES_MIGRATIONS,
     async prepareSqlite(paths) {
       if (existsSync(sqliteFileOf(paths, "context")))
-        openSqliteCatalogue(sqliteFileOf(paths, "context")).close();
+        await openSqliteCatalogue(sqliteFileOf(paths, "context")).close();
     },
   },
 ];
