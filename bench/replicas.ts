@@ -20,7 +20,7 @@ import {
   startServer,
   tempDir,
 } from "../test/helpers.js";
-import { createThrowawayDatabase, postgresAvailable } from "../test/postgres.js";
+import { createThrowawayDatabase, postgresAvailable, usePostgres } from "../test/postgres.js";
 import { generateCorpus } from "./lib/corpus.js";
 import { loadCollection, percentile } from "./lib/ir.js";
 import { machineLine } from "./lib/server-tree.js";
@@ -40,13 +40,6 @@ if (!(await postgresAvailable())) {
 const queries = ["cranfield", "adi", "faquad"].flatMap((name) =>
   loadCollection(name).queries.map((q) => q.text),
 );
-
-async function usePostgres(root: string, url: string): Promise<void> {
-  const config = path.join(root, "etc/ivoai/server.toml");
-  const text = await readFile(config, "utf8");
-  await writeFile(config, text.replace('[store]\nbackend = "sqlite"', '[store]\nbackend = "postgres"'));
-  await writeFile(path.join(root, "etc/ivoai/secrets/postgres.url"), `${url}\n`, { mode: 0o600 });
-}
 
 /** context_search calls in `seconds` by CLIENTS closed loops spread over `replicas`. */
 async function searchRate(replicas: readonly RunningServer[], credential: string): Promise<number> {

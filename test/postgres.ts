@@ -3,6 +3,10 @@
 // Where no PostgreSQL answers, `postgresAvailable()` is false: CI (CI=true) fails rather than skip.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { loadServerConfig, saveServerConfig } from "../src/config/server-config.js";
+import { serverPaths } from "../src/config/server-paths.js";
+import { postgresUrlFile } from "../src/server/store/backend.js";
+import { writeFileAtomic } from "../src/shared/atomic-file.js";
 
 export const TEST_PG_URL =
   process.env.IVOAI_TEST_PG_URL ?? "postgres://ivoai_ci:ivoai-ci-pw@127.0.0.1:5432/postgres";
@@ -61,4 +65,12 @@ export async function createThrowawayDatabase(): Promise<ThrowawayDatabase> {
       }
     },
   };
+}
+
+/** Points an initialised server tree's stores at PostgreSQL, as `ivoai server store set postgres` does. */
+export async function usePostgres(root: string, url: string): Promise<void> {
+  const paths = serverPaths(root);
+  const config = await loadServerConfig(paths.configFile);
+  await saveServerConfig(paths.configFile, { ...config, store: { ...config.store, backend: "postgres" } });
+  await writeFileAtomic(postgresUrlFile(paths), `${url}\n`, { mode: 0o600 });
 }

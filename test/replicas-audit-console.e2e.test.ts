@@ -1,7 +1,3 @@
-// Two gateway replicas on one PostgreSQL: a console session opened through one is valid (and ended) on the
-// other, and both replicas' tool calls land in one audit log, read in one order from either tree's CLI.
-import { chmod, readFile, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConsoleSession, CSRF_HEADER } from "../src/protocol/console-api.js";
 import { consoleLogin, signIn, tokenOf } from "./console-helpers.js";
@@ -13,22 +9,12 @@ import {
   startServer,
   tempDir,
 } from "./helpers.js";
-import { createThrowawayDatabase, postgresAvailable, type ThrowawayDatabase } from "./postgres.js";
-
-/** Points a server tree's stores at PostgreSQL (server.toml's `[store]`, the URL in its 0600 secrets file). */
-async function usePostgres(root: string, url: string): Promise<void> {
-  const config = path.join(root, "etc/ivoai/server.toml");
-  const text = await readFile(config, "utf8");
-  await writeFile(
-    config,
-    /^\[store\]/m.test(text)
-      ? text.replace(/^backend = "sqlite"$/m, 'backend = "postgres"')
-      : `${text}\n[store]\nbackend = "postgres"\n`,
-  );
-  const secret = path.join(root, "etc/ivoai/secrets/postgres.url");
-  await writeFile(secret, `${url}\n`, { mode: 0o600 });
-  await chmod(secret, 0o600);
-}
+import {
+  createThrowawayDatabase,
+  postgresAvailable,
+  type ThrowawayDatabase,
+  usePostgres,
+} from "./postgres.js";
 
 describe.skipIf(!(await postgresAvailable()))(
   "replicas on one PostgreSQL: audit log and console sessions",

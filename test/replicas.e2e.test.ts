@@ -1,7 +1,7 @@
 // Three gateway replicas on one PostgreSQL (issue 16's end-to-end list): one enrollment code gives exactly one
 // credential across them, a revocation made through one replica is refused by every replica on the next request,
 // and a document ingested by another process is found through every replica within a second.
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,7 +18,12 @@ import {
   startServer,
   tempDir,
 } from "./helpers.js";
-import { createThrowawayDatabase, postgresAvailable, type ThrowawayDatabase } from "./postgres.js";
+import {
+  createThrowawayDatabase,
+  postgresAvailable,
+  type ThrowawayDatabase,
+  usePostgres,
+} from "./postgres.js";
 
 const ready = await postgresAvailable();
 
@@ -33,11 +38,7 @@ describe.skipIf(!ready)("three gateway replicas on one PostgreSQL", () => {
     ({ dir: root, cleanup } = await tempDir());
     await initRoot(root);
     // The tree switched to PostgreSQL: server.toml names the backend, the URL sits in a 0600 secrets file.
-    const config = path.join(root, "etc/ivoai/server.toml");
-    const text = await readFile(config, "utf8");
-    expect(text).toContain('[store]\nbackend = "sqlite"');
-    await writeFile(config, text.replace('[store]\nbackend = "sqlite"', '[store]\nbackend = "postgres"'));
-    await writeFile(path.join(root, "etc/ivoai/secrets/postgres.url"), `${database.url}\n`, { mode: 0o600 });
+    await usePostgres(root, database.url);
     // One tree served by three processes: the first claims its pid file, the others run as --replica.
     replicas.push(await startServer(root));
     replicas.push(
@@ -134,12 +135,19 @@ describe.skipIf(!ready)("three gateway replicas on one PostgreSQL", () => {
       const ingest = await runIvoai(["server", "ingest", "--root", root]);
       expect(ingest.code, ingest.stderr).toBe(0);
       const ingested = performance.now();
+      // Each replica is asked until it finds the document (a notification may land just after a search).
       const found = await Promise.all(
-        clients.map(async (client) => [await search(client), performance.now()] as const),
+        clients.map(async (client) => {
+          for (;;) {
+            const paths = await search(client);
+            const at = performance.now() - ingested;
+            if (paths.length > 0 || at > 2000) return { paths, at };
+          }
+        }),
       );
-      for (const [paths, at] of found) {
+      for (const { paths, at } of found) {
         expect(paths).toEqual(["oncall.md"]);
-        expect(at - ingested).toBeLessThan(1000);
+        expect(at).toBeLessThan(1000);
       }
     } finally {
       await Promise.all(clients.map((client) => client.close()));

@@ -1,14 +1,18 @@
 // Two gateway replicas on one PostgreSQL (`[store] backend = "postgres"`): an authorization code is redeemed once
 // whichever replica gets it, a refresh token rotated on one and replayed on the other revokes its family, and a
 // grant revoked through one replica's tree is refused by the other on the next request.
-import { existsSync, promises as fs } from "node:fs";
+import { existsSync } from "node:fs";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serverPaths } from "../src/config/server-paths.js";
-import { postgresUrlFile } from "../src/server/store/backend.js";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
 import { answerConsent, pkcePair, TEST_REDIRECT } from "./oauth-flow.js";
-import { createThrowawayDatabase, postgresAvailable, type ThrowawayDatabase } from "./postgres.js";
+import {
+  createThrowawayDatabase,
+  postgresAvailable,
+  type ThrowawayDatabase,
+  usePostgres,
+} from "./postgres.js";
 
 const ready = await postgresAvailable();
 
@@ -23,15 +27,7 @@ describe.skipIf(!ready)("Web MCP on two replicas sharing PostgreSQL", () => {
     const { dir, cleanup } = await tempDir("ivoai-replica-");
     cleanups.push(cleanup);
     await initRoot(dir);
-    const paths = serverPaths(dir);
-    const toml = await fs.readFile(paths.configFile, "utf8");
-    await fs.writeFile(
-      paths.configFile,
-      /\[store\]/.test(toml)
-        ? toml.replace(/backend\s*=\s*"sqlite"/, 'backend = "postgres"')
-        : `${toml}\n[store]\nbackend = "postgres"\n`,
-    );
-    await fs.writeFile(postgresUrlFile(paths), `${database.url}\n`, { mode: 0o600 });
+    await usePostgres(dir, database.url);
     return dir;
   };
 

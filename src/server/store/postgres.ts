@@ -218,6 +218,11 @@ export interface ChangeSignal {
 export interface ListenOptions {
   /** Called on each notification and after each (re)connection (tests wait on it). */
   onSignal?: (reason: "notification" | "connected") => void;
+  /**
+   * Say "changed" at least this often even without a notification (default 500 ms): a notification can arrive
+   * after a search that follows the write at once, or be lost on a connection that looks alive.
+   */
+  maxQuietMs?: number;
   /** Delay before the first reconnection attempt, doubled up to 5 s (default 100 ms). */
   retryMs?: number;
 }
@@ -233,6 +238,8 @@ export async function listenForChanges(
   const pg = await loadPg();
   let dirty = true;
   let listening = false;
+  let lastChecked = 0;
+  const maxQuietMs = options.maxQuietMs ?? 500;
   let closed = false;
   let client: InstanceType<typeof pg.Client> | undefined;
   let retry = options.retryMs ?? 100;
@@ -284,10 +291,13 @@ export async function listenForChanges(
   }
   return {
     takeChanged() {
-      if (!listening) return true;
-      const changed = dirty;
-      dirty = false;
-      return changed;
+      const now = Date.now();
+      if (!listening || dirty || now - lastChecked >= maxQuietMs) {
+        dirty = false;
+        lastChecked = now;
+        return true;
+      }
+      return false;
     },
     async close() {
       closed = true;
