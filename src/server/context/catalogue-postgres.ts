@@ -7,13 +7,14 @@ import type { Migration } from "../store/migrations.js";
 import { migrate } from "../store/migrations.js";
 import type { ChangeSignal } from "../store/postgres.js";
 import type { SqlDatabase, SqlExecutor } from "../store/sql.js";
-import type {
-  Catalogue,
-  CatalogueStats,
-  ChunkRow,
-  ConnectorRecord,
-  DocumentRecord,
-  DocumentReplacement,
+import {
+  type Catalogue,
+  type CatalogueStats,
+  type ChunkRow,
+  type ConnectorRecord,
+  type DocumentRecord,
+  type DocumentReplacement,
+  documentParams,
 } from "./catalogue.js";
 import type { VectorStore } from "./vectors.js";
 
@@ -245,19 +246,7 @@ export async function openPostgresCatalogue(db: SqlDatabase, changes?: ChangeSig
                fingerprint = excluded.fingerprint, bytes = excluded.bytes, modified_at = excluded.modified_at,
                ingested_at = excluded.ingested_at, metadata = excluded.metadata, source_stat = excluded.source_stat
              RETURNING key`,
-            [
-              d.id,
-              d.connector,
-              d.rel_path,
-              d.title,
-              d.language,
-              d.fingerprint,
-              d.bytes,
-              d.modified_at,
-              d.ingested_at,
-              JSON.stringify(d.metadata),
-              sourceStat ?? null,
-            ],
+            documentParams(d, sourceStat),
           );
           if (chunks.length === 0) continue;
           // One statement per document; rows go in array order, so seqs follow chunk order.

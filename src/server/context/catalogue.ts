@@ -151,6 +151,23 @@ const CHUNK_ROWS = 32;
 /** Tombstones kept for servers catching up; an older miss only leaves an entry the result join drops. */
 const TOMBSTONE_RETENTION = 500_000;
 
+/** A document's row values, in the order of both catalogues' upsert statements. */
+export function documentParams(d: DocumentRecord, sourceStat: string | undefined): unknown[] {
+  return [
+    d.id,
+    d.connector,
+    d.rel_path,
+    d.title,
+    d.language,
+    d.fingerprint,
+    d.bytes,
+    d.modified_at,
+    d.ingested_at,
+    JSON.stringify(d.metadata),
+    sourceStat ?? null,
+  ];
+}
+
 /** The SQLite catalogue, which closes at once. */
 export interface SqliteCatalogue extends Omit<Catalogue, "close"> {
   close(): void;
@@ -282,21 +299,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     for (const { document: d, chunks, sourceStat } of batch) {
       const existing = keyOf(d.id);
       if (existing !== undefined) dropChunks(existing, generation);
-      const { key } = q
-        .upsertDocument()
-        .get(
-          d.id,
-          d.connector,
-          d.rel_path,
-          d.title,
-          d.language,
-          d.fingerprint,
-          d.bytes,
-          d.modified_at,
-          d.ingested_at,
-          JSON.stringify(d.metadata),
-          sourceStat ?? null,
-        ) as { key: number };
+      const { key } = q.upsertDocument().get(...documentParams(d, sourceStat)) as { key: number };
       insertChunks(key, chunks);
     }
     q.pruneTombstones.run(TOMBSTONE_RETENTION);
