@@ -1,5 +1,4 @@
 // The memory service composed: store, searcher, approval gate, MCP tools, and the expiry sweep.
-import path from "node:path";
 import type { ServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { parseDuration } from "../../shared/duration.js";
@@ -7,8 +6,10 @@ import type { Logger } from "../../shared/logger.js";
 import { type ApprovalGate, createApprovalGate } from "../approvals/gate.js";
 import type { AuditLog } from "../audit/store.js";
 import type { ToolSpec } from "../mcp/endpoint.js";
+import { resolveStoreBackend, sqliteFileOf } from "../store/backend.js";
+import { openSqliteSql } from "../store/sqlite.js";
 import { createMemorySearcher, type MemorySearcher } from "./query.js";
-import { type MemoryStore, openMemoryStore } from "./store.js";
+import { createMemoryStore, type MemoryStore } from "./store.js";
 import { createMemoryTools } from "./tools.js";
 
 export interface MemoryService {
@@ -19,7 +20,7 @@ export interface MemoryService {
   status(): Promise<Record<string, unknown>>;
   /** Removes expired pages and expires stale approval requests; both are logged and audited. */
   sweep(): Promise<{ expired_pages: number; expired_approvals: number }>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export interface MemoryServiceOptions {
@@ -30,13 +31,26 @@ export interface MemoryServiceOptions {
   now?: () => Date;
 }
 
+/** The memory database's SQLite file (the embedded backend; backups copy it). */
 export function memoryFile(paths: ServerPaths): string {
-  return path.join(paths.memoryDir, "memory.sqlite");
+  return sqliteFileOf(paths, "memory");
 }
 
-export function openMemoryService(options: MemoryServiceOptions): MemoryService {
+/** Opens the memory store on the configured backend (server.toml `[store]`) and composes the service over it. */
+export async function openMemoryService(options: MemoryServiceOptions): Promise<MemoryService> {
   const now = options.now ?? (() => new Date());
-  const store = openMemoryStore(memoryFile(options.paths));
+  // The configuration given decides the backend (PostgreSQL's URL is read from its secrets file).
+  const db =
+    options.config.store.backend === "sqlite"
+      ? openSqliteSql(memoryFile(options.paths))
+      : await (await resolveStoreBackend(options.paths)).open("memory");
+  let store: MemoryStore;
+  try {
+    store = await createMemoryStore(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   const searcher = createMemorySearcher(store);
   const gate = createApprovalGate({
     store,
