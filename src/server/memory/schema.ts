@@ -14,7 +14,6 @@ export const MEMORY_META_SCHEMA = 2;
 // SQLite texts as the store created them before (backups compare index definitions with a fresh store's).
 const SQLITE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT INTO meta (key, value) VALUES ('schema', '${MEMORY_META_SCHEMA}'), ('generation', '0') ON CONFLICT DO NOTHING;
 CREATE TABLE IF NOT EXISTS pages (
   key INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL, path TEXT NOT NULL, title TEXT NOT NULL,
   tags TEXT NOT NULL, relations TEXT NOT NULL, expires_at TEXT, body TEXT NOT NULL, version INTEGER NOT NULL,
@@ -59,6 +58,13 @@ const POSTGRES_SCHEMA = SQLITE_SCHEMA.replace(
 )
   .replace(/key INTEGER PRIMARY KEY, generation INTEGER/, "key BIGINT PRIMARY KEY, generation BIGINT")
   .replace(/\bTEXT\b/g, 'TEXT COLLATE "C"');
+
+/**
+ * The meta rows, written at every open rather than by a migration: a copy into PostgreSQL (`store migrate`)
+ * finds the migrated target's meta table empty and carries the SQLite file's generation over.
+ */
+export const SEED_META = `INSERT INTO meta (key, value) VALUES ('schema', '${MEMORY_META_SCHEMA}'), ('generation', '0')
+  ON CONFLICT DO NOTHING`;
 
 export const MEMORY_MIGRATIONS: readonly Migration[] = [
   {
@@ -145,6 +151,7 @@ export function prepareMemoryFile(file: string): void {
           "INSERT INTO schema_migrations (store, version, name, applied_at) VALUES ('memory', ?, ?, ?)",
         ).run(migration.version, migration.name, new Date().toISOString());
       }
+      db.exec(SEED_META);
       const name = db.prepare("UPDATE episodes SET event_id = ? WHERE id = ?");
       for (const row of db.prepare("SELECT id FROM episodes WHERE event_id IS NULL").all() as {
         id: number;

@@ -13,7 +13,7 @@ import { migrate } from "../store/migrations.js";
 import type { SqlDatabase } from "../store/sql.js";
 import { openSqliteSql } from "../store/sqlite.js";
 import { createMemoryPageStore, type MemoryPageStore, type PageWrite } from "./page-store.js";
-import { adoptLegacyMemory, MEMORY_MIGRATIONS, nameUnnamedEvents } from "./schema.js";
+import { adoptLegacyMemory, MEMORY_MIGRATIONS, nameUnnamedEvents, SEED_META } from "./schema.js";
 
 export type {
   ApplyApproval,
@@ -54,6 +54,7 @@ export interface MemoryStore extends Omit<MemoryPageStore, "applyApproval">, Omi
 export async function createMemoryStore(db: SqlDatabase): Promise<MemoryStore> {
   await adoptLegacyMemory(db);
   await migrate(db, "memory", MEMORY_MIGRATIONS);
+  await db.run(SEED_META);
   await nameUnnamedEvents(db);
   const { applyApproval, ...pages } = createMemoryPageStore(db);
   const approvals = createApprovalStore(db);
