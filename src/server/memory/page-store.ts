@@ -221,12 +221,19 @@ function toEpisode(row: Row): EpisodeRecord {
   };
 }
 
+/** The PostgreSQL channel a page-writing transaction notifies on commit, so other replicas refresh early. */
+export const MEMORY_CHANGED = "ivoai_memory_changed";
+
 /**
  * Takes the page-write lock of this transaction (PostgreSQL: the generation row; SQLite's transactions are
- * serialised already) before anything is read that the write depends on.
+ * serialised already) before anything is read that the write depends on. On PostgreSQL the same statement
+ * queues the change notification, which is sent at commit and dropped on rollback.
  */
 async function lockWrites(tx: SqlExecutor): Promise<void> {
-  if (tx.dialect === "postgres") await tx.get("SELECT value FROM meta WHERE key = 'generation' FOR UPDATE");
+  if (tx.dialect === "postgres")
+    await tx.get(
+      `SELECT value, pg_notify('${MEMORY_CHANGED}', '') AS notified FROM meta WHERE key = 'generation' FOR UPDATE`,
+    );
 }
 
 async function bump(tx: SqlExecutor): Promise<number> {

@@ -8,6 +8,7 @@ import type { AuditLog } from "../audit/store.js";
 import type { ToolSpec } from "../mcp/endpoint.js";
 import { resolveStoreBackend, sqliteFileOf } from "../store/backend.js";
 import { openSqliteSql } from "../store/sqlite.js";
+import { MEMORY_CHANGED } from "./page-store.js";
 import { createMemorySearcher, type MemorySearcher } from "./query.js";
 import { createMemoryStore, type MemoryStore } from "./store.js";
 import { createMemoryTools } from "./tools.js";
@@ -45,13 +46,25 @@ export async function openMemoryService(options: MemoryServiceOptions): Promise<
       ? openSqliteSql(memoryFile(options.paths))
       : await (await resolveStoreBackend(options.paths)).open("memory");
   let store: MemoryStore;
+  let searcher: MemorySearcher;
+  let unlisten: (() => Promise<void>) | undefined;
   try {
     store = await createMemoryStore(db);
+    const opened = createMemorySearcher(store);
+    searcher = opened;
+    // Replicas on PostgreSQL: another replica's write refreshes this index at once rather than at the next
+    // query (which still catches up by generation, so a lost notification costs latency, never a result).
+    unlisten = await db.listen?.(MEMORY_CHANGED, () => {
+      opened.refresh().catch((error: unknown) =>
+        options.logger.warn("memory index refresh failed", {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      );
+    });
   } catch (error) {
     await db.close();
     throw error;
   }
-  const searcher = createMemorySearcher(store);
   const gate = createApprovalGate({
     store,
     ...(options.audit ? { audit: options.audit } : {}),
@@ -84,6 +97,9 @@ export async function openMemoryService(options: MemoryServiceOptions): Promise<
       lastSweep = at;
       return { expired_pages: pages.length, expired_approvals: approvals.length };
     },
-    close: () => store.close(),
+    async close() {
+      await unlisten?.();
+      await store.close();
+    },
   };
 }
