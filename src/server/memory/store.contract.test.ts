@@ -332,6 +332,20 @@ describeBackends("memory store", (kit) => {
       await writer.writePage(page("p", "d", "# D"), AT);
       await next;
       expect(wakes).toBe(2);
+      // The listening connection dies (a failover, an operator's kill): the listener comes back on a new one
+      // and wakes the reader once, since what was sent meanwhile is lost; later writes wake it as before.
+      next = woken();
+      const killed = await opened.at(-1)?.db.get<{ n: number }>(
+        `SELECT COUNT(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND query = $1 AND pid <> pg_backend_pid()`,
+        [`LISTEN ${MEMORY_CHANGED}`],
+      );
+      expect(killed?.n).toBe(1);
+      await next;
+      next = woken();
+      await writer.writePage(page("p", "e", "# E"), AT);
+      await next;
+      expect(wakes).toBe(4);
       await stop?.();
     } finally {
       await listening.close();
