@@ -93,7 +93,7 @@ async function serveGateway(
   let memory: MemoryService | undefined;
   let memoryError = "not opened";
   try {
-    memory = await openMemoryService({ paths, config, logger: options.logger, audit });
+    memory = await openMemoryService({ paths, config, logger: options.logger, audit, listen: true });
     await memory.searcher.refresh();
     await memory.sweep();
   } catch (error) {

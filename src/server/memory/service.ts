@@ -6,7 +6,8 @@ import type { Logger } from "../../shared/logger.js";
 import { type ApprovalGate, createApprovalGate } from "../approvals/gate.js";
 import type { AuditLog } from "../audit/store.js";
 import type { ToolSpec } from "../mcp/endpoint.js";
-import { resolveStoreBackend, sqliteFileOf } from "../store/backend.js";
+import { readPostgresUrl, resolveStoreBackend, sqliteFileOf } from "../store/backend.js";
+import type { ChangeSignal } from "../store/postgres.js";
 import { openSqliteSql } from "../store/sqlite.js";
 import { MEMORY_CHANGED } from "./page-store.js";
 import { createMemorySearcher, type MemorySearcher } from "./query.js";
@@ -30,6 +31,11 @@ export interface MemoryServiceOptions {
   logger: Logger;
   audit?: AuditLog;
   now?: () => Date;
+  /**
+   * The gateway: on PostgreSQL, refresh the index as soon as another replica writes (LISTEN), rather than only
+   * at the next query (which still catches up by generation: a lost notification costs latency, never a result).
+   */
+  listen?: boolean;
 }
 
 /** The memory database's SQLite file (the embedded backend; backups copy it). */
@@ -47,20 +53,23 @@ export async function openMemoryService(options: MemoryServiceOptions): Promise<
       : await (await resolveStoreBackend(options.paths)).open("memory");
   let store: MemoryStore;
   let searcher: MemorySearcher;
-  let unlisten: (() => Promise<void>) | undefined;
+  let changes: ChangeSignal | undefined;
   try {
     store = await createMemoryStore(db);
     const opened = createMemorySearcher(store);
     searcher = opened;
-    // Replicas on PostgreSQL: another replica's write refreshes this index at once rather than at the next
-    // query (which still catches up by generation, so a lost notification costs latency, never a result).
-    unlisten = await db.listen?.(MEMORY_CHANGED, () => {
-      opened.refresh().catch((error: unknown) =>
-        options.logger.warn("memory index refresh failed", {
-          error: error instanceof Error ? error.message : String(error),
-        }),
-      );
-    });
+    if (options.listen && db.dialect === "postgres") {
+      const { listenForChanges } = await import("../store/postgres.js");
+      changes = await listenForChanges(await readPostgresUrl(options.paths), MEMORY_CHANGED, {
+        onSignal: () => {
+          opened.refresh().catch((error: unknown) =>
+            options.logger.warn("memory index refresh failed", {
+              error: error instanceof Error ? error.message : String(error),
+            }),
+          );
+        },
+      });
+    }
   } catch (error) {
     await db.close();
     throw error;
@@ -98,7 +107,7 @@ export async function openMemoryService(options: MemoryServiceOptions): Promise<
       return { expired_pages: pages.length, expired_approvals: approvals.length };
     },
     async close() {
-      await unlisten?.();
+      await changes?.close();
       await store.close();
     },
   };

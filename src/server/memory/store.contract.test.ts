@@ -8,7 +8,6 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { describeBackends } from "../store/backends.test-kit.js";
 import type { SqlDatabase } from "../store/sql.js";
-import { MEMORY_CHANGED } from "./page-store.js";
 import { type PageInput, preparePageWrite } from "./page-write.js";
 import {
   type ApprovalRecord,
@@ -305,51 +304,6 @@ describeBackends("memory store", (kit) => {
     expect(await reader.removedSince(seen)).toEqual([a.key]);
     expect((await reader.pageTermsAfter(b.key, 10)).map((row) => row.key)).toEqual([a2.key]);
     expect(await reader.generation()).toBe(seen + 1);
-  });
-
-  it("wakes a listener on another connection once per committed page-writing transaction (PostgreSQL)", async () => {
-    const schema = `memory_${++count}`;
-    const writer = await open(schema);
-    const listening = await kit.open(schema);
-    try {
-      if (kit.dialect === "sqlite") {
-        // One host: readers catch up by generation at each query; there is nothing to wake.
-        expect(listening.listen).toBeUndefined();
-        return;
-      }
-      let wakes = 0;
-      const waiters: (() => void)[] = [];
-      const woken = () => new Promise<void>((resolve) => waiters.push(resolve));
-      const stop = await listening.listen?.(MEMORY_CHANGED, () => {
-        wakes++;
-        waiters.shift()?.();
-      });
-      let next = woken();
-      // Three pages in one transaction: one notification, sent at commit (notifications arrive in order).
-      await writer.writePages([page("p", "a", "# A"), page("p", "b", "# B"), page("p", "c", "# C")], AT);
-      await next;
-      next = woken();
-      await writer.writePage(page("p", "d", "# D"), AT);
-      await next;
-      expect(wakes).toBe(2);
-      // The listening connection dies (a failover, an operator's kill): the listener comes back on a new one
-      // and wakes the reader once, since what was sent meanwhile is lost; later writes wake it as before.
-      next = woken();
-      const killed = await opened.at(-1)?.db.get<{ n: number }>(
-        `SELECT COUNT(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
-         WHERE datname = current_database() AND query = $1 AND pid <> pg_backend_pid()`,
-        [`LISTEN ${MEMORY_CHANGED}`],
-      );
-      expect(killed?.n).toBe(1);
-      await next;
-      next = woken();
-      await writer.writePage(page("p", "e", "# E"), AT);
-      await next;
-      expect(wakes).toBe(4);
-      await stop?.();
-    } finally {
-      await listening.close();
-    }
   });
 
   it("refuses a database migrated by a newer ivoai", async () => {

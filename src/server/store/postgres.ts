@@ -113,51 +113,6 @@ export async function openPostgresSql(options: PostgresSqlOptions): Promise<SqlD
         }
       }
     },
-    async listen(channel, onNotify) {
-      if (!SCHEMA_NAME.test(channel)) throw new Error(`invalid channel name: ${channel}`);
-      let client: PoolClient | undefined;
-      let stopped = false;
-      let retry: NodeJS.Timeout | undefined;
-      const connect = async (): Promise<void> => {
-        const connection = await pool.connect();
-        connection.on("notification", (message) => {
-          if (message.channel === channel) onNotify();
-        });
-        connection.on("error", () => {
-          // The connection is gone: listen again on a new one, then wake the reader once to catch up.
-          connection.release(true);
-          if (client === connection) client = undefined;
-          const again = () => {
-            if (stopped) return;
-            connect().then(onNotify, () => {
-              retry = setTimeout(again, 1000);
-              retry.unref();
-            });
-          };
-          again();
-        });
-        try {
-          await connection.query(`LISTEN ${channel}`);
-        } catch (error) {
-          connection.release(true);
-          throw error;
-        }
-        if (stopped) connection.release(true);
-        else client = connection;
-      };
-      try {
-        await connect();
-      } catch (error) {
-        throw postgresError(error);
-      }
-      return async () => {
-        stopped = true;
-        if (retry) clearTimeout(retry);
-        const connection = client;
-        client = undefined;
-        connection?.release(true);
-      };
-    },
     async close() {
       await pool.end();
     },

@@ -30,12 +30,6 @@ export interface SqlDatabase extends SqlExecutor {
    * database only through `tx`.
    */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
-  /**
-   * PostgreSQL only: calls `onNotify` for each NOTIFY on `channel` (from any replica), and once more after a lost
-   * listening connection is back, since notifications sent meanwhile are gone. A wake-up only: readers must
-   * still catch up by their own state (generation counters). Resolves to a function that stops listening.
-   */
-  listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

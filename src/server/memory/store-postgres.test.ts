@@ -1,5 +1,6 @@
-// An existing memory.sqlite carried into PostgreSQL by `ivoai server store migrate`: the copy is exact, and the
-// store then runs on it, its generation and keys continuing where the file left them.
+// What only PostgreSQL does: an existing memory.sqlite carried over by `ivoai server store migrate` (the copy is
+// exact, and the store runs on with its generation and keys continuing), and the change notifications that wake
+// other replicas' indexes.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -10,8 +11,9 @@ import {
   type ThrowawayDatabase,
 } from "../../../test/postgres.js";
 import { copyStore } from "../store/copy.js";
-import { openPostgresSql } from "../store/postgres.js";
+import { listenForChanges, openPostgresSql } from "../store/postgres.js";
 import { openSqliteSql } from "../store/sqlite.js";
+import { MEMORY_CHANGED } from "./page-store.js";
 import { preparePageWrite } from "./page-write.js";
 import { MEMORY_MIGRATIONS } from "./schema.js";
 import { createMemoryStore, openMemoryStore } from "./store.js";
@@ -20,7 +22,7 @@ const AT = "2026-01-01T00:00:00.000Z";
 const page = (pagePath: string, body: string) =>
   preparePageWrite({ scope: "p", path: pagePath, body, author: "cli_a" });
 
-describe("memory store copied from SQLite into PostgreSQL", async () => {
+describe("memory store on PostgreSQL", async () => {
   const ready = await postgresAvailable();
   let dir = "";
   let database: ThrowawayDatabase | undefined;
@@ -78,4 +80,42 @@ describe("memory store copied from SQLite into PostgreSQL", async () => {
       await target.close();
     }
   });
+
+  it.skipIf(!ready)(
+    "notifies listeners once per committed page-writing transaction, never on rollback",
+    async () => {
+      const store = await createMemoryStore(
+        await openPostgresSql({ url: database?.url ?? "", schema: "ivoai_memory_notify" }),
+      );
+      const signals: string[] = [];
+      const waiters: (() => void)[] = [];
+      const next = () => new Promise<void>((resolve) => waiters.push(resolve));
+      let woken = next();
+      const changes = await listenForChanges(database?.url ?? "", MEMORY_CHANGED, {
+        onSignal: (reason) => {
+          signals.push(reason);
+          waiters.shift()?.();
+        },
+      });
+      try {
+        await woken;
+        woken = next();
+        // Three pages in one transaction: one notification, at commit.
+        await store.writePages([page("a", "# A"), page("b", "# B"), page("c", "# C")], AT);
+        await woken;
+        woken = next();
+        // A batch that fails half-way (a page without tags breaks NOT NULL) is rolled back and sends nothing.
+        const bad = { ...page("d", "# D"), tags: undefined as unknown as string[] };
+        await expect(store.writePages([page("e", "# E"), bad], AT)).rejects.toThrow();
+        expect(await store.getPage("p", "e")).toBeUndefined();
+        await store.writePage(page("f", "# F"), AT);
+        await woken;
+        // Notifications arrive in commit order: the rolled-back batch would have come before the last write's.
+        expect(signals).toEqual(["connected", "notification", "notification"]);
+      } finally {
+        await changes.close();
+        await store.close();
+      }
+    },
+  );
 });
