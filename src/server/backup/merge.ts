@@ -7,7 +7,8 @@ import { prepareMemoryFile } from "../memory/schema.js";
 
 /** Opens a file with the store's own opener, so schema creation and migrations are the store's, then closes it. */
 export function prepareStore(kind: "catalogue" | "memory", file: string): void {
-  if (kind === "catalogue") openSqliteCatalogue(file).close();
+  // The SQLite catalogue closes synchronously (only PostgreSQL's close is asynchronous).
+  if (kind === "catalogue") void openSqliteCatalogue(file).close();
   else prepareMemoryFile(file);
 }
 
