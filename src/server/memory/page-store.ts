@@ -335,6 +335,139 @@ async function putPage(tx: SqlExecutor, write: PageWrite, at: string, given?: Ro
   }
 }
 
+/** Pages per batched statement group in putPages (15 parameters a page row: far below both backends' limits). */
+const PAGE_BATCH = 500;
+
+/**
+ * Many writes with a few statements per PAGE_BATCH pages instead of eight per page (PostgreSQL pays a round
+ * trip for each), leaving the database exactly as putPage one write at a time would: the same keys, versions,
+ * generations and tombstones. A path written twice starts a new group, so each group's paths are distinct.
+ */
+async function putPages(tx: SqlExecutor, writes: readonly PageWrite[], at: string): Promise<void> {
+  let start = 0;
+  while (start < writes.length) {
+    const seen = new Set<string>();
+    let end = start;
+    while (end < writes.length && end - start < PAGE_BATCH) {
+      const write = writes[end] as PageWrite;
+      const id = JSON.stringify([write.scope, write.path]);
+      if (seen.has(id)) break;
+      seen.add(id);
+      end += 1;
+    }
+    await putGroup(tx, writes.slice(start, end), at);
+    start = end;
+  }
+}
+
+async function putGroup(tx: SqlExecutor, group: readonly PageWrite[], at: string): Promise<void> {
+  const id = (scope: unknown, path: unknown) => JSON.stringify([scope, path]);
+  const pairs = (params: Params, column = "path") =>
+    `(scope, ${column}) IN (VALUES ${group.map((write) => `(${params.add(write.scope)}, ${params.add(write.path)})`).join(", ")})`;
+  const bumped = await tx.get<{ g: number }>(
+    // The sum cast again: SQLite binds a JS number as REAL, and "4.0" is no generation.
+    "UPDATE meta SET value = CAST(CAST(CAST(value AS BIGINT) + $1 AS BIGINT) AS TEXT) WHERE key = 'generation' RETURNING CAST(value AS BIGINT) AS g",
+    [group.length],
+  );
+  const first = Number(bumped?.g) - group.length + 1;
+  let params = new Params();
+  const current = new Map<string, Row>();
+  for (const row of await tx.all<Row>(
+    `SELECT ${PAGE_COLUMNS} FROM pages WHERE ${pairs(params)}`,
+    params.values,
+  ))
+    current.set(id(row.scope, row.path), row);
+  if (current.size > 0) {
+    params = new Params();
+    const tombstones = group.flatMap((write, index) => {
+      const row = current.get(id(write.scope, write.path));
+      return row ? [`(${params.add(Number(row.key))}, ${params.add(first + index)})`] : [];
+    });
+    await tx.run(
+      `INSERT INTO removed_pages (key, generation) VALUES ${tombstones.join(", ")}
+       ON CONFLICT (key) DO UPDATE SET generation = excluded.generation`,
+      params.values,
+    );
+    params = new Params();
+    const keys = [...current.values()].map((row) => Number(row.key));
+    await tx.run(`DELETE FROM pages WHERE key IN (${params.list(keys)})`, params.values);
+  }
+  params = new Params();
+  const latest = new Map<string, number>();
+  for (const row of await tx.all<Row>(
+    `SELECT scope, path, MAX(version) AS v FROM page_versions WHERE ${pairs(params)} GROUP BY scope, path`,
+    params.values,
+  ))
+    latest.set(id(row.scope, row.path), Number(row.v));
+  const versions = group.map((write) => (latest.get(id(write.scope, write.path)) ?? 0) + 1);
+  params = new Params();
+  const pageRows = group.map((write, index) => {
+    const previous = current.get(id(write.scope, write.path));
+    const feedback = previous ? toPageHead(previous).feedback : undefined;
+    const values = [
+      write.scope,
+      write.path,
+      write.title,
+      JSON.stringify(write.tags),
+      JSON.stringify(write.relations),
+      write.expires_at,
+      write.body,
+      versions[index],
+      write.author,
+      previous ? String(previous.created_at) : at,
+      at,
+      write.terms,
+      write.language,
+      feedback?.helpful ?? 0,
+      feedback?.not_helpful ?? 0,
+    ];
+    return `(${params.list(values)}, 0, 0)`;
+  });
+  // Rows are keyed in VALUES order on both backends, as the same writes one at a time would be.
+  await tx.run(
+    `INSERT INTO pages
+      (scope, path, title, tags, relations, expires_at, body, version, author, created_at, updated_at, terms, language,
+       helpful, not_helpful, stale, wrong)
+      VALUES ${pageRows.join(", ")}`,
+    params.values,
+  );
+  params = new Params();
+  const versionRows = group.map(
+    (write, index) =>
+      `(${params.list([
+        write.scope,
+        write.path,
+        versions[index],
+        write.title,
+        write.body,
+        JSON.stringify(write.tags),
+        JSON.stringify(write.relations),
+        write.expires_at,
+        write.author,
+        at,
+      ])}, 0)`,
+  );
+  await tx.run(
+    `INSERT INTO page_versions
+      (scope, path, version, title, body, tags, relations, expires_at, author, written_at, deleted)
+      VALUES ${versionRows.join(", ")}`,
+    params.values,
+  );
+  params = new Params();
+  await tx.run(`DELETE FROM edges WHERE ${pairs(params, "from_path")}`, params.values);
+  const edges = group.flatMap((write) =>
+    write.edges.map(([type, target]) => [write.scope, write.path, type, target] as const),
+  );
+  for (let index = 0; index < edges.length; index += EDGE_BATCH) {
+    params = new Params();
+    const rows = edges.slice(index, index + EDGE_BATCH).map((edge) => `(${params.list(edge)})`);
+    await tx.run(
+      `INSERT INTO edges (scope, from_path, type, to_path) VALUES ${rows.join(", ")} ON CONFLICT DO NOTHING`,
+      params.values,
+    );
+  }
+}
+
 async function removePage(tx: SqlExecutor, page: PageRecord, actor: string, at: string): Promise<void> {
   await tombstone(tx, page.key, await bump(tx));
   await tx.run("DELETE FROM edges WHERE scope = $1 AND from_path = $2", [page.scope, page.path]);
@@ -348,11 +481,6 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
     HEAD_COLUMNS.split(", ")
       .map((column) => `${alias}.${column}`)
       .join(", ");
-  const write = (inputs: readonly PageWrite[], at: string) =>
-    db.transaction(async (tx) => {
-      await lockWrites(tx);
-      for (const input of inputs) await putPage(tx, input, at);
-    });
 
   return {
     async getPage(scope, path) {
@@ -499,14 +627,21 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
       return rows.map((row) => row.language);
     },
     async writePage(input, at) {
-      await write([input], at);
+      await db.transaction(async (tx) => {
+        await lockWrites(tx);
+        await putPage(tx, input, at);
+      });
       const row = await db.get<Row>(PAGE_BY_PATH, [input.scope, input.path]);
       if (!row)
         throw new IvoaiError("INTERNAL", `page ${input.scope}/${input.path} vanished after its write`);
       return toPage(row);
     },
     async writePages(inputs, at) {
-      await write(inputs, at);
+      if (inputs.length === 0) return;
+      await db.transaction(async (tx) => {
+        await lockWrites(tx);
+        await putPages(tx, inputs, at);
+      });
     },
     async expirePages(now) {
       return db.transaction(async (tx) => {
