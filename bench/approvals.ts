@@ -113,7 +113,7 @@ const versionsAfter = await countVersions();
 
 // The same decisions in process (the gate on the store, no HTTP): what the HTTP path adds is the rest.
 await seedPendingApprovals(tree.root, pending, Date.now(), pending);
-const direct = openMemoryStore(memoryFile(paths));
+const direct = await openMemoryStore(memoryFile(paths));
 const gate = createApprovalGate({ store: direct });
 const inProcessStarted = performance.now();
 const inProcessCpuBefore = process.cpuUsage();
@@ -130,11 +130,11 @@ for (let index = pending; index < 2 * pending; index++) {
 const inProcessRate = pending / ((performance.now() - inProcessStarted) / 1000);
 const inProcessCpu = process.cpuUsage(inProcessCpuBefore);
 const inProcessCpuPerApprove = (inProcessCpu.user + inProcessCpu.system) / 1000 / pending;
-direct.close();
+await direct.close();
 await tree.cleanup();
 
 async function countVersions(): Promise<{ total: number; benchPaths: number; maxPerPath: number }> {
-  const memory = openMemoryStore(memoryFile(paths));
+  const memory = await openMemoryStore(memoryFile(paths));
   try {
     const total = (await memory.stats()).versions ?? 0;
     let benchPaths = 0;
@@ -147,16 +147,16 @@ async function countVersions(): Promise<{ total: number; benchPaths: number; max
     }
     return { total, benchPaths, maxPerPath };
   } finally {
-    memory.close();
+    await memory.close();
   }
 }
 
 async function countApplied(): Promise<number> {
-  const memory = openMemoryStore(memoryFile(paths));
+  const memory = await openMemoryStore(memoryFile(paths));
   try {
     return (await memory.approvalCounts()).applied;
   } finally {
-    memory.close();
+    await memory.close();
   }
 }
 

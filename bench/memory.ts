@@ -32,7 +32,7 @@ async function quality() {
   const collection = loadCollection("faquad");
   const tree = await createBenchTree("memory-quality");
   const paths = serverPaths(tree.root);
-  const memory = openMemoryService({
+  const memory = await openMemoryService({
     paths,
     config: await loadServerConfig(paths.configFile),
     logger: silentLogger,
@@ -87,7 +87,7 @@ ${doc.text}`).terms,
       stock: mean(reference),
     };
   } finally {
-    memory.close();
+    await memory.close();
     await tree.cleanup();
   }
 }
@@ -145,7 +145,7 @@ async function latency() {
 
   // The same queries in process: memory_query's searcher (no HTTP, MCP or JSON), then the bare lexical index
   // over the same pages (what the searcher adds is the scope filter, page reads, feedback, graph and snippets).
-  const memory = openMemoryService({
+  const memory = await openMemoryService({
     paths,
     config: await loadServerConfig(paths.configFile),
     logger: silentLogger,
@@ -186,7 +186,7 @@ async function latency() {
       timings.push(performance.now() - begin);
     }
   }
-  memory.close();
+  await memory.close();
   await tree.cleanup();
   return {
     seed,

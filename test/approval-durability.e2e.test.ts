@@ -58,7 +58,7 @@ describe("approval durability", () => {
     expect(statuses).toEqual(ids.map(() => 200));
     expect((await server.stop("SIGKILL")).signal).toBe("SIGKILL");
 
-    const store = openMemoryStore(memoryFile(serverPaths(root)));
+    const store = await openMemoryStore(memoryFile(serverPaths(root)));
     try {
       for (const [index, id] of ids.entries()) {
         expect((await store.getApproval(id))?.status).toBe("applied");
@@ -66,7 +66,7 @@ describe("approval durability", () => {
         expect(versions.map((version) => version.version)).toEqual([1]);
       }
     } finally {
-      store.close();
+      await store.close();
     }
     // Each decision's audit record was durable before its 200, like the decision itself.
     const audit = await openAuditLog(openSqliteSql(path.join(serverPaths(root).auditDir, "audit.sqlite")));

@@ -46,7 +46,7 @@ describe("memory service and approval gate", () => {
     ({ dir: root, cleanup } = await tempDir());
     await initServer({ root, publicUrl: "http://127.0.0.1:0", listen: "127.0.0.1:0" });
     clock = new Date("2026-03-01T10:00:00Z");
-    memory = openMemoryService({
+    memory = await openMemoryService({
       paths: serverPaths(root),
       config: serverConfigSchema.parse({ server: { public_url: "http://127.0.0.1:1" } }),
       logger: silentLogger,
@@ -54,7 +54,7 @@ describe("memory service and approval gate", () => {
     });
   });
   afterEach(async () => {
-    memory.close();
+    await memory.close();
     await cleanup();
   });
 

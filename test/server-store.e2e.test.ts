@@ -142,7 +142,13 @@ describe("ivoai server store migrate --to postgres", async () => {
           "audit",
           "console",
           "context",
+          "memory",
         ]);
+        // The memory file the server created (its meta rows: schema and generation) went too.
+        expect(copied[5].tables.find((table: { table: string }) => table.table === "meta")).toMatchObject({
+          rows: 2,
+          action: "copied",
+        });
         const oauthRows = copied[1].tables.reduce(
           (sum: number, table: { rows: number }) => sum + table.rows,
           0,

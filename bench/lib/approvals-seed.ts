@@ -13,7 +13,7 @@ export async function seedPendingApprovals(
   now = Date.now(),
   first = 0,
 ): Promise<void> {
-  const memory = openMemoryStore(memoryFile(serverPaths(root)));
+  const memory = await openMemoryStore(memoryFile(serverPaths(root)));
   try {
     for (let index = first; index < first + count; index++) {
       const at = new Date(now - (index - first) * 1000);
@@ -45,6 +45,6 @@ export async function seedPendingApprovals(
       });
     }
   } finally {
-    memory.close();
+    await memory.close();
   }
 }

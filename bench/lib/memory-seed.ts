@@ -41,13 +41,13 @@ export async function seededMemoryStore(
   const file = path.join(dir, `pages-${count}-v${SEED_VERSION}.sqlite`);
   if (!options.fresh && (await stat(file).catch(() => undefined))) {
     // Opening applies any newer schema to the cache itself, so the timed start below never migrates.
-    openMemoryStore(file).close();
+    await (await openMemoryStore(file)).close();
     return { file, seeded: false, seconds: 0 };
   }
   await mkdir(dir, { recursive: true });
   const partial = `${file}.${process.pid}.partial`;
   const started = performance.now();
-  const store = openMemoryStore(partial);
+  const store = await openMemoryStore(partial);
   const at = new Date("2026-11-01T00:00:00.000Z").toISOString();
   let batch: PageWrite[] = [];
   for (const write of seedPages(count)) {
@@ -58,7 +58,7 @@ export async function seededMemoryStore(
     }
   }
   await store.writePages(batch, at);
-  store.close();
+  await store.close();
   await rename(partial, file);
   return { file, seeded: true, seconds: (performance.now() - started) / 1000 };
 }

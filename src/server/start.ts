@@ -93,11 +93,11 @@ async function serveGateway(
   let memory: MemoryService | undefined;
   let memoryError = "not opened";
   try {
-    memory = openMemoryService({ paths, config, logger: options.logger, audit });
+    memory = await openMemoryService({ paths, config, logger: options.logger, audit, listen: true });
     await memory.searcher.refresh();
     await memory.sweep();
   } catch (error) {
-    memory?.close();
+    await memory?.close().catch(() => {});
     memory = undefined;
     memoryError = error instanceof Error ? error.message : String(error);
     options.logger.error("memory service unavailable", { error: memoryError });
@@ -195,8 +195,13 @@ async function serveGateway(
           clearInterval(sweepTimer);
           // The audit log first: its pending events are written even if closing something else throws.
           await audit.close();
-          memory?.close();
-          await Promise.all([store.close(), oauth.close(), context.close(), consoleStore.close()]);
+          await Promise.all([
+            store.close(),
+            oauth.close(),
+            context.close(),
+            consoleStore.close(),
+            memory?.close().catch(() => {}),
+          ]);
           options.logger.info("gateway stopped");
         })
         .finally(() => pid?.release());

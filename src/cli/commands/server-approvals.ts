@@ -20,11 +20,11 @@ async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) =
   const config = await loadServerConfig(paths.configFile);
   const audit = await openAuditLogOn(await resolveStoreBackend(paths), paths);
   try {
-    const memory = openMemoryService({ paths, config, logger: createLogger({ level: "warn" }), audit });
+    const memory = await openMemoryService({ paths, config, logger: createLogger({ level: "warn" }), audit });
     try {
       return await use(memory);
     } finally {
-      memory.close();
+      await memory.close();
     }
   } finally {
     await audit.close();

@@ -48,7 +48,11 @@ export interface ApprovalGate {
 }
 
 export interface ApprovalGateDeps {
-  store: MemoryStore;
+  /** The approvals, and the memory pages an approved change is applied to (one database, one transaction). */
+  store: Pick<
+    MemoryStore,
+    "createApproval" | "getApproval" | "listApprovals" | "decide" | "expireApprovals" | "approvalCounts"
+  >;
   audit?: AuditLog;
   ttlMs?: number;
   /** Unexpired pending requests one requester may have at once. */
@@ -98,17 +102,16 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
     },
     async decide(id, approve, actor, reason, deciderCredential) {
       if (!actor.trim()) throw new IvoaiError("USAGE", "a decision needs the approver's name");
-      if (approve && deciderCredential !== undefined) {
-        // Four eyes: the requester never changes, so checking before the decision's transaction is race-free.
-        if ((await deps.store.approvalRequester(id)) === deciderCredential)
-          throw new IvoaiError(
-            "FORBIDDEN",
-            "a credential cannot approve its own request: another approver or the server operator must decide it",
-            { data: { error: "self_approval" } },
-          );
-      }
+      // Four eyes (a credential never approves its own request) is checked by the store, in the decision.
       const outcome = await deps.store.decide(
-        { id, approve, actor, reason: reason ?? null, at: now().toISOString() },
+        {
+          id,
+          approve,
+          actor,
+          reason: reason ?? null,
+          at: now().toISOString(),
+          ...(deciderCredential !== undefined ? { credential: deciderCredential } : {}),
+        },
         // Re-derived from the stored request at apply time, so the applied write is exactly what was shown.
         (approval) =>
           approval.action === "write_page"

@@ -55,8 +55,8 @@ describe("backup manifest", () => {
   it("knows the schema versions the stores write today", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "ivoai-manifest-"));
     try {
-      openSqliteCatalogue(path.join(dir, "c.sqlite")).close();
-      openMemoryStore(path.join(dir, "m.sqlite")).close();
+      await openSqliteCatalogue(path.join(dir, "c.sqlite")).close();
+      await (await openMemoryStore(path.join(dir, "m.sqlite"))).close();
       expect(storeFacts(path.join(dir, "c.sqlite")).schema).toBe(SUPPORTED_SCHEMAS.catalogue);
       expect(storeFacts(path.join(dir, "m.sqlite")).schema).toBe(SUPPORTED_SCHEMAS.memory);
     } finally {

@@ -26,10 +26,10 @@ describe("memory merge on restore", () => {
   });
   afterEach(async () => rm(dir, { recursive: true, force: true }));
 
-  const open = (name: string): MemoryStore => openMemoryStore(path.join(dir, name));
+  const open = (name: string): Promise<MemoryStore> => openMemoryStore(path.join(dir, name));
 
   it("adds what the target lacks and keeps what it has, including a page deleted since", async () => {
-    const backup = open("backup.sqlite");
+    const backup = await open("backup.sqlite");
     await backup.writePage(page("shared", "backup v1"), "2026-01-01T00:00:00Z");
     await backup.writePage(page("shared", "backup v2"), "2026-01-02T00:00:00Z");
     await backup.writePage(
@@ -37,9 +37,9 @@ describe("memory merge on restore", () => {
       "2026-01-03T00:00:00Z",
     );
     await backup.writePage(page("gone", "deleted later in the target"), "2026-01-03T00:00:00Z");
-    backup.close();
+    await backup.close();
 
-    const target = open("target.sqlite");
+    const target = await open("target.sqlite");
     await target.writePage(page("shared", "target v1"), "2026-02-01T00:00:00Z");
     await target.writePage(page("only-target", "kept"), "2026-02-01T00:00:00Z");
     await target.writePage(
@@ -47,12 +47,12 @@ describe("memory merge on restore", () => {
       "2026-01-03T00:00:00Z",
     );
     expect(await target.expirePages("2026-03-01T00:00:00Z")).toEqual([{ scope: "_global", path: "gone" }]);
-    target.close();
+    await target.close();
 
     const added = mergeMemory(path.join(dir, "target.sqlite"), path.join(dir, "backup.sqlite"));
     expect(added).toMatchObject({ pages: 1, edges: 1 });
 
-    const merged = open("target.sqlite");
+    const merged = await open("target.sqlite");
     try {
       expect((await merged.getPage("_global", "shared"))?.body).toBe("target v1");
       expect((await merged.getPage("_global", "only-target"))?.body).toBe("kept");
@@ -62,7 +62,7 @@ describe("memory merge on restore", () => {
       // The target's version 1 of "shared" wins; the backup's version 2 joins the history.
       expect(await merged.stats()).toMatchObject({ pages: 3, versions: 6 });
     } finally {
-      merged.close();
+      await merged.close();
     }
   });
 });

@@ -3,12 +3,13 @@
 // trusted_schema off, and only the known columns are copied: its schema never reaches the target.
 import { openSqlite, type SqliteDatabase } from "../../shared/native-sqlite.js";
 import { openSqliteCatalogue } from "../context/catalogue.js";
-import { openMemoryStore } from "../memory/store.js";
+import { prepareMemoryFile } from "../memory/schema.js";
 
 /** Opens a file with the store's own opener, so schema creation and migrations are the store's, then closes it. */
 export function prepareStore(kind: "catalogue" | "memory", file: string): void {
-  if (kind === "catalogue") openSqliteCatalogue(file).close();
-  else openMemoryStore(file).close();
+  // The SQLite catalogue closes synchronously (only PostgreSQL's close is asynchronous).
+  if (kind === "catalogue") void openSqliteCatalogue(file).close();
+  else prepareMemoryFile(file);
 }
 
 function mergeWith(target: string, staged: string, steps: (db: SqliteDatabase) => Record<string, number>) {

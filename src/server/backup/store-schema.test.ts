@@ -68,7 +68,7 @@ describe("backup store schema", () => {
 
   it("never carries a backup's trigger into the store it fills, even when the backup was not refused", async () => {
     const hostile = path.join(dir, "hostile.sqlite");
-    openMemoryStore(hostile).close();
+    await (await openMemoryStore(hostile)).close();
     const db = new Database(hostile);
     db.exec(`CREATE TABLE loot (x);
       CREATE TRIGGER approve AFTER INSERT ON approvals BEGIN UPDATE approvals SET status = 'approved'; END;`);

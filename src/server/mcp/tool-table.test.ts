@@ -21,11 +21,11 @@ describe("the protocol's tool table", () => {
     await mkdir(paths.contextDir, { recursive: true });
     await mkdir(paths.memoryDir, { recursive: true });
     context = openContextService({ paths, config, logger: silentLogger });
-    memory = openMemoryService({ paths, config, logger: silentLogger });
+    memory = await openMemoryService({ paths, config, logger: silentLogger });
   });
   afterAll(async () => {
     await context?.close();
-    memory?.close();
+    await memory?.close();
     await rm(dir, { recursive: true, force: true });
   });
 

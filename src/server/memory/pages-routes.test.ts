@@ -14,10 +14,10 @@ describe("page graph", () => {
   beforeEach(async () => {
     const temp = await tempDir();
     cleanup = temp.cleanup;
-    store = openMemoryStore(`${temp.dir}/memory.sqlite`);
+    store = await openMemoryStore(`${temp.dir}/memory.sqlite`);
   });
   afterEach(async () => {
-    store.close();
+    await store.close();
     await cleanup();
   });
 

@@ -1,5 +1,4 @@
 // The memory service composed: store, searcher, approval gate, MCP tools, and the expiry sweep.
-import path from "node:path";
 import type { ServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { parseDuration } from "../../shared/duration.js";
@@ -7,8 +6,12 @@ import type { Logger } from "../../shared/logger.js";
 import { type ApprovalGate, createApprovalGate } from "../approvals/gate.js";
 import type { AuditLog } from "../audit/store.js";
 import type { ToolSpec } from "../mcp/endpoint.js";
+import { readPostgresUrl, resolveStoreBackend, sqliteFileOf } from "../store/backend.js";
+import type { ChangeSignal } from "../store/postgres.js";
+import { openSqliteSql } from "../store/sqlite.js";
+import { MEMORY_CHANGED } from "./page-store.js";
 import { createMemorySearcher, type MemorySearcher } from "./query.js";
-import { type MemoryStore, openMemoryStore } from "./store.js";
+import { createMemoryStore, type MemoryStore } from "./store.js";
 import { createMemoryTools } from "./tools.js";
 
 export interface MemoryService {
@@ -19,7 +22,7 @@ export interface MemoryService {
   status(): Promise<Record<string, unknown>>;
   /** Removes expired pages and expires stale approval requests; both are logged and audited. */
   sweep(): Promise<{ expired_pages: number; expired_approvals: number }>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export interface MemoryServiceOptions {
@@ -28,16 +31,49 @@ export interface MemoryServiceOptions {
   logger: Logger;
   audit?: AuditLog;
   now?: () => Date;
+  /**
+   * The gateway: on PostgreSQL, refresh the index as soon as another replica writes (LISTEN), rather than only
+   * at the next query (which still catches up by generation: a lost notification costs latency, never a result).
+   */
+  listen?: boolean;
 }
 
+/** The memory database's SQLite file (the embedded backend; backups copy it). */
 export function memoryFile(paths: ServerPaths): string {
-  return path.join(paths.memoryDir, "memory.sqlite");
+  return sqliteFileOf(paths, "memory");
 }
 
-export function openMemoryService(options: MemoryServiceOptions): MemoryService {
+/** Opens the memory store on the configured backend (server.toml `[store]`) and composes the service over it. */
+export async function openMemoryService(options: MemoryServiceOptions): Promise<MemoryService> {
   const now = options.now ?? (() => new Date());
-  const store = openMemoryStore(memoryFile(options.paths));
-  const searcher = createMemorySearcher(store);
+  // The configuration given decides the backend (PostgreSQL's URL is read from its secrets file).
+  const db =
+    options.config.store.backend === "sqlite"
+      ? openSqliteSql(memoryFile(options.paths))
+      : await (await resolveStoreBackend(options.paths)).open("memory");
+  let store: MemoryStore;
+  let searcher: MemorySearcher;
+  let changes: ChangeSignal | undefined;
+  try {
+    store = await createMemoryStore(db);
+    const opened = createMemorySearcher(store);
+    searcher = opened;
+    if (options.listen && db.dialect === "postgres") {
+      const { listenForChanges } = await import("../store/postgres.js");
+      changes = await listenForChanges(await readPostgresUrl(options.paths), MEMORY_CHANGED, {
+        onSignal: () => {
+          opened.refresh().catch((error: unknown) =>
+            options.logger.warn("memory index refresh failed", {
+              error: error instanceof Error ? error.message : String(error),
+            }),
+          );
+        },
+      });
+    }
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   const gate = createApprovalGate({
     store,
     ...(options.audit ? { audit: options.audit } : {}),
@@ -70,6 +106,9 @@ export function openMemoryService(options: MemoryServiceOptions): MemoryService 
       lastSweep = at;
       return { expired_pages: pages.length, expired_approvals: approvals.length };
     },
-    close: () => store.close(),
+    async close() {
+      await changes?.close();
+      await store.close();
+    },
   };
 }

@@ -10,7 +10,7 @@ import type { ChangeSignal } from "./postgres.js";
 import type { SqlDatabase } from "./sql.js";
 import { openSqliteSql } from "./sqlite.js";
 
-export type StoreDomain = "enrollment" | "oauth" | "audit" | "console" | "context";
+export type StoreDomain = "enrollment" | "oauth" | "audit" | "console" | "context" | "memory";
 export type StoreBackendKind = "sqlite" | "postgres";
 
 export interface StoreBackend {
@@ -39,6 +39,8 @@ export function sqliteFileOf(paths: ServerPaths, domain: StoreDomain): string {
       return path.join(paths.enrollmentDir, "console.sqlite");
     case "context":
       return path.join(paths.contextDir, "catalogue.sqlite");
+    case "memory":
+      return path.join(paths.memoryDir, "memory.sqlite");
   }
 }
 

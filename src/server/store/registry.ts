@@ -6,6 +6,7 @@ import { CONSOLE_MIGRATIONS } from "../console/store.js";
 import { openSqliteCatalogue } from "../context/catalogue.js";
 import { CATALOGUE_POSTGRES_MIGRATIONS } from "../context/catalogue-postgres.js";
 import { ENROLLMENT_MIGRATIONS, openEnrollmentStore } from "../enrollment/store.js";
+import { MEMORY_MIGRATIONS, prepareMemoryFile } from "../memory/schema.js";
 import { adoptUnversionedSqlite, OAUTH_MIGRATIONS } from "../oauth/store-schema.js";
 import { type StoreDomain, sqliteFileOf } from "./backend.js";
 import type { Migration } from "./migrations.js";
@@ -53,6 +54,14 @@ export const SQL_STORES: readonly RegisteredStore[] = [
     async prepareSqlite(paths) {
       if (existsSync(sqliteFileOf(paths, "context")))
         await openSqliteCatalogue(sqliteFileOf(paths, "context")).close();
+    },
+  },
+  {
+    domain: "memory",
+    migrations: MEMORY_MIGRATIONS,
+    // A first-release file gains its events' public ids, and the meta rows, before the copy.
+    async prepareSqlite(paths) {
+      if (existsSync(sqliteFileOf(paths, "memory"))) prepareMemoryFile(sqliteFileOf(paths, "memory"));
     },
   },
 ];
