@@ -3,6 +3,7 @@
 // and a document ingested by another process is found through every replica within a second.
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { racer } from "./enroll-racer.js";
@@ -169,5 +170,126 @@ describe.skipIf(!ready)("three gateway replicas on one PostgreSQL", () => {
     );
     expect(doctor.checks.find((check) => check.name === "postgres_url")?.status).toBe("ok");
     expect(JSON.stringify(doctor)).not.toContain(new URL(database?.url ?? "").password);
+  });
+
+  const memoryAgent = async (replica: RunningServer | undefined) =>
+    connectMcp(`${replica?.url}/v1/memory/mcp`, await enrolledCredential(replica?.url ?? "", root), {
+      "x-ivoai-session-id": "sess-replicas",
+      "x-ivoai-project": "git:acme/replicas",
+    });
+  const propose = async (agent: Client, path: string) => {
+    const result = await agent.callTool({
+      name: "memory_write_page",
+      arguments: { path, body: `# ${path}\n\nA note written for the replicas test: ${path}.` },
+    });
+    const envelope = result.structuredContent as { status: string; data: { approval_id?: string } };
+    return envelope.status === "PENDING_HUMAN_APPROVAL" ? envelope.data.approval_id : undefined;
+  };
+  const listApprovals = async (status: string): Promise<string[]> => {
+    const ids: string[] = [];
+    for (let cursor: string | null = null; ; ) {
+      const page = await runIvoai([
+        "server",
+        "approvals",
+        "list",
+        "--status",
+        status,
+        "--limit",
+        "200",
+        "--root",
+        root,
+        "--json",
+        ...(cursor ? ["--cursor", cursor] : []),
+      ]);
+      const body = JSON.parse(page.stdout) as { approvals: { id: string }[]; next_cursor: string | null };
+      ids.push(...body.approvals.map((approval) => approval.id));
+      cursor = body.next_cursor;
+      if (!cursor) return ids;
+    }
+  };
+
+  it("applies each of 50 approvals once, decided at the same time through every replica and the CLI", async () => {
+    const agent = await memoryAgent(replicas[0]);
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 50; i++) ids.push((await propose(agent, `notes/n${i}`)) as string);
+      expect(ids.every((id) => /^apr_/.test(id))).toBe(true);
+      const approvers = await Promise.all(
+        replicas.map((replica) => enrolledCredential(replica.url, root, "approvals:read,approvals:decide")),
+      );
+      const outcomes = await Promise.all(
+        ids.flatMap((id, i) => [
+          ...replicas.map(async (replica, k) => {
+            const response = await fetch(`${replica.url}/v1/approvals/${id}/approve`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${approvers[k]}`, "content-type": "application/json" },
+              body: "{}",
+            });
+            return { id, outcome: ((await response.json()) as { outcome: string }).outcome };
+          }),
+          // Every tenth one is decided by the operator's CLI too.
+          ...(i % 10 === 0
+            ? [
+                runIvoai(["server", "approvals", "approve", id, "--root", root, "--json"]).then((result) => ({
+                  id,
+                  outcome: (JSON.parse(result.stdout) as { outcome: string }).outcome,
+                })),
+              ]
+            : []),
+        ]),
+      );
+      for (const id of ids) {
+        const mine = outcomes.filter((entry) => entry.id === id).map((entry) => entry.outcome);
+        expect(
+          mine.filter((outcome) => outcome === "applied"),
+          id,
+        ).toHaveLength(1);
+        expect(mine.filter((outcome) => outcome !== "applied" && outcome !== "already_decided")).toEqual([]);
+      }
+      expect((await listApprovals("applied")).sort()).toEqual([...ids].sort());
+      // Each page exists once, at version 1, whichever replica reads it.
+      const reader = await memoryAgent(replicas[2]);
+      try {
+        for (const i of [0, 17, 49]) {
+          const read = await reader.callTool({
+            name: "memory_read_page",
+            arguments: { path: `notes/n${i}` },
+          });
+          expect((read.structuredContent as { data: { page: { version: number } } }).data.page.version).toBe(
+            1,
+          );
+        }
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it("loses no acknowledged write when a replica is killed with SIGKILL in the middle of writes", async () => {
+    const doomed = await startServer(root, ["--replica"]);
+    const agent = await memoryAgent(doomed);
+    const acknowledged: string[] = [];
+    let enough: () => void = () => {};
+    const twenty = new Promise<void>((resolve) => (enough = resolve));
+    let stopped = false;
+    const writer = async (w: number) => {
+      for (let i = 0; !stopped; i++) {
+        const id = await propose(agent, `killed/w${w}-${i}`).catch(() => undefined);
+        if (stopped && !id) return;
+        if (id) acknowledged.push(id);
+        if (acknowledged.length >= 20) enough();
+      }
+    };
+    const writers = Promise.all([0, 1, 2, 3].map(writer));
+    await twenty;
+    await doomed.stop("SIGKILL");
+    stopped = true;
+    await writers;
+    await agent.close().catch(() => {});
+    expect(acknowledged.length).toBeGreaterThanOrEqual(20);
+    const pending = await listApprovals("pending");
+    for (const id of acknowledged) expect(pending).toContain(id);
   });
 });
