@@ -1,6 +1,6 @@
 // Scale-out (issue 16): context_search calls/s through MCP with 1 and 2 gateway replicas on one PostgreSQL, in
 // the same run (8 closed-loop clients, spread over the replicas; rounds alternate), and the latency of an
-// enrollment exchange on each backend (SQLite tree vs PostgreSQL tree, same run). On this 2-core machine the
+// enrollment exchange and of an approval on each backend (SQLite tree vs PostgreSQL tree, same run). On this 2-core machine the
 // replicas, PostgreSQL and the clients share the cores: the figures show the cost of the shared store and of
 // coordination, not the speed-up a second host would give.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -66,6 +66,12 @@ async function searchRate(replicas: readonly RunningServer[], credential: string
   }
 }
 
+/** p50 and p95 of `times` in ms (percentile wants them sorted). */
+function latencies(times: number[]): { p50: number; p95: number } {
+  const sorted = [...times].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95) };
+}
+
 /** p50/p95 of POST /v1/enroll for codes made beforehand through the store (not the CLI, to keep this quick). */
 async function enrollLatency(root: string, url: string): Promise<{ p50: number; p95: number }> {
   const store = await openServerEnrollmentStore(serverPaths(root));
@@ -84,7 +90,47 @@ async function enrollLatency(root: string, url: string): Promise<{ p50: number; 
     await response.arrayBuffer();
     times.push(performance.now() - started);
   }
-  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95) };
+  return latencies(times);
+}
+
+/** p50/p95 of POST /v1/approvals/:id/approve (applied), for requests an agent filed through MCP beforehand. */
+async function approveLatency(root: string, url: string): Promise<{ p50: number; p95: number }> {
+  const agent = await connectMcp(`${url}/v1/memory/mcp`, await enrolledCredential(url, root), {
+    "x-ivoai-session-id": "sess-bench",
+    "x-ivoai-project": "git:acme/bench",
+  });
+  const approver = await enrolledCredential(url, root, "approvals:read,approvals:decide");
+  const ids: string[] = [];
+  try {
+    // At most 50 pending per client (the default cap): file and decide in rounds.
+    const times: number[] = [];
+    for (let done = 0; done < exchanges; ) {
+      ids.length = 0;
+      for (let i = 0; i < Math.min(50, exchanges - done); i++) {
+        const result = await agent.callTool({
+          name: "memory_write_page",
+          arguments: { path: `bench/p${done + i}`, body: `# Page ${done + i}\n\nApproval latency page.` },
+        });
+        ids.push((result.structuredContent as { data: { approval_id: string } }).data.approval_id);
+      }
+      for (const id of ids) {
+        const started = performance.now();
+        const response = await fetch(`${url}/v1/approvals/${id}/approve`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${approver}`, "content-type": "application/json" },
+          body: "{}",
+        });
+        const body = (await response.json()) as { outcome: string };
+        if (body.outcome !== "applied")
+          throw new Error(`approve answered ${response.status} ${body.outcome}`);
+        times.push(performance.now() - started);
+      }
+      done += ids.length;
+    }
+    return latencies(times);
+  } finally {
+    await agent.close();
+  }
 }
 
 const { dir, cleanup } = await tempDir("ivoai-bench-replicas-");
@@ -127,7 +173,13 @@ try {
   servers.push(sqliteServer);
   const enrollSqlite = await enrollLatency(sqliteRoot, sqliteServer.url);
   const enrollPostgres = await enrollLatency(postgresRoot, primary.url);
-  const median = (values: number[]) => percentile(values, 0.5);
+  const approveSqlite = await approveLatency(sqliteRoot, sqliteServer.url);
+  const approvePostgres = await approveLatency(postgresRoot, primary.url);
+  const median = (values: number[]) =>
+    percentile(
+      [...values].sort((a, b) => a - b),
+      50,
+    );
   const report = [
     "# replicas",
     "",
@@ -141,6 +193,7 @@ try {
     "| figure | SQLite | PostgreSQL |",
     "|---|---|---|",
     `| enrollment exchange p50 / p95 (ms, ${exchanges} sequential) | ${enrollSqlite.p50.toFixed(2)} / ${enrollSqlite.p95.toFixed(2)} | ${enrollPostgres.p50.toFixed(2)} / ${enrollPostgres.p95.toFixed(2)} |`,
+    `| approve (applied) p50 / p95 (ms, ${exchanges} sequential, HTTP) | ${approveSqlite.p50.toFixed(2)} / ${approveSqlite.p95.toFixed(2)} | ${approvePostgres.p50.toFixed(2)} / ${approvePostgres.p95.toFixed(2)} |`,
     "",
   ].join("\n");
   process.stdout.write(`${report}\n`);
