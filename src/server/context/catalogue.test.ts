@@ -55,4 +55,18 @@ describe("catalogue ingest summaries", () => {
     expect((await again.listConnectors())[0]?.last_ingest?.at).toBe("2026-01-03T00:00:00.000Z");
     again.close();
   });
+
+  it("refuses a catalogue a newer ivoai wrote, and leaves it as it was", async () => {
+    const file = `${dir}/catalogue.sqlite`;
+    openSqliteCatalogue(file).close();
+    const newer = new Database(file);
+    newer.prepare("UPDATE meta SET value = '2' WHERE key = 'schema'").run();
+    newer.close();
+    expect(() => openSqliteCatalogue(file)).toThrow(
+      /schema version 2, but this ivoai knows versions up to 1/,
+    );
+    const after = new Database(file, { readonly: true });
+    expect(after.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({ value: "2" });
+    after.close();
+  });
 });

@@ -1,6 +1,7 @@
 // The context catalogue in SQLite (WAL): connector registry, normalised documents and their chunks.
 // Each document's chunks are replaced inside one transaction, so a killed ingest leaves old or new, never a mix.
 import type { LastIngest } from "../../protocol/console-api.js";
+import { IvoaiError } from "../../shared/errors.js";
 import { inList, openSqlite, statementCache } from "../../shared/native-sqlite.js";
 import type { VectorStore } from "./vectors.js";
 
@@ -151,6 +152,24 @@ const CHUNK_ROWS = 32;
 /** Tombstones kept for servers catching up; an older miss only leaves an entry the result join drops. */
 const TOMBSTONE_RETENTION = 500_000;
 
+/** The catalogue schema this build writes (meta.schema); a newer one is refused, never written over. */
+export const CATALOGUE_SCHEMA = 1;
+
+function refuseNewerCatalogue(db: ReturnType<typeof openSqlite>, file: string): void {
+  const row = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as
+    | { value: string }
+    | undefined;
+  const version = Number(row?.value ?? CATALOGUE_SCHEMA);
+  if (version > CATALOGUE_SCHEMA) {
+    db.close();
+    throw new IvoaiError(
+      "STORE_VERSION",
+      `the context catalogue ${file} is at schema version ${version}, but this ivoai knows versions up to ${CATALOGUE_SCHEMA}: it was written by a newer ivoai; upgrade ivoai (or restore a backup taken before the upgrade)`,
+      { data: { store: "context", version, supported: CATALOGUE_SCHEMA } },
+    );
+  }
+}
+
 /** A document's row values, in the order of both catalogues' upsert statements. */
 export function documentParams(d: DocumentRecord, sourceStat: string | undefined): unknown[] {
   return [
@@ -188,6 +207,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
       `wal_autocheckpoint = ${Math.ceil((64 * 1024 ** 2) / Number(db.pragma("page_size", { simple: true })))}`,
     );
     db.exec(SCHEMA);
+    refuseNewerCatalogue(db, file);
     // Catalogues made before connectors had options.
     const columns = db.prepare("PRAGMA table_info(connectors)").all() as { name: string }[];
     if (!columns.some((column) => column.name === "allow_hardlinks"))
