@@ -89,4 +89,17 @@ describe("copyStore (SQLite → PostgreSQL)", async () => {
     expect(forced.map((table) => table.action)).toEqual(["copied", "unchanged"]);
     expect(await target.get("SELECT COUNT(*) AS count FROM notes")).toEqual({ count: 1233 });
   });
+
+  it.skipIf(!ready)(
+    "refuses a SQLite table the migrations do not make, whatever its name holds",
+    async () => {
+      await source.exec(`CREATE TABLE "x; DROP SCHEMA ivoai_notes CASCADE; --" (a INTEGER)`);
+      const error = await copyStore("notes", MIGRATIONS, source, target).catch((caught: unknown) => caught);
+      expect(isIvoaiError(error) && error.code).toBe("STATE_CORRUPT");
+      expect(await target.get("SELECT COUNT(*) AS count FROM notes")).toEqual({ count: 1233 });
+      await source.exec(`DROP TABLE "x; DROP SCHEMA ivoai_notes CASCADE; --"`);
+      await source.exec("ALTER TABLE tags ADD COLUMN extra TEXT");
+      await expect(copyStore("notes", MIGRATIONS, source, target)).rejects.toThrow(/column "extra"/);
+    },
+  );
 });

@@ -16,6 +16,7 @@ export interface TableCopy {
 }
 
 const BATCH_ROWS = 500;
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Our own bookkeeping, never copied (each side keeps its own). */
 const SKIPPED = new Set(["schema_migrations"]);
 
@@ -43,11 +44,38 @@ export async function copyStore(
   )
     .map((row) => row.name)
     .filter((name) => !SKIPPED.has(name));
+  const targetTables = new Set(
+    (
+      await target.all<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()",
+      )
+    ).map((row) => row.table_name),
+  );
   const results: TableCopy[] = [];
   for (const table of tables) {
+    // Names go into statements: only plain identifiers, and only tables the migrations made on both sides.
+    if (!IDENTIFIER.test(table) || !targetTables.has(table))
+      throw new IvoaiError(
+        "STATE_CORRUPT",
+        `the SQLite ${store} store holds a table ${JSON.stringify(table)} that its migrations do not create: nothing was copied from it; inspect the file`,
+      );
     const columns = (
-      await source.all<{ name: string }>(`SELECT name FROM pragma_table_info('${table}')`)
+      await source.all<{ name: string }>("SELECT name FROM pragma_table_info($1)", [table])
     ).map((row) => row.name);
+    const targetColumns = new Set(
+      (
+        await target.all<{ column_name: string }>(
+          "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1",
+          [table],
+        )
+      ).map((row) => row.column_name),
+    );
+    const stray = columns.find((column) => !IDENTIFIER.test(column) || !targetColumns.has(column));
+    if (stray !== undefined)
+      throw new IvoaiError(
+        "STATE_CORRUPT",
+        `the SQLite ${store} store's table ${table} has a column ${JSON.stringify(stray)} that PostgreSQL's does not: nothing was copied from it`,
+      );
     const before = await tableDigest(source, table, columns);
     const existing = await tableDigest(target, table, columns);
     if (before.rows === 0 && existing.rows === 0) {
