@@ -25,6 +25,16 @@ export function preparePageWrite(input: PageInput): PageWrite {
   if (Buffer.byteLength(input.body) > MAX_PAGE_BYTES) {
     throw new IvoaiError("USAGE", `pages are limited to ${MAX_PAGE_BYTES} bytes`);
   }
+  // PostgreSQL text cannot hold U+0000, and no page needs it: refused alike on both backends.
+  const texts = [
+    input.body,
+    input.path,
+    input.title ?? "",
+    ...(input.tags ?? []),
+    ...Object.entries(input.relations ?? {}).flat(2),
+  ];
+  if (texts.some((text) => text.includes("\0")))
+    throw new IvoaiError("USAGE", "page text may not contain NUL (U+0000) characters");
   const scope = normalizeScope(input.scope);
   const path = normalizePagePath(input.path);
   const { meta, body } = parseFrontMatter(input.body.replace(/\r\n?/g, "\n"));

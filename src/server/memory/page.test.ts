@@ -7,6 +7,18 @@ import { preparePageWrite } from "./page-write.js";
 import { feedbackFactor } from "./query.js";
 
 describe("memory pages", () => {
+  it("refuses NUL characters anywhere in a page (PostgreSQL text cannot hold them), not a backslash-u text", () => {
+    const base = { scope: "git:acme/api", path: "notes/a", body: "# A\n\nbody", author: "cli_x" };
+    for (const bad of [
+      { body: "# A\n\nbe\u0000fore" },
+      { title: "t\u0000" },
+      { tags: ["ok", "b\u0000d"] },
+      { relations: { see: ["notes/\u0000b"] } },
+    ])
+      expect(() => preparePageWrite({ ...base, ...bad })).toThrow(/NUL/);
+    expect(preparePageWrite({ ...base, body: "# A\n\nthe text \\u0000 is fine" }).body).toContain("\\u0000");
+  });
+
   it("normalises paths and refuses traversal", () => {
     expect(normalizePagePath("/runbooks//deploy/")).toBe("runbooks/deploy");
     expect(normalizePagePath("guias\\férias")).toBe("guias/férias");
