@@ -1,9 +1,10 @@
 // Scale-out (issue 16): context_search calls/s through MCP with 1 and 2 gateway replicas on one PostgreSQL, in
 // the same run (8 closed-loop clients, spread over the replicas; rounds alternate), and the latency of an
-// enrollment exchange and of an approval on each backend (SQLite tree vs PostgreSQL tree, same run). On this 2-core machine the
+// enrollment exchange and of an approval on each backend (SQLite tree vs PostgreSQL tree, same run). On one machine the
 // replicas, PostgreSQL and the clients share the cores: the figures show the cost of the shared store and of
 // coordination, not the speed-up a second host would give.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { serverPaths } from "../src/config/server-paths.js";
@@ -184,7 +185,7 @@ try {
     "# replicas",
     "",
     `Gateway replicas on one PostgreSQL (${database.name.replace(/_[0-9a-f]+$/, "")}…, local), a ${(corpus.bytes / 1e6).toFixed(0)} MB generated corpus (${corpus.files} files). ${machineLine()}, ${new Date().toISOString()}.`,
-    "Replicas, PostgreSQL and the clients share this machine's 2 cores.",
+    `Replicas, PostgreSQL and the clients share this machine's ${availableParallelism()} cores.`,
     "",
     "| figure | 1 replica | 2 replicas |",
     "|---|---|---|",

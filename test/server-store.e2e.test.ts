@@ -77,6 +77,7 @@ describe("ivoai server store", async () => {
     await fs.chmod(secretFile(), 0o600);
     const back = await runIvoai(["server", "store", "set", "sqlite", "--root", root, "--json"]);
     expect(JSON.parse(back.stdout).backend).toBe("sqlite");
+    await expect(fs.stat(secretFile())).rejects.toThrow(/ENOENT/);
   });
 });
 

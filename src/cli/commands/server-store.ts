@@ -188,6 +188,8 @@ const setCommand: CommandSpec = {
       await writeFileAtomic(postgresUrlFile(paths), `${url}\n`, { mode: 0o600 });
     }
     await saveServerConfig(paths.configFile, { ...config, store: { ...config.store, backend } });
+    // Back on SQLite, the connection string (a password) is not kept where nothing reads it.
+    if (backend === "sqlite") await fs.rm(postgresUrlFile(paths), { force: true });
     const note = await restartNote(paths);
     if (note) result.note = note;
     ctx.out.data(result, (view) =>

@@ -61,6 +61,8 @@ describe("copyStore (SQLite → PostgreSQL)", async () => {
           i,
         ]);
       await source.run("DELETE FROM notes WHERE id = 5");
+      await source.run("INSERT INTO notes (title) VALUES ('gone')");
+      await source.run("DELETE FROM notes WHERE id = 1235");
       await source.run("INSERT INTO tags (note, tag) VALUES (1, 'a'), (1, 'b'), (2, 'a')");
       const first = await copyStore("notes", MIGRATIONS, source, target);
       expect(first.map((table) => [table.table, table.rows, table.action])).toEqual([
@@ -75,9 +77,9 @@ describe("copyStore (SQLite → PostgreSQL)", async () => {
       const again = await copyStore("notes", MIGRATIONS, source, target);
       expect(again.map((table) => table.action)).toEqual(["unchanged", "unchanged"]);
       expect(again.map((table) => table.checksum)).toEqual(first.map((table) => table.checksum));
-      // New rows on PostgreSQL continue after the copied ids.
+      // New rows on PostgreSQL continue after every id SQLite gave out (1235 was deleted there, never reused).
       const added = await target.get<{ id: number }>("INSERT INTO notes (title) VALUES ('new') RETURNING id");
-      expect(added?.id).toBe(1235);
+      expect(added?.id).toBe(1236);
     },
   );
 

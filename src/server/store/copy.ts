@@ -92,16 +92,26 @@ export async function copyStore(
         `the PostgreSQL ${store} store's table ${table} already holds other rows (${existing.rows}, the SQLite one ${before.rows}): it was written to after a copy; pass --force to replace it with the SQLite data`,
         { data: { store, table } },
       );
+    // SQLite's AUTOINCREMENT high-water mark: ids of deleted rows are never handed out again (tombstones
+    // and audit cursors rely on it), so PostgreSQL's sequence continues after it, not after the highest row.
+    const used = (await source.get<{ n: number }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'",
+    ))
+      ? Number(
+          (await source.get<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = $1", [table]))
+            ?.seq ?? 0,
+        )
+      : 0;
     await target.transaction(async (tx) => {
       await tx.run(`DELETE FROM ${table}`);
       await copyRows(source, tx, table, columns, before.rows, options.onTable);
-      await bumpSequences(tx, table);
+      await bumpSequences(tx, table, used);
     });
     const after = await tableDigest(target, table, columns);
     if (after.rows !== before.rows || after.checksum !== before.checksum)
       throw new IvoaiError(
         "STORE",
-        `the copy of ${store}.${table} does not match its source (${after.rows} rows vs ${before.rows}): nothing else was changed; the source is untouched`,
+        `the copy of ${store}.${table} does not match its source (${after.rows} rows vs ${before.rows}): run the migrate again (it replaces this table with --force); the SQLite file is untouched`,
       );
     results.push({ table, rows: before.rows, action: "copied", checksum: before.checksum });
   }
@@ -140,8 +150,8 @@ async function copyRows(
   }
 }
 
-/** Identity and serial columns continue after the copied ids. */
-async function bumpSequences(tx: SqlExecutor, table: string): Promise<void> {
+/** Identity and serial columns continue after the copied ids and after `used` (ids SQLite already gave out). */
+async function bumpSequences(tx: SqlExecutor, table: string, used: number): Promise<void> {
   const serials = await tx.all<{ column_name: string }>(
     `SELECT column_name FROM information_schema.columns
      WHERE table_schema = current_schema() AND table_name = $1
@@ -150,8 +160,9 @@ async function bumpSequences(tx: SqlExecutor, table: string): Promise<void> {
   );
   for (const { column_name: column } of serials) {
     await tx.get(
-      `SELECT setval(pg_get_serial_sequence($1, $2), GREATEST((SELECT COALESCE(MAX("${column}"), 0) FROM ${table}), 1), (SELECT COUNT(*) > 0 FROM ${table}))`,
-      [table, column],
+      `SELECT setval(pg_get_serial_sequence($1, $2), GREATEST((SELECT COALESCE(MAX("${column}"), 0) FROM ${table}), $3::bigint, 1),
+         (SELECT COUNT(*) > 0 FROM ${table}) OR $3::bigint > 0)`,
+      [table, column, used],
     );
   }
 }

@@ -3,7 +3,7 @@
 import type { Pool, PoolClient, QueryResult } from "pg";
 import { IvoaiError } from "../../shared/errors.js";
 import { redactText } from "../../shared/redact.js";
-import type { SqlDatabase, SqlExecutor, SqlRunResult } from "./sql.js";
+import { refuseNul, type SqlDatabase, type SqlExecutor, type SqlRunResult } from "./sql.js";
 
 export interface PostgresSqlOptions {
   /** The connection string (it holds a password: never log it). */
@@ -24,6 +24,7 @@ type Queryable = Pick<Pool, "query"> | PoolClient;
 
 function executor(client: Queryable): SqlExecutor {
   const query = async (sql: string, params: readonly unknown[] = []): Promise<QueryResult> => {
+    refuseNul(params);
     try {
       return await client.query(sql, params as unknown[]);
     } catch (error) {
@@ -64,6 +65,8 @@ export async function openPostgresSql(options: PostgresSqlOptions): Promise<SqlD
     max: options.max ?? 4,
     options: `-c search_path=${options.schema}`,
     application_name: "ivoai",
+    // A full pool or an unreachable host fails a request after 5 s rather than keep it waiting.
+    connectionTimeoutMillis: 5000,
   });
   // An idle client that loses its connection must not end the process.
   pool.on("error", () => {});
@@ -95,10 +98,11 @@ export async function openPostgresSql(options: PostgresSqlOptions): Promise<SqlD
           throw postgresError(error);
         }
         let broken = false;
+        const tx = executor(client);
         try {
-          await client.query("BEGIN");
-          const result = await work(executor(client));
-          await client.query("COMMIT");
+          await tx.exec("BEGIN");
+          const result = await work(tx);
+          await tx.exec("COMMIT");
           return result;
         } catch (error) {
           try {
@@ -106,8 +110,9 @@ export async function openPostgresSql(options: PostgresSqlOptions): Promise<SqlD
           } catch {
             broken = true;
           }
+          // Database errors arrive as IvoaiErrors from the executor; anything else is `work`'s own, as thrown.
           const code = (error as { data?: { sqlstate?: string } }).data?.sqlstate;
-          if (!(code && RETRYABLE.has(code) && attempt < attempts)) throw postgresError(error);
+          if (!(code && RETRYABLE.has(code) && attempt < attempts)) throw error;
         } finally {
           client.release(broken);
         }
@@ -132,12 +137,29 @@ export function postgresError(error: unknown): Error {
   );
   const sqlstate = typeof raw?.code === "string" && /^[0-9A-Z]{5}$/.test(raw.code) ? raw.code : undefined;
   if (!sqlstate) {
+    // No cause kept: a connection error (e.g. a URL that does not parse) can carry the whole URL in its fields.
     return new IvoaiError("STORE_UNAVAILABLE", `PostgreSQL is not reachable: ${message}`, {
-      cause: error,
       ...(raw?.code ? { data: { code: raw.code } } : {}),
     });
   }
+  // Text PostgreSQL cannot store (NUL, invalid encoding) is the caller's input, not an outage.
+  if (sqlstate === "22021" || sqlstate === "22P05")
+    return new IvoaiError("USAGE", "text may not contain NUL (U+0000) characters", { data: { sqlstate } });
   return new IvoaiError("STORE", `PostgreSQL: ${message}`, { cause: error, data: { sqlstate } });
+}
+
+/** A client, or an IvoaiError without the URL when the string does not even parse. */
+function newClient(
+  pg: typeof import("pg"),
+  url: string,
+  timeoutMs: number,
+  keepAlive = false,
+): InstanceType<typeof pg.Client> {
+  try {
+    return new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, keepAlive });
+  } catch {
+    throw new IvoaiError("CONFIG_INVALID", "the PostgreSQL connection string does not parse");
+  }
 }
 
 /** Where a connection string points, without its password (for `store show` and messages). */
@@ -159,7 +181,7 @@ export function describePostgresUrl(url: string): {
 /** Connects once and asks the server's version: an IvoaiError that never holds the URL when it cannot. */
 export async function checkPostgres(url: string, timeoutMs = 5000): Promise<{ server_version: string }> {
   const pg = await loadPg();
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  const client = newClient(pg, url, timeoutMs);
   client.on("error", () => {});
   try {
     await client.connect();
@@ -178,7 +200,7 @@ export async function postgresSchemaVersions(
   stores: readonly string[],
 ): Promise<Map<string, number | null>> {
   const pg = await loadPg();
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  const client = newClient(pg, url, 5000);
   client.on("error", () => {});
   const versions = new Map<string, number | null>();
   try {
@@ -217,7 +239,7 @@ export interface ChangeSignal {
 
 export interface ListenOptions {
   /** Called on each notification and after each (re)connection (tests wait on it). */
-  onSignal?: (reason: "notification" | "connected") => void;
+  onSignal?: (reason: "notification" | "connected" | "disconnected") => void;
   /**
    * Say "changed" at least this often even without a notification (default 500 ms): a notification can arrive
    * after a search that follows the write at once, or be lost on a connection that looks alive.
@@ -245,11 +267,12 @@ export async function listenForChanges(
   let retry = options.retryMs ?? 100;
   let timer: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    const next = newClient(pg, url, 5000, true);
     const lost = () => {
       if (client !== next) return;
       listening = false;
       client = undefined;
+      options.onSignal?.("disconnected");
       next.end().catch(() => {});
       schedule();
     };

@@ -112,7 +112,7 @@ describe("PostgreSQL change signal", async () => {
       let wake: (() => void) | undefined;
       const next = () => new Promise<void>((resolve) => (wake = resolve));
       const signal = await listenForChanges(database.url, "ivoai_test", {
-        retryMs: 10,
+        retryMs: 200,
         onSignal: (reason) => {
           signals.push(reason);
           wake?.();
@@ -127,24 +127,31 @@ describe("PostgreSQL change signal", async () => {
         await notified;
         expect(signal.takeChanged()).toBe(true);
         expect(signal.takeChanged()).toBe(false);
-        // A rolled-back write notifies nobody.
+        // A rolled-back write notifies nobody: the next notification seen is the sentinel sent after it.
         await other
           .transaction(async (tx) => {
-            await tx.get("SELECT pg_notify('ivoai_test', '')");
+            await tx.get("SELECT pg_notify('ivoai_test', 'rolled back')");
             throw new Error("rolled back");
           })
           .catch(() => {});
+        notified = next();
+        await other.get("SELECT pg_notify('ivoai_test', 'sentinel')");
+        await notified;
+        expect(signals).toEqual(["connected", "notification", "notification"]);
+        expect(signal.takeChanged()).toBe(true);
         // The listening connection dies: every check says changed until it is back, and once after.
-        const reconnected = new Promise<void>((resolve) => {
-          const poll = () =>
-            signals.at(-1) === "connected" && signals.length > 2 ? resolve() : setImmediate(poll);
-          poll();
+        const lost = new Promise<void>((resolve) => {
+          wake = () => signals.at(-1) === "disconnected" && resolve();
         });
         await other.get(
           "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN ivoai_test' AND pid <> pg_backend_pid()",
         );
-        await reconnected;
-        expect(signals).toEqual(["connected", "notification", "connected"]);
+        await lost;
+        expect([signal.takeChanged(), signal.takeChanged()]).toEqual([true, true]);
+        await new Promise<void>((resolve) => {
+          wake = () => signals.at(-1) === "connected" && resolve();
+        });
+        expect(signals).toEqual(["connected", "notification", "notification", "disconnected", "connected"]);
         expect(signal.takeChanged()).toBe(true);
         expect(signal.takeChanged()).toBe(false);
         notified = next();

@@ -5,6 +5,8 @@
 // portable subset of SQL: TEXT/INTEGER columns, ISO-8601 times as text, JSON as text, RETURNING, ON CONFLICT.
 // What differs (row locks, advisory locks) is asked for through the `dialect`.
 
+import { IvoaiError } from "../../shared/errors.js";
+
 export type Dialect = "sqlite" | "postgres";
 
 export interface SqlRunResult {
@@ -31,6 +33,13 @@ export interface SqlDatabase extends SqlExecutor {
    */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/** Text parameters with U+0000 are refused alike on both backends (PostgreSQL text cannot hold them). */
+export function refuseNul(params: readonly unknown[]): void {
+  for (const param of params)
+    if (typeof param === "string" && param.includes("\0"))
+      throw new IvoaiError("USAGE", "text may not contain NUL (U+0000) characters");
 }
 
 /** The row-lock clause for a SELECT inside a transaction ("" on SQLite, whose transactions are serialised). */

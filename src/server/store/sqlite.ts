@@ -3,7 +3,7 @@
 import path from "node:path";
 import type { SqliteDatabase } from "../../shared/native-sqlite.js";
 import { openSqlite } from "../../shared/native-sqlite.js";
-import { type SqlDatabase, type SqlExecutor, toPositional } from "./sql.js";
+import { refuseNul, type SqlDatabase, type SqlExecutor, toPositional } from "./sql.js";
 
 export interface SqliteSqlOptions {
   /** Milliseconds to wait for another process's write lock (default 5000). */
@@ -65,14 +65,17 @@ export function wrapSqlite(db: SqliteDatabase): SqlDatabase {
   const direct: SqlExecutor = {
     dialect: "sqlite",
     async all<T>(sql: string, params: readonly unknown[] = []) {
+      refuseNul(params);
       const positional = toPositional(sql, params);
       return prepare(positional.sql).all(positional.params) as T[];
     },
     async get<T>(sql: string, params: readonly unknown[] = []) {
+      refuseNul(params);
       const positional = toPositional(sql, params);
       return prepare(positional.sql).get(positional.params) as T | undefined;
     },
     async run(sql: string, params: readonly unknown[] = []) {
+      refuseNul(params);
       const positional = toPositional(sql, params);
       return { changes: prepare(positional.sql).run(positional.params).changes };
     },
