@@ -73,22 +73,33 @@ async function serveGateway(
     tls: config.server.tls,
     trustedProxyCidrs: config.server.trusted_proxy_cidrs,
   });
+  // What is open so far, closed again (newest first) if the start fails part-way: pools and listening
+  // connections must not outlive a failed start in a process that goes on (tests, the demo).
+  const opened: (() => unknown)[] = [];
+  const keep = <T extends { close(): unknown }>(part: T): T => {
+    opened.push(() => part.close());
+    return part;
+  };
+  const failed = async (error: unknown): Promise<never> => {
+    for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => {});
+    throw error;
+  };
   // First: they may wait for PostgreSQL or refuse a newer schema, before anything else is open.
-  const oauth = await openOAuthStoreOf(paths);
-  const store = await openServerEnrollmentStore(paths);
+  const oauth = keep(await openOAuthStoreOf(paths));
+  const store = keep(await openServerEnrollmentStore(paths).catch(failed));
   const enrollment = createEnrollmentService({ store });
-  const backend = await resolveStoreBackend(paths);
-  const audit = await openAuditLogOn(backend, paths, {
-    onWriteError: (error, lost) => options.logger.error("audit write failed", { error: error.message, lost }),
-  });
-  const consoleStore = await openConsoleStoreOn(backend, paths);
-  const context = openContextService({
-    paths,
-    config,
-    logger: options.logger,
-    persistIndex: true,
-    catalogue: await openCatalogue(paths, { listen: true }),
-  });
+  const backend = await resolveStoreBackend(paths).catch(failed);
+  const audit = keep(
+    await openAuditLogOn(backend, paths, {
+      onWriteError: (error, lost) =>
+        options.logger.error("audit write failed", { error: error.message, lost }),
+    }).catch(failed),
+  );
+  const consoleStore = keep(await openConsoleStoreOn(backend, paths).catch(failed));
+  const catalogue = await openCatalogue(paths, { listen: true }).catch(failed);
+  const context = keep(
+    openContextService({ paths, config, logger: options.logger, persistIndex: true, catalogue }),
+  );
   // Memory failing to open degrades the server (context keeps working); /ready names it.
   let memory: MemoryService | undefined;
   let memoryError = "not opened";
@@ -102,6 +113,7 @@ async function serveGateway(
     memoryError = error instanceof Error ? error.message : String(error);
     options.logger.error("memory service unavailable", { error: memoryError });
   }
+  if (memory) keep(memory);
   const sweepTimer = setInterval(() => {
     memory?.sweep().catch((error: unknown) => {
       options.logger.error("memory sweep failed", {
@@ -110,8 +122,9 @@ async function serveGateway(
     });
   }, parseDuration(config.memory.sweep_interval));
   sweepTimer.unref();
+  opened.push(() => clearInterval(sweepTimer));
   // Load the lexical index before serving, so the first search does not pay for it.
-  await context.searcher.refresh();
+  await context.searcher.refresh().catch(failed);
 
   let boundUrl = "";
   const configuredPublic = new URL(config.server.public_url);
@@ -157,7 +170,11 @@ async function serveGateway(
   const server =
     mode === "tls"
       ? https.createServer(
-          { ...serverOptions, cert: await fs.readFile(paths.tlsCert), key: await fs.readFile(paths.tlsKey) },
+          {
+            ...serverOptions,
+            cert: await fs.readFile(paths.tlsCert).catch(failed),
+            key: await fs.readFile(paths.tlsKey).catch(failed),
+          },
           listener,
         )
       : http.createServer(serverOptions, listener);
@@ -176,7 +193,7 @@ async function serveGateway(
       );
     });
     server.listen(listen.port, listen.host, () => resolve());
-  });
+  }).catch(failed);
   const address = server.address() as AddressInfo;
   const bound = { host: address.address, port: address.port };
   boundUrl = `${mode === "tls" ? "https" : "http"}://${formatListen(bound)}`;
