@@ -12,7 +12,6 @@ export interface ServerPaths {
   dataDir: string;
   enrollmentDir: string;
   enrollmentState: string;
-  enrollmentLock: string;
   contextDir: string;
   memoryDir: string;
   auditDir: string;
@@ -50,7 +49,6 @@ export function serverPaths(root: string): ServerPaths {
     dataDir,
     enrollmentDir,
     enrollmentState: path.join(enrollmentDir, "state.json"),
-    enrollmentLock: path.join(enrollmentDir, "state.lock"),
     contextDir: path.join(dataDir, "context"),
     memoryDir: path.join(dataDir, "memory"),
     auditDir: path.join(dataDir, "audit"),

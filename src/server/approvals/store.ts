@@ -46,8 +46,6 @@ export interface ApprovalStore {
     limits?: { maxPendingPerRequester?: number },
   ): Promise<"created" | "too_many_pending">;
   getApproval(id: string): Promise<ApprovalRecord | undefined>;
-  /** Who filed a request (no diff or payload read). */
-  approvalRequester(id: string): Promise<string | undefined>;
   /** Newest first, one page at a time; a bad cursor is a USAGE error. */
   listApprovals(query: { status?: ApprovalStatus; limit: number; cursor?: string }): Promise<ApprovalPage>;
   /** Decides a pending request once; an approval runs `apply` in the same transaction. */
@@ -144,10 +142,6 @@ export function createApprovalStore(db: SqlDatabase): ApprovalStore {
     async getApproval(id) {
       const row = await db.get<Row>(`SELECT ${COLUMNS} FROM approvals WHERE id = $1`, [id]);
       return row ? toApproval(row) : undefined;
-    },
-    async approvalRequester(id) {
-      const row = await db.get<{ requester: string }>("SELECT requester FROM approvals WHERE id = $1", [id]);
-      return row?.requester;
     },
     async listApprovals(query) {
       const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
