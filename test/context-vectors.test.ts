@@ -11,7 +11,7 @@ import { openCatalogue, openContextService } from "../src/server/context/service
 import { silentLogger } from "../src/shared/logger.js";
 import { contextTree, writeTree } from "./context-helpers.js";
 import { tempDir } from "./helpers.js";
-import { createThrowawayDatabase, postgresAvailable } from "./postgres.js";
+import { createThrowawayDatabase } from "./postgres.js";
 
 /** Concepts the fake model "understands": words of one concept land on the same axis. */
 const CONCEPTS = [
@@ -31,8 +31,6 @@ function fakeEmbedding(text: string): number[] {
   }
   return vector;
 }
-
-const pgReady = await postgresAvailable();
 
 describe("hybrid retrieval with a TEI embedder", () => {
   let tei: http.Server;
@@ -105,56 +103,53 @@ describe("hybrid retrieval with a TEI embedder", () => {
     }
   });
 
-  it.skipIf(!pgReady)(
-    "shares embeddings through PostgreSQL: a replica loads what another embedded, and never re-embeds it",
-    async () => {
-      const made = await contextTree();
-      const source = await tempDir("ivoai-docs-");
-      const database = await createThrowawayDatabase();
+  it("shares embeddings through PostgreSQL: a replica loads what another embedded, and never re-embeds it", async () => {
+    const made = await contextTree();
+    const source = await tempDir("ivoai-docs-");
+    const database = await createThrowawayDatabase();
+    try {
+      await writeTree(source.dir, {
+        "fleet.md": "# Fleet\n\nAutomobile servicing happens every spring.",
+        "money.md": "# Money\n\nInvoice disputes are handled by finance.",
+      });
+      const paths = serverPaths(made.root);
+      await writeFile(path.join(paths.secretsDir, "postgres.url"), `${database.url}\n`, { mode: 0o600 });
+      const config = serverConfigSchema.parse({
+        server: { public_url: "http://127.0.0.1:1" },
+        store: { backend: "postgres" },
+        context: {
+          embedder: { provider: "tei", url, model: "intfloat/multilingual-e5-small", dims: DIMS },
+        },
+      });
+      await saveServerConfig(paths.configFile, config);
+      const open = async () =>
+        openContextService({ paths, config, logger: silentLogger, catalogue: await openCatalogue(paths) });
+      const ingester = await open();
+      const replica = await open();
       try {
-        await writeTree(source.dir, {
-          "fleet.md": "# Fleet\n\nAutomobile servicing happens every spring.",
-          "money.md": "# Money\n\nInvoice disputes are handled by finance.",
-        });
-        const paths = serverPaths(made.root);
-        await writeFile(path.join(paths.secretsDir, "postgres.url"), `${database.url}\n`, { mode: 0o600 });
-        const config = serverConfigSchema.parse({
-          server: { public_url: "http://127.0.0.1:1" },
-          store: { backend: "postgres" },
-          context: {
-            embedder: { provider: "tei", url, model: "intfloat/multilingual-e5-small", dims: DIMS },
-          },
-        });
-        await saveServerConfig(paths.configFile, config);
-        const open = async () =>
-          openContextService({ paths, config, logger: silentLogger, catalogue: await openCatalogue(paths) });
-        const ingester = await open();
-        const replica = await open();
-        try {
-          // The replica has an (empty) vector index before anything is ingested.
-          expect(await replica.searcher.search("car", { limit: 3 })).toEqual([]);
-          const before = requests.length;
-          await ingester.addConnector({ name: "docs", type: "filesystem", path: source.dir });
-          await ingester.ingest([]);
-          const embedded = requests.slice(before).flatMap((request) => request.inputs);
-          expect(embedded.filter((input) => input.startsWith("passage: "))).toHaveLength(2);
-          const after = requests.length;
-          expect((await replica.searcher.search("vehicle", { limit: 3 }))[0]?.document.rel_path).toBe(
-            "fleet.md",
-          );
-          expect(requests.slice(after).flatMap((request) => request.inputs)).toEqual(["query: vehicle"]);
-          // Nothing in the cache folder: the vectors live in PostgreSQL.
-          await expect(readdir(path.join(paths.contextDir, "vectors"))).rejects.toThrow(/ENOENT/);
-        } finally {
-          await Promise.all([ingester.close(), replica.close()]);
-        }
+        // The replica has an (empty) vector index before anything is ingested.
+        expect(await replica.searcher.search("car", { limit: 3 })).toEqual([]);
+        const before = requests.length;
+        await ingester.addConnector({ name: "docs", type: "filesystem", path: source.dir });
+        await ingester.ingest([]);
+        const embedded = requests.slice(before).flatMap((request) => request.inputs);
+        expect(embedded.filter((input) => input.startsWith("passage: "))).toHaveLength(2);
+        const after = requests.length;
+        expect((await replica.searcher.search("vehicle", { limit: 3 }))[0]?.document.rel_path).toBe(
+          "fleet.md",
+        );
+        expect(requests.slice(after).flatMap((request) => request.inputs)).toEqual(["query: vehicle"]);
+        // Nothing in the cache folder: the vectors live in PostgreSQL.
+        await expect(readdir(path.join(paths.contextDir, "vectors"))).rejects.toThrow(/ENOENT/);
       } finally {
-        await database.drop();
-        await made.cleanup();
-        await source.cleanup();
+        await Promise.all([ingester.close(), replica.close()]);
       }
-    },
-  );
+    } finally {
+      await database.drop();
+      await made.cleanup();
+      await source.cleanup();
+    }
+  });
 
   it("reports an unreachable TEI service and a missing local model package clearly", async () => {
     const down = createEmbedder({ provider: "tei", url: "http://127.0.0.1:9", model: "m", dims: 4 });

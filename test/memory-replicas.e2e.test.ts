@@ -12,7 +12,7 @@ import {
   startServer,
   tempDir,
 } from "./helpers.js";
-import { createThrowawayDatabase, postgresAvailable, type ThrowawayDatabase } from "./postgres.js";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "./postgres.js";
 
 type Envelope = { status: string; data: Record<string, unknown> };
 
@@ -26,7 +26,6 @@ const call = async (client: Client, name: string, args: Record<string, unknown>)
   (await client.callTool({ name, arguments: args })).structuredContent as Envelope;
 
 describe("memory on PostgreSQL with two replicas", async () => {
-  const ready = await postgresAvailable();
   let database: ThrowawayDatabase | undefined;
   const roots: string[] = [];
   const cleanups: (() => Promise<void>)[] = [];
@@ -34,7 +33,6 @@ describe("memory on PostgreSQL with two replicas", async () => {
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    if (!ready) return;
     database = await createThrowawayDatabase();
     for (let replica = 0; replica < 2; replica++) {
       const { dir, cleanup } = await tempDir();
@@ -55,57 +53,54 @@ describe("memory on PostgreSQL with two replicas", async () => {
     await database?.drop();
   });
 
-  it.skipIf(!ready)(
-    "applies once whichever replica or the CLI decides, and both replicas find the page",
-    async () => {
-      const [a, b] = servers as [RunningServer, RunningServer];
-      const [rootA, rootB] = roots as [string, string];
-      const agentA = await memoryClient(a.url, await enrolledCredential(a.url, rootA));
-      const agentB = await memoryClient(b.url, await enrolledCredential(b.url, rootB));
-      clients.push(agentA, agentB);
-      // Both indexes are loaded (and empty) before anything is written.
-      expect((await call(agentA, "memory_query", { query: "axolotl replica" })).data.count).toBe(0);
-      expect((await call(agentB, "memory_query", { query: "axolotl replica" })).data.count).toBe(0);
+  it("applies once whichever replica or the CLI decides, and both replicas find the page", async () => {
+    const [a, b] = servers as [RunningServer, RunningServer];
+    const [rootA, rootB] = roots as [string, string];
+    const agentA = await memoryClient(a.url, await enrolledCredential(a.url, rootA));
+    const agentB = await memoryClient(b.url, await enrolledCredential(b.url, rootB));
+    clients.push(agentA, agentB);
+    // Both indexes are loaded (and empty) before anything is written.
+    expect((await call(agentA, "memory_query", { query: "axolotl replica" })).data.count).toBe(0);
+    expect((await call(agentB, "memory_query", { query: "axolotl replica" })).data.count).toBe(0);
 
-      const proposed = await call(agentA, "memory_write_page", {
-        path: "decisions/replicas",
-        body: "# Replicas\n\nThe axolotl replica pattern keeps one queue per region.",
-      });
-      const id = proposed.data.approval_id as string;
-      expect(id).toMatch(/^apr_/);
-      const approverA = await enrolledCredential(a.url, rootA, "approvals:read,approvals:decide");
-      const approverB = await enrolledCredential(b.url, rootB, "approvals:read,approvals:decide");
-      const approve = (url: string, token: string) =>
-        fetch(`${url}/v1/approvals/${id}/approve`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-          body: "{}",
-        }).then(async (response) => ({
-          status: response.status,
-          body: (await response.json()) as { outcome: string },
-        }));
-      const [onA, onB, cli] = await Promise.all([
-        approve(a.url, approverA),
-        approve(b.url, approverB),
-        runIvoai(["server", "approvals", "approve", id, "--root", rootB, "--json"]),
-      ]);
-      const outcomes = [onA.body.outcome, onB.body.outcome, JSON.parse(cli.stdout).outcome as string];
-      expect(outcomes.filter((outcome) => outcome === "applied")).toHaveLength(1);
-      expect(outcomes.filter((outcome) => outcome === "already_decided")).toHaveLength(2);
-      for (const http of [onA, onB]) expect(http.status).toBe(http.body.outcome === "applied" ? 200 : 409);
-      expect(cli.code).toBe(outcomes[2] === "applied" ? 0 : 1);
+    const proposed = await call(agentA, "memory_write_page", {
+      path: "decisions/replicas",
+      body: "# Replicas\n\nThe axolotl replica pattern keeps one queue per region.",
+    });
+    const id = proposed.data.approval_id as string;
+    expect(id).toMatch(/^apr_/);
+    const approverA = await enrolledCredential(a.url, rootA, "approvals:read,approvals:decide");
+    const approverB = await enrolledCredential(b.url, rootB, "approvals:read,approvals:decide");
+    const approve = (url: string, token: string) =>
+      fetch(`${url}/v1/approvals/${id}/approve`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: "{}",
+      }).then(async (response) => ({
+        status: response.status,
+        body: (await response.json()) as { outcome: string },
+      }));
+    const [onA, onB, cli] = await Promise.all([
+      approve(a.url, approverA),
+      approve(b.url, approverB),
+      runIvoai(["server", "approvals", "approve", id, "--root", rootB, "--json"]),
+    ]);
+    const outcomes = [onA.body.outcome, onB.body.outcome, JSON.parse(cli.stdout).outcome as string];
+    expect(outcomes.filter((outcome) => outcome === "applied")).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === "already_decided")).toHaveLength(2);
+    for (const http of [onA, onB]) expect(http.status).toBe(http.body.outcome === "applied" ? 200 : 409);
+    expect(cli.code).toBe(outcomes[2] === "applied" ? 0 : 1);
 
-      for (const agent of [agentA, agentB]) {
-        const found = await call(agent, "memory_query", { query: "axolotl replica" });
-        expect(
-          (found.data.results as { path: string; version: number }[]).map((r) => [r.path, r.version]),
-        ).toEqual([["decisions/replicas", 1]]);
-      }
-      const listed = JSON.parse(
-        (await runIvoai(["server", "approvals", "list", "--status", "applied", "--root", rootA, "--json"]))
-          .stdout,
-      );
-      expect(listed.approvals.map((row: { id: string }) => row.id)).toEqual([id]);
-    },
-  );
+    for (const agent of [agentA, agentB]) {
+      const found = await call(agent, "memory_query", { query: "axolotl replica" });
+      expect(
+        (found.data.results as { path: string; version: number }[]).map((r) => [r.path, r.version]),
+      ).toEqual([["decisions/replicas", 1]]);
+    }
+    const listed = JSON.parse(
+      (await runIvoai(["server", "approvals", "list", "--status", "applied", "--root", rootA, "--json"]))
+        .stdout,
+    );
+    expect(listed.approvals.map((row: { id: string }) => row.id)).toEqual([id]);
+  });
 });

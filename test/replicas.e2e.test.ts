@@ -19,16 +19,9 @@ import {
   startServer,
   tempDir,
 } from "./helpers.js";
-import {
-  createThrowawayDatabase,
-  postgresAvailable,
-  type ThrowawayDatabase,
-  usePostgres,
-} from "./postgres.js";
+import { createThrowawayDatabase, type ThrowawayDatabase, usePostgres } from "./postgres.js";
 
-const ready = await postgresAvailable();
-
-describe.skipIf(!ready)("three gateway replicas on one PostgreSQL", () => {
+describe("three gateway replicas on one PostgreSQL", () => {
   let root = "";
   let cleanup: () => Promise<void> = async () => {};
   let database: ThrowawayDatabase | undefined;

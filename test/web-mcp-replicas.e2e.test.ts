@@ -7,16 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serverPaths } from "../src/config/server-paths.js";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
 import { answerConsent, pkcePair, TEST_REDIRECT } from "./oauth-flow.js";
-import {
-  createThrowawayDatabase,
-  postgresAvailable,
-  type ThrowawayDatabase,
-  usePostgres,
-} from "./postgres.js";
+import { createThrowawayDatabase, type ThrowawayDatabase, usePostgres } from "./postgres.js";
 
-const ready = await postgresAvailable();
-
-describe.skipIf(!ready)("Web MCP on two replicas sharing PostgreSQL", () => {
+describe("Web MCP on two replicas sharing PostgreSQL", () => {
   let database: ThrowawayDatabase;
   const roots: string[] = [];
   const cleanups: (() => Promise<void>)[] = [];

@@ -3,23 +3,16 @@ import net from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../../test/helpers.js";
-import {
-  createThrowawayDatabase,
-  postgresAvailable,
-  type ThrowawayDatabase,
-  usePostgres,
-} from "../../test/postgres.js";
+import { createThrowawayDatabase, type ThrowawayDatabase, usePostgres } from "../../test/postgres.js";
 import { silentLogger } from "../shared/logger.js";
 import { initServer } from "./init.js";
 import { startGateway } from "./start.js";
 
 describe("startGateway", async () => {
-  const ready = await postgresAvailable();
   let database: ThrowawayDatabase | undefined;
   let root = "";
   let cleanup = async () => {};
   beforeAll(async () => {
-    if (!ready) return;
     database = await createThrowawayDatabase();
     ({ dir: root, cleanup } = await tempDir());
     await initServer({ root, publicUrl: "http://127.0.0.1:0", listen: "127.0.0.1:0" });
@@ -30,36 +23,33 @@ describe("startGateway", async () => {
     await cleanup();
   });
 
-  it.skipIf(!ready)(
-    "closes what it opened when it cannot listen, leaving no PostgreSQL connection",
-    async () => {
-      const taken = net.createServer();
-      await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
-      const port = (taken.address() as net.AddressInfo).port;
-      const connections = async () => {
-        const admin = new pg.Client({ connectionString: database?.url });
-        await admin.connect();
-        try {
-          const { rows } = await admin.query(
-            "SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
-          );
-          return rows[0].n as number;
-        } finally {
-          await admin.end();
-        }
-      };
+  it("closes what it opened when it cannot listen, leaving no PostgreSQL connection", async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    const connections = async () => {
+      const admin = new pg.Client({ connectionString: database?.url });
+      await admin.connect();
       try {
-        // It really opens connections: a gateway that starts holds some.
-        const running = await startGateway({ root, logger: silentLogger, listen: "127.0.0.1:0" });
-        expect(await connections()).toBeGreaterThan(0);
-        await running.close();
-        await expect(
-          startGateway({ root, logger: silentLogger, listen: `127.0.0.1:${port}` }),
-        ).rejects.toThrow(/cannot listen/);
-        expect(await connections()).toBe(0);
+        const { rows } = await admin.query(
+          "SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        );
+        return rows[0].n as number;
       } finally {
-        taken.close();
+        await admin.end();
       }
-    },
-  );
+    };
+    try {
+      // It really opens connections: a gateway that starts holds some.
+      const running = await startGateway({ root, logger: silentLogger, listen: "127.0.0.1:0" });
+      expect(await connections()).toBeGreaterThan(0);
+      await running.close();
+      await expect(startGateway({ root, logger: silentLogger, listen: `127.0.0.1:${port}` })).rejects.toThrow(
+        /cannot listen/,
+      );
+      expect(await connections()).toBe(0);
+    } finally {
+      taken.close();
+    }
+  });
 });

@@ -5,11 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createThrowawayDatabase,
-  postgresAvailable,
-  type ThrowawayDatabase,
-} from "../../../test/postgres.js";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/postgres.js";
 import { copyStore } from "../store/copy.js";
 import { listenForChanges, openPostgresSql } from "../store/postgres.js";
 import { openSqliteSql } from "../store/sqlite.js";
@@ -23,11 +19,9 @@ const page = (pagePath: string, body: string) =>
   preparePageWrite({ scope: "p", path: pagePath, body, author: "cli_a" });
 
 describe("memory store on PostgreSQL", async () => {
-  const ready = await postgresAvailable();
   let dir = "";
   let database: ThrowawayDatabase | undefined;
   beforeAll(async () => {
-    if (!ready) return;
     dir = mkdtempSync(path.join(tmpdir(), "ivoai-memory-copy-"));
     database = await createThrowawayDatabase();
   });
@@ -36,7 +30,7 @@ describe("memory store on PostgreSQL", async () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it.skipIf(!ready)("copies every table, then writes on with larger keys and generations", async () => {
+  it("copies every table, then writes on with larger keys and generations", async () => {
     const file = path.join(dir, "memory.sqlite");
     const sqlite = await openMemoryStore(file);
     await sqlite.writePages([page("a", "# A\n\n[[b]]"), page("b", "# B"), page("a", "# A2\n\n[[b]]")], AT);
@@ -81,41 +75,38 @@ describe("memory store on PostgreSQL", async () => {
     }
   });
 
-  it.skipIf(!ready)(
-    "notifies listeners once per committed page-writing transaction, never on rollback",
-    async () => {
-      const store = await createMemoryStore(
-        await openPostgresSql({ url: database?.url ?? "", schema: "ivoai_memory_notify" }),
-      );
-      const signals: string[] = [];
-      const waiters: (() => void)[] = [];
-      const next = () => new Promise<void>((resolve) => waiters.push(resolve));
-      let woken = next();
-      const changes = await listenForChanges(database?.url ?? "", MEMORY_CHANGED, {
-        onSignal: (reason) => {
-          signals.push(reason);
-          waiters.shift()?.();
-        },
-      });
-      try {
-        await woken;
-        woken = next();
-        // Three pages in one transaction: one notification, at commit.
-        await store.writePages([page("a", "# A"), page("b", "# B"), page("c", "# C")], AT);
-        await woken;
-        woken = next();
-        // A batch that fails half-way (a page without tags breaks NOT NULL) is rolled back and sends nothing.
-        const bad = { ...page("d", "# D"), tags: undefined as unknown as string[] };
-        await expect(store.writePages([page("e", "# E"), bad], AT)).rejects.toThrow();
-        expect(await store.getPage("p", "e")).toBeUndefined();
-        await store.writePage(page("f", "# F"), AT);
-        await woken;
-        // Notifications arrive in commit order: the rolled-back batch would have come before the last write's.
-        expect(signals).toEqual(["connected", "notification", "notification"]);
-      } finally {
-        await changes.close();
-        await store.close();
-      }
-    },
-  );
+  it("notifies listeners once per committed page-writing transaction, never on rollback", async () => {
+    const store = await createMemoryStore(
+      await openPostgresSql({ url: database?.url ?? "", schema: "ivoai_memory_notify" }),
+    );
+    const signals: string[] = [];
+    const waiters: (() => void)[] = [];
+    const next = () => new Promise<void>((resolve) => waiters.push(resolve));
+    let woken = next();
+    const changes = await listenForChanges(database?.url ?? "", MEMORY_CHANGED, {
+      onSignal: (reason) => {
+        signals.push(reason);
+        waiters.shift()?.();
+      },
+    });
+    try {
+      await woken;
+      woken = next();
+      // Three pages in one transaction: one notification, at commit.
+      await store.writePages([page("a", "# A"), page("b", "# B"), page("c", "# C")], AT);
+      await woken;
+      woken = next();
+      // A batch that fails half-way (a page without tags breaks NOT NULL) is rolled back and sends nothing.
+      const bad = { ...page("d", "# D"), tags: undefined as unknown as string[] };
+      await expect(store.writePages([page("e", "# E"), bad], AT)).rejects.toThrow();
+      expect(await store.getPage("p", "e")).toBeUndefined();
+      await store.writePage(page("f", "# F"), AT);
+      await woken;
+      // Notifications arrive in commit order: the rolled-back batch would have come before the last write's.
+      expect(signals).toEqual(["connected", "notification", "notification"]);
+    } finally {
+      await changes.close();
+      await store.close();
+    }
+  });
 });

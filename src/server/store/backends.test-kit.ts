@@ -1,14 +1,10 @@
 // The contract-suite kit: runs one store's behaviours against every backend (SQLite in a temp folder, and
-// PostgreSQL in a throwaway database when one answers; under CI=true PostgreSQL must answer).
+// PostgreSQL in a throwaway database; the suite's global set-up makes sure one answers).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
-import {
-  createThrowawayDatabase,
-  postgresAvailable,
-  type ThrowawayDatabase,
-} from "../../../test/postgres.js";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/postgres.js";
 import { openPostgresSql } from "./postgres.js";
 import type { Dialect, SqlDatabase } from "./sql.js";
 import { openSqliteSql } from "./sqlite.js";
@@ -35,21 +31,18 @@ export function describeBackends(title: string, body: (kit: BackendKit) => void)
       sqliteFile: (name) => path.join(dir, `${name}.sqlite`),
     });
   });
-  describe(`${title} [postgres]`, async () => {
-    const ready = await postgresAvailable();
+  describe(`${title} [postgres]`, () => {
     let database: ThrowawayDatabase | undefined;
     beforeAll(async () => {
-      if (ready) database = await createThrowawayDatabase();
+      database = await createThrowawayDatabase();
     });
     afterAll(async () => database?.drop());
-    describe.skipIf(!ready)("", () => {
-      body({
-        dialect: "postgres",
-        open: async (schema) => {
-          if (!database) throw new Error("no test database");
-          return openPostgresSql({ url: database.url, schema });
-        },
-      });
+    body({
+      dialect: "postgres",
+      open: async (schema) => {
+        if (!database) throw new Error("no test database");
+        return openPostgresSql({ url: database.url, schema });
+      },
     });
   });
 }

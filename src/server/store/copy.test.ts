@@ -2,11 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createThrowawayDatabase,
-  postgresAvailable,
-  type ThrowawayDatabase,
-} from "../../../test/postgres.js";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/postgres.js";
 import { isIvoaiError } from "../../shared/errors.js";
 import { copyStore } from "./copy.js";
 import type { Migration } from "./migrations.js";
@@ -30,13 +26,11 @@ const MIGRATIONS: Migration[] = [
 ];
 
 describe("copyStore (SQLite → PostgreSQL)", async () => {
-  const ready = await postgresAvailable();
   let dir = "";
   let database: ThrowawayDatabase | undefined;
   let source: SqlDatabase;
   let target: SqlDatabase;
   beforeAll(async () => {
-    if (!ready) return;
     dir = mkdtempSync(path.join(tmpdir(), "ivoai-copy-"));
     database = await createThrowawayDatabase();
     source = openSqliteSql(path.join(dir, "notes.sqlite"));
@@ -49,41 +43,38 @@ describe("copyStore (SQLite → PostgreSQL)", async () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it.skipIf(!ready)(
-    "copies every row with counts and checksums equal, then finds nothing to do",
-    async () => {
-      const { migrate } = await import("./migrations.js");
-      await migrate(source, "notes", MIGRATIONS);
-      for (let i = 0; i < 1234; i++)
-        await source.run("INSERT INTO notes (title, body, n) VALUES ($1, $2, $3)", [
-          `note ${i} ção 𝔘`,
-          i % 7 === 0 ? null : "x".repeat(i % 50),
-          i,
-        ]);
-      await source.run("DELETE FROM notes WHERE id = 5");
-      await source.run("INSERT INTO notes (title) VALUES ('gone')");
-      await source.run("DELETE FROM notes WHERE id = 1235");
-      await source.run("INSERT INTO tags (note, tag) VALUES (1, 'a'), (1, 'b'), (2, 'a')");
-      const first = await copyStore("notes", MIGRATIONS, source, target);
-      expect(first.map((table) => [table.table, table.rows, table.action])).toEqual([
-        ["notes", 1233, "copied"],
-        ["tags", 3, "copied"],
+  it("copies every row with counts and checksums equal, then finds nothing to do", async () => {
+    const { migrate } = await import("./migrations.js");
+    await migrate(source, "notes", MIGRATIONS);
+    for (let i = 0; i < 1234; i++)
+      await source.run("INSERT INTO notes (title, body, n) VALUES ($1, $2, $3)", [
+        `note ${i} ção 𝔘`,
+        i % 7 === 0 ? null : "x".repeat(i % 50),
+        i,
       ]);
-      expect(await target.get("SELECT title, body, n FROM notes WHERE id = 8")).toEqual({
-        title: "note 7 ção 𝔘",
-        body: null,
-        n: 7,
-      });
-      const again = await copyStore("notes", MIGRATIONS, source, target);
-      expect(again.map((table) => table.action)).toEqual(["unchanged", "unchanged"]);
-      expect(again.map((table) => table.checksum)).toEqual(first.map((table) => table.checksum));
-      // New rows on PostgreSQL continue after every id SQLite gave out (1235 was deleted there, never reused).
-      const added = await target.get<{ id: number }>("INSERT INTO notes (title) VALUES ('new') RETURNING id");
-      expect(added?.id).toBe(1236);
-    },
-  );
+    await source.run("DELETE FROM notes WHERE id = 5");
+    await source.run("INSERT INTO notes (title) VALUES ('gone')");
+    await source.run("DELETE FROM notes WHERE id = 1235");
+    await source.run("INSERT INTO tags (note, tag) VALUES (1, 'a'), (1, 'b'), (2, 'a')");
+    const first = await copyStore("notes", MIGRATIONS, source, target);
+    expect(first.map((table) => [table.table, table.rows, table.action])).toEqual([
+      ["notes", 1233, "copied"],
+      ["tags", 3, "copied"],
+    ]);
+    expect(await target.get("SELECT title, body, n FROM notes WHERE id = 8")).toEqual({
+      title: "note 7 ção 𝔘",
+      body: null,
+      n: 7,
+    });
+    const again = await copyStore("notes", MIGRATIONS, source, target);
+    expect(again.map((table) => table.action)).toEqual(["unchanged", "unchanged"]);
+    expect(again.map((table) => table.checksum)).toEqual(first.map((table) => table.checksum));
+    // New rows on PostgreSQL continue after every id SQLite gave out (1235 was deleted there, never reused).
+    const added = await target.get<{ id: number }>("INSERT INTO notes (title) VALUES ('new') RETURNING id");
+    expect(added?.id).toBe(1236);
+  });
 
-  it.skipIf(!ready)("refuses a target written to since, unless forced", async () => {
+  it("refuses a target written to since, unless forced", async () => {
     const error = await copyStore("notes", MIGRATIONS, source, target).catch((caught: unknown) => caught);
     expect(isIvoaiError(error) && error.code).toBe("CONFLICT");
     expect((error as Error).message).toMatch(/table notes already holds other rows.*--force/);
@@ -92,16 +83,13 @@ describe("copyStore (SQLite → PostgreSQL)", async () => {
     expect(await target.get("SELECT COUNT(*) AS count FROM notes")).toEqual({ count: 1233 });
   });
 
-  it.skipIf(!ready)(
-    "refuses a SQLite table the migrations do not make, whatever its name holds",
-    async () => {
-      await source.exec(`CREATE TABLE "x; DROP SCHEMA ivoai_notes CASCADE; --" (a INTEGER)`);
-      const error = await copyStore("notes", MIGRATIONS, source, target).catch((caught: unknown) => caught);
-      expect(isIvoaiError(error) && error.code).toBe("STATE_CORRUPT");
-      expect(await target.get("SELECT COUNT(*) AS count FROM notes")).toEqual({ count: 1233 });
-      await source.exec(`DROP TABLE "x; DROP SCHEMA ivoai_notes CASCADE; --"`);
-      await source.exec("ALTER TABLE tags ADD COLUMN extra TEXT");
-      await expect(copyStore("notes", MIGRATIONS, source, target)).rejects.toThrow(/column "extra"/);
-    },
-  );
+  it("refuses a SQLite table the migrations do not make, whatever its name holds", async () => {
+    await source.exec(`CREATE TABLE "x; DROP SCHEMA ivoai_notes CASCADE; --" (a INTEGER)`);
+    const error = await copyStore("notes", MIGRATIONS, source, target).catch((caught: unknown) => caught);
+    expect(isIvoaiError(error) && error.code).toBe("STATE_CORRUPT");
+    expect(await target.get("SELECT COUNT(*) AS count FROM notes")).toEqual({ count: 1233 });
+    await source.exec(`DROP TABLE "x; DROP SCHEMA ivoai_notes CASCADE; --"`);
+    await source.exec("ALTER TABLE tags ADD COLUMN extra TEXT");
+    await expect(copyStore("notes", MIGRATIONS, source, target)).rejects.toThrow(/column "extra"/);
+  });
 });

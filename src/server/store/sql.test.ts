@@ -100,69 +100,65 @@ describe("PostgreSQL errors", () => {
 });
 
 describe("PostgreSQL change signal", async () => {
-  const { createThrowawayDatabase, postgresAvailable } = await import("../../../test/postgres.js");
+  const { createThrowawayDatabase } = await import("../../../test/postgres.js");
   const { listenForChanges } = await import("./postgres.js");
-  const ready = await postgresAvailable();
 
-  it.skipIf(!ready)(
-    "says changed after a NOTIFY, and at every check while its connection is down",
-    async () => {
-      const database = await createThrowawayDatabase();
-      const signals: string[] = [];
-      let wake: (() => void) | undefined;
-      const next = () => new Promise<void>((resolve) => (wake = resolve));
-      const signal = await listenForChanges(database.url, "ivoai_test", {
-        retryMs: 200,
-        onSignal: (reason) => {
-          signals.push(reason);
-          wake?.();
-        },
+  it("says changed after a NOTIFY, and at every check while its connection is down", async () => {
+    const database = await createThrowawayDatabase();
+    const signals: string[] = [];
+    let wake: (() => void) | undefined;
+    const next = () => new Promise<void>((resolve) => (wake = resolve));
+    const signal = await listenForChanges(database.url, "ivoai_test", {
+      retryMs: 200,
+      onSignal: (reason) => {
+        signals.push(reason);
+        wake?.();
+      },
+    });
+    const other = await openPostgresSql({ url: database.url, schema: "other" });
+    try {
+      expect(signal.takeChanged()).toBe(true);
+      expect(signal.takeChanged()).toBe(false);
+      let notified = next();
+      await other.get("SELECT pg_notify('ivoai_test', '')");
+      await notified;
+      expect(signal.takeChanged()).toBe(true);
+      expect(signal.takeChanged()).toBe(false);
+      // A rolled-back write notifies nobody: the next notification seen is the sentinel sent after it.
+      await other
+        .transaction(async (tx) => {
+          await tx.get("SELECT pg_notify('ivoai_test', 'rolled back')");
+          throw new Error("rolled back");
+        })
+        .catch(() => {});
+      notified = next();
+      await other.get("SELECT pg_notify('ivoai_test', 'sentinel')");
+      await notified;
+      expect(signals).toEqual(["connected", "notification", "notification"]);
+      expect(signal.takeChanged()).toBe(true);
+      // The listening connection dies: every check says changed until it is back, and once after.
+      const lost = new Promise<void>((resolve) => {
+        wake = () => signals.at(-1) === "disconnected" && resolve();
       });
-      const other = await openPostgresSql({ url: database.url, schema: "other" });
-      try {
-        expect(signal.takeChanged()).toBe(true);
-        expect(signal.takeChanged()).toBe(false);
-        let notified = next();
-        await other.get("SELECT pg_notify('ivoai_test', '')");
-        await notified;
-        expect(signal.takeChanged()).toBe(true);
-        expect(signal.takeChanged()).toBe(false);
-        // A rolled-back write notifies nobody: the next notification seen is the sentinel sent after it.
-        await other
-          .transaction(async (tx) => {
-            await tx.get("SELECT pg_notify('ivoai_test', 'rolled back')");
-            throw new Error("rolled back");
-          })
-          .catch(() => {});
-        notified = next();
-        await other.get("SELECT pg_notify('ivoai_test', 'sentinel')");
-        await notified;
-        expect(signals).toEqual(["connected", "notification", "notification"]);
-        expect(signal.takeChanged()).toBe(true);
-        // The listening connection dies: every check says changed until it is back, and once after.
-        const lost = new Promise<void>((resolve) => {
-          wake = () => signals.at(-1) === "disconnected" && resolve();
-        });
-        await other.get(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN ivoai_test' AND pid <> pg_backend_pid()",
-        );
-        await lost;
-        expect([signal.takeChanged(), signal.takeChanged()]).toEqual([true, true]);
-        await new Promise<void>((resolve) => {
-          wake = () => signals.at(-1) === "connected" && resolve();
-        });
-        expect(signals).toEqual(["connected", "notification", "notification", "disconnected", "connected"]);
-        expect(signal.takeChanged()).toBe(true);
-        expect(signal.takeChanged()).toBe(false);
-        notified = next();
-        await other.get("SELECT pg_notify('ivoai_test', '')");
-        await notified;
-        expect(signal.takeChanged()).toBe(true);
-      } finally {
-        await signal.close();
-        await other.close();
-        await database.drop();
-      }
-    },
-  );
+      await other.get(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN ivoai_test' AND pid <> pg_backend_pid()",
+      );
+      await lost;
+      expect([signal.takeChanged(), signal.takeChanged()]).toEqual([true, true]);
+      await new Promise<void>((resolve) => {
+        wake = () => signals.at(-1) === "connected" && resolve();
+      });
+      expect(signals).toEqual(["connected", "notification", "notification", "disconnected", "connected"]);
+      expect(signal.takeChanged()).toBe(true);
+      expect(signal.takeChanged()).toBe(false);
+      notified = next();
+      await other.get("SELECT pg_notify('ivoai_test', '')");
+      await notified;
+      expect(signal.takeChanged()).toBe(true);
+    } finally {
+      await signal.close();
+      await other.close();
+      await database.drop();
+    }
+  });
 });
