@@ -20,6 +20,9 @@ DO $$ BEGIN
   END IF;
 END $$;
 ALTER ROLE ivoai_ci PASSWORD 'ivoai-ci-pw';
+-- DROP DATABASE ... WITH (FORCE) ends the autovacuum worker too, which runs as no role: only members of
+-- pg_signal_backend may (the test databases are dropped that way).
+GRANT pg_signal_backend TO ivoai_ci;
 SQL
 if [ "$port" != 5432 ]; then
   echo "ci-postgres: the cluster listens on $port; set IVOAI_TEST_PG_URL=postgres://ivoai_ci:ivoai-ci-pw@127.0.0.1:$port/postgres" >&2

@@ -1,13 +1,14 @@
 // Builds the single-file binary once so end-to-end tests run exactly what users run, and makes sure the
 // PostgreSQL the store and replica tests use answers (they never skip).
 import { execFileSync } from "node:child_process";
-import { postgresAvailable, TEST_PG_URL } from "./postgres.js";
+import { postgresProblem, TEST_PG_URL } from "./postgres.js";
 
 export default async function setup(): Promise<void> {
-  if (!(await postgresAvailable())) {
+  const problem = await postgresProblem();
+  if (problem !== undefined) {
     const where = new URL(TEST_PG_URL);
     throw new Error(
-      `the tests need PostgreSQL at ${where.host} as ${where.username}: run 'sudo scripts/ci-postgres.sh' (Debian's postgresql package), or set IVOAI_TEST_PG_URL`,
+      `the tests need PostgreSQL at ${where.host} as ${where.username} (${problem}): run 'sudo scripts/ci-postgres.sh' (Debian's postgresql package), or set IVOAI_TEST_PG_URL`,
     );
   }
   execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });

@@ -16,14 +16,25 @@ export const TEST_PG_URL =
  * benchmark asks before it starts).
  */
 export async function postgresAvailable(): Promise<boolean> {
+  return (await postgresProblem()) === undefined;
+}
+
+/**
+ * What keeps the test PostgreSQL from serving the suite, if anything: it does not answer, or the role may not
+ * drop a test database (`DROP DATABASE … WITH (FORCE)` also ends an autovacuum worker, which runs as no role, so
+ * the role needs pg_signal_backend unless it is a superuser).
+ */
+export async function postgresProblem(): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: TEST_PG_URL, connectionTimeoutMillis: 3000 });
   client.on("error", () => {});
   try {
     await client.connect();
-    await client.query("select 1");
-    return true;
+    const { rows } = await client.query<{ ok: boolean }>(
+      "SELECT rolsuper OR pg_has_role(current_user, 'pg_signal_backend', 'USAGE') AS ok FROM pg_roles WHERE rolname = current_user",
+    );
+    return rows[0]?.ok ? undefined : "its role is not a member of pg_signal_backend";
   } catch {
-    return false;
+    return "it does not answer";
   } finally {
     await client.end().catch(() => {});
   }
