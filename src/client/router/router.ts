@@ -8,8 +8,16 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   type ListToolsResult,
+  ReadResourceRequestSchema,
+  type RequestId,
+  SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { endpointUrl } from "../../config/client-config.js";
 import { toolEntry } from "../../protocol/tools.js";
@@ -19,6 +27,7 @@ import { IVOAI_VERSION } from "../../shared/version.js";
 import { failureStatus, federate, provenanceOf, type SourceOutcome } from "./federation.js";
 import { forward } from "./forward.js";
 import { groupSources, type Source, type SourceGroup } from "./selection.js";
+import { createFederatedSurface } from "./surface.js";
 import { createUpstreamPool, type EndpointName, type UpstreamLimits } from "./upstream.js";
 
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -74,6 +83,8 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   const pool = createUpstreamPool(limits, headers);
   const groupsFor = (endpoint: EndpointName) =>
     groupSources(options.sources.filter((source) => source.profile.features[endpoint] !== false));
+
+  const surface = createFederatedSurface({ pool, groupsFor, deadlineMs: limits.deadlineMs });
 
   const mint = () => {
     const token = `ivoai_cap_${randomBytes(32).toString("base64url")}`;
@@ -239,18 +250,87 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   };
 
   const mcp = async (endpoint: EndpointName, request: Request, access: Access): Promise<Response> => {
+    // Resources, prompts and completion are reads, so the read-only capability has them too; logging is the
+    // session's own setting. Declared always: with no upstream offering one, its lists are empty.
     const server = new Server(
       { name: `ivoai-${endpoint}`, version: IVOAI_VERSION },
-      { capabilities: { tools: {} }, instructions: INSTRUCTIONS[endpoint] },
+      {
+        capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} },
+        instructions: INSTRUCTIONS[endpoint],
+      },
     );
-    server.setRequestHandler(ListToolsRequestSchema, () => listTools(endpoint, access));
-    server.setRequestHandler(CallToolRequestSchema, (call) =>
-      callTool(endpoint, call.params.name, (call.params.arguments ?? {}) as Record<string, unknown>, access),
+    /** Upstream log messages ride on the answer when the session set a level (the answer is then SSE). */
+    const relaying = surface.levelOf(endpoint) !== undefined;
+    const relayed =
+      <R, T>(answer: (request: R) => Promise<T>) =>
+      async (
+        request: R,
+        extra: {
+          sendNotification(notification: {
+            method: "notifications/message";
+            params: ReturnType<typeof surface.drainLogs>[number];
+          }): Promise<void>;
+          requestId: RequestId;
+        },
+      ): Promise<T> => {
+        const result = await answer(request);
+        if (relaying) {
+          for (const params of surface.drainLogs(endpoint)) {
+            await extra.sendNotification({ method: "notifications/message", params });
+          }
+        }
+        return result;
+      };
+    server.setRequestHandler(
+      ListToolsRequestSchema,
+      relayed(() => listTools(endpoint, access)),
     );
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    server.setRequestHandler(
+      CallToolRequestSchema,
+      relayed((call) =>
+        callTool(
+          endpoint,
+          call.params.name,
+          (call.params.arguments ?? {}) as Record<string, unknown>,
+          access,
+        ),
+      ),
+    );
+    server.setRequestHandler(
+      ListResourcesRequestSchema,
+      relayed((list) => surface.listResources(endpoint, list.params?.cursor)),
+    );
+    server.setRequestHandler(
+      ListResourceTemplatesRequestSchema,
+      relayed((list) => surface.listResourceTemplates(endpoint, list.params?.cursor)),
+    );
+    server.setRequestHandler(
+      ReadResourceRequestSchema,
+      relayed((read) => surface.readResource(endpoint, read.params.uri)),
+    );
+    server.setRequestHandler(
+      ListPromptsRequestSchema,
+      relayed((list) => surface.listPrompts(endpoint, list.params?.cursor)),
+    );
+    server.setRequestHandler(
+      GetPromptRequestSchema,
+      relayed((get) => surface.getPrompt(endpoint, get.params.name, get.params.arguments ?? {})),
+    );
+    server.setRequestHandler(
+      CompleteRequestSchema,
+      relayed((complete) => surface.complete(endpoint, complete.params)),
+    );
+    server.setRequestHandler(SetLevelRequestSchema, async (set) => {
+      await surface.setLevel(endpoint, set.params.level);
+      return {};
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !relaying });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(request);
+      const response = await transport.handleRequest(request);
+      // An SSE answer streams while the handler runs: read it whole before the server closes.
+      const body = Buffer.from(await response.arrayBuffer());
+      return new Response(body.length ? body : null, { status: response.status, headers: response.headers });
     } finally {
       void server.close();
     }
