@@ -117,6 +117,36 @@ async function startUpstream(alias: string, paths: string[], sources: string[]):
   return state;
 }
 
+/** A server as ivoai was before resources: tools only, recording the methods it is asked. */
+async function startToolsOnly(): Promise<{ url: string; requests: string[]; stop(): Promise<void> }> {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    const mcp = new McpServer({ name: "old", version: "1" });
+    mcp.registerTool("old_tool", { description: "a read", annotations: { readOnlyHint: true } }, () => ({
+      content: [{ type: "text", text: "old" }],
+    }));
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+    res.on("close", () => void mcp.close());
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      const parsed = JSON.parse(body || "{}") as { method?: string };
+      if (parsed.method) requests.push(parsed.method);
+      void mcp.connect(transport).then(() => transport.handleRequest(req, res, parsed));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
 const source = (alias: string, url: string, extra: Partial<ServerProfile> = {}): Source => ({
   profile: {
     id: `srv_${alias}`,
@@ -227,10 +257,46 @@ describe("the router's resources, prompts, completion and logging", () => {
     const nested = await client.readResource({ uri: "ivoai://context/docs/dir/deep.md" });
     expect(nested.contents[0]).toMatchObject({ text: "alpha:dir/deep.md" });
 
-    await expect(client.readResource({ uri: "ivoai://context/docs/missing.md" })).rejects.toMatchObject({
-      code: -32002,
-      message: expect.stringContaining("ivoai://context/docs/missing.md not found"),
+    // "Not found" is an answer from a healthy source: many of them never open its circuit.
+    for (let attempt = 0; attempt < 4; attempt++) {
+      await expect(client.readResource({ uri: "ivoai://context/docs/missing.md" })).rejects.toMatchObject({
+        code: -32002,
+        message: expect.stringContaining("ivoai://context/docs/missing.md not found"),
+      });
+    }
+    expect((await client.readResource({ uri: "ivoai://context/docs/shared.md" }))._meta).toMatchObject({
+      "ivoai/source": { alias: "alpha" },
     });
+  });
+
+  it("adds nothing from a source that offers only tools, which stays healthy", async () => {
+    const toolsOnly = await startToolsOnly();
+    try {
+      const { client } = await open([
+        source("alpha", alpha.url, { priority: 10 }),
+        source("old", toolsOnly.url, { priority: 5 }),
+      ]);
+      const page = await client.listResources();
+      expect(page.resources.map((resource) => resource.uri)).toEqual(
+        ALPHA.slice(0, PAGE).map((path) => `ivoai://context/docs/${path}`),
+      );
+      expect(page._meta).toBeUndefined();
+      expect((await client.readResource({ uri: "ivoai://context/docs/a1.md" })).contents[0]).toMatchObject({
+        text: "alpha:a1.md",
+      });
+      expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toContain("only_alpha");
+      await client.setLoggingLevel("debug");
+      await client.setLoggingLevel("warning");
+      const tools = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(tools).toContain("old_tool");
+      expect(
+        toolsOnly.requests.filter(
+          (method) => method !== "initialize" && method !== "notifications/initialized",
+        ),
+      ).toEqual(["tools/list"]);
+    } finally {
+      await toolsOnly.stop();
+    }
   });
 
   it("fails over within a redundancy group when the primary is down", async () => {
@@ -369,5 +435,12 @@ describe("the router's resources, prompts, completion and logging", () => {
     });
     expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toContain("only_alpha");
     expect(await client.setLoggingLevel("warning")).toEqual({});
+
+    // Nothing at all could be listed: an error, not an empty list.
+    const alone = await open([source("down", down.url)], true);
+    await expect(alone.client.listResources()).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining("no knowledge source answered resources/list"),
+    });
   });
 });
