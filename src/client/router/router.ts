@@ -393,16 +393,17 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     if (route === "/mcp/context" || route === "/mcp/memory") {
       const endpoint: EndpointName = route === "/mcp/context" ? "context" : "memory";
       const all = groupsFor(endpoint).flatMap((group) => group.members);
+      if (req.method === "GET") {
+        // Answers are buffered whole (pass-through and the router's own server alike), so there is no
+        // standalone SSE stream (allowed by the spec); upstream log messages ride on POST answers instead.
+        return sendJson(res, 405, {
+          error: "method_not_allowed",
+          message: "no server-initiated stream here",
+        });
+      }
       // A read-only capability never passes through: every call is checked by the router's own MCP server.
       if (all.length === 1 && access === "full") {
         const source = all[0] as Source;
-        if (req.method === "GET") {
-          // Pass-through buffers whole answers, so it offers no standalone SSE stream (allowed by the spec).
-          return sendJson(res, 405, {
-            error: "method_not_allowed",
-            message: "no server-initiated stream here",
-          });
-        }
         return passThrough(source, endpointUrl(source.profile, endpoint), req, body, res);
       }
       const request = new Request(`http://127.0.0.1${req.url}`, {

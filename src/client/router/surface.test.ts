@@ -208,7 +208,11 @@ describe("the router's resources, prompts, completion and logging", () => {
   });
 
   it("declares the surface and pages one merged list through nextCursor, with provenance", async () => {
-    const { client } = await open(both());
+    const { router, client } = await open(both());
+    const get = await fetch(router.endpoints.context, {
+      headers: { authorization: `Bearer ${router.capability}`, accept: "text/event-stream" },
+    });
+    expect(get.status).toBe(405);
     expect(client.getServerCapabilities()).toMatchObject({
       resources: {},
       prompts: {},
