@@ -328,9 +328,13 @@ describe("the router's resources, prompts, completion and logging", () => {
       "only_alpha",
       "only_beta",
     ]);
-    expect(prompts.find((prompt) => prompt.name === "ivoai_find_document")?.description).toBe(
-      "find a document (alpha)",
-    );
+    expect(prompts.find((prompt) => prompt.name === "ivoai_find_document")).toMatchObject({
+      description: "find a document (alpha)",
+      _meta: { "ivoai/source": { alias: "alpha" } },
+    });
+    expect(prompts.find((prompt) => prompt.name === "only_beta")?._meta?.["ivoai/source"]).toMatchObject({
+      alias: "beta",
+    });
     const got = await client.getPrompt({ name: "only_beta" });
     expect(got.messages[0]?.content).toMatchObject({ text: "only beta" });
     expect(got._meta?.["ivoai/source"]).toMatchObject({ alias: "beta" });

@@ -216,7 +216,12 @@ export function createFederatedSurface(options: SurfaceOptions): FederatedSurfac
       for (const outcome of outcomes) {
         if (!outcome.ok) continue;
         for (const template of outcome.value.resourceTemplates) {
-          if (!byTemplate.has(template.uriTemplate)) byTemplate.set(template.uriTemplate, template);
+          if (!byTemplate.has(template.uriTemplate)) {
+            byTemplate.set(template.uriTemplate, {
+              ...template,
+              _meta: { ...template._meta, ...sourceMeta(outcome) },
+            });
+          }
         }
       }
       return { resourceTemplates: [...byTemplate.values()] };
@@ -256,8 +261,11 @@ export function createFederatedSurface(options: SurfaceOptions): FederatedSurfac
       const byName = new Map<string, ListPromptsResult["prompts"][number]>();
       for (const outcome of outcomes) {
         if (!outcome.ok) continue;
-        for (const prompt of outcome.value.prompts)
-          if (!byName.has(prompt.name)) byName.set(prompt.name, prompt);
+        for (const prompt of outcome.value.prompts) {
+          if (!byName.has(prompt.name)) {
+            byName.set(prompt.name, { ...prompt, _meta: { ...prompt._meta, ...sourceMeta(outcome) } });
+          }
+        }
       }
       return { prompts: [...byName.values()] };
     },
