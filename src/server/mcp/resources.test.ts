@@ -8,8 +8,10 @@ import path from "node:path";
 import { type ServerType, serve } from "@hono/node-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { silentLogger } from "../../shared/logger.js";
 import type { AuditEvent, AuditLog, ToolCallEvent } from "../audit/store.js";
 import { type DocumentReplacement, openSqliteCatalogue, type SqliteCatalogue } from "../context/catalogue.js";
@@ -110,7 +112,20 @@ describe("MCP resources", () => {
     endpoints.web = createMcpEndpoint({
       name: "test-web",
       ...common,
-      extend: registerSkills,
+      extend: (server) => {
+        registerSkills(server);
+        // A prompt with a completable argument: its completion still reaches the SDK past ivoai's handler.
+        server.registerPrompt(
+          "find",
+          {
+            description: "Find.",
+            argsSchema: {
+              topic: completable(z.string(), (value) => ["alpha", "beta"].filter((v) => v.startsWith(value))),
+            },
+          },
+          ({ topic }) => ({ messages: [{ role: "user", content: { type: "text", text: topic } }] }),
+        );
+      },
       capabilities: { resources: {} },
     });
     server = serve({
@@ -215,6 +230,24 @@ describe("MCP resources", () => {
     expect(webAll.uris.length).toBe(expectedUris.size + 1);
     const skill = await web.readResource({ uri: SKILL_URI });
     expect(skill.contents[0]).toMatchObject({ uri: SKILL_URI, mimeType: "text/markdown" });
+    // Prompt completion is still the SDK's, beside the templates' completion.
+    const prompt = await web.complete({
+      ref: { type: "ref/prompt", name: "find" },
+      argument: { name: "topic", value: "a" },
+    });
+    expect(prompt.completion.values).toEqual(["alpha"]);
+    const template = await web.complete({
+      ref: { type: "ref/resource", uri: MEMORY_RESOURCE_TEMPLATE },
+      argument: { name: "scope", value: "_" },
+    });
+    expect(template.completion).toEqual({ values: ["_global"], total: 1, hasMore: false });
+    expect(
+      (
+        await failure(
+          web.complete({ ref: { type: "ref/prompt", name: "nope" }, argument: { name: "x", value: "" } }),
+        )
+      ).code,
+    ).toBe(-32602);
     await both.close();
   });
 
