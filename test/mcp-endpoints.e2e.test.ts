@@ -111,4 +111,58 @@ describe("gateway MCP endpoints", () => {
       ["context_search", "SUCCESS", undefined],
     ]);
   });
+
+  it("offers documents and pages as resources on /v1/mcp/context and /v1/memory/mcp, reads audited", async () => {
+    const connect = async (endpoint: string) => {
+      const client = new Client({ name: "resource-browser", version: "1" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.url}${endpoint}`), {
+          requestInit: { headers: { authorization: `Bearer ${bearer}`, "x-ivoai-session-id": "sess-res" } },
+        }),
+      );
+      return client;
+    };
+    const context = await connect("/v1/mcp/context");
+    const memory = await connect("/v1/memory/mcp");
+    try {
+      expect(context.getServerCapabilities()?.resources).toEqual({ listChanged: false });
+      expect((await context.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toEqual([
+        "ivoai://context/{source}/{+path}",
+      ]);
+      expect((await memory.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toEqual([
+        "ivoai://memory/{scope}/{+path}",
+      ]);
+      expect(await context.listResources()).toEqual({ resources: [] });
+      expect(await memory.listResources()).toEqual({ resources: [] });
+      await expect(context.readResource({ uri: "ivoai://context/docs/none.md" })).rejects.toMatchObject({
+        code: -32002,
+      });
+      await expect(context.readResource({ uri: "ivoai://context/docs/../x.md" })).rejects.toMatchObject({
+        code: -32602,
+      });
+      // Each endpoint serves its own family only.
+      await expect(memory.readResource({ uri: "ivoai://context/docs/none.md" })).rejects.toMatchObject({
+        code: -32002,
+      });
+      expect(
+        (
+          await memory.complete({
+            ref: { type: "ref/resource", uri: "ivoai://memory/{scope}/{+path}" },
+            argument: { name: "scope", value: "" },
+          })
+        ).completion,
+      ).toEqual({ values: [], total: 0, hasMore: false });
+    } finally {
+      await Promise.all([context.close(), memory.close()]);
+    }
+    const audit = await runIvoai(["server", "audit", "--root", root, "--json", "--kind", "tool_call"]);
+    const events = (
+      JSON.parse(audit.stdout) as { events: { tool: string; status: string; session_id: string | null }[] }
+    ).events.filter((event) => event.session_id === "sess-res");
+    expect(events.map((event) => [event.tool, event.status])).toEqual([
+      ["resources/read", "FAILED"],
+      ["resources/read", "REJECTED"],
+      ["resources/read", "FAILED"],
+    ]);
+  });
 });

@@ -18,6 +18,7 @@ import { CONSOLE_SESSION_PATH, createConsoleAuth, isConsoleApiPath } from "./con
 import { createConsoleSessionRoutes } from "./console/session-routes.js";
 import { type ConsoleSite, createConsoleSiteRoutes, defaultConsoleSite } from "./console/static-site.js";
 import type { ConsoleStore } from "./console/store.js";
+import { createContextResources } from "./context/resources.js";
 import { createContextRoutes } from "./context/routes.js";
 import type { ContextService } from "./context/service.js";
 import { CONTEXT_INSTRUCTIONS } from "./context/tools.js";
@@ -37,6 +38,7 @@ import { reverseProxyGuard } from "./http/reverse-proxy.js";
 import { createMcpEndpoint } from "./mcp/endpoint.js";
 import { createHookRoutes } from "./memory/hooks-routes.js";
 import { createPageRoutes } from "./memory/pages-routes.js";
+import { createMemoryResources } from "./memory/resources.js";
 import type { MemoryService } from "./memory/service.js";
 import { MEMORY_INSTRUCTIONS } from "./memory/tools.js";
 import { createOAuthRoutes } from "./oauth/routes.js";
@@ -219,6 +221,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       name: "ivoai-context",
       instructions: CONTEXT_INSTRUCTIONS,
       tools: deps.context.tools,
+      resources: [createContextResources(deps.context.catalogue)],
       logger: deps.logger,
       ...(deps.audit ? { audit: deps.audit } : {}),
     });
@@ -233,6 +236,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
         name: "ivoai-memory",
         instructions: MEMORY_INSTRUCTIONS,
         tools: memory.tools,
+        resources: [createMemoryResources(memory.store)],
         gate: memory.gate,
         logger: deps.logger,
         ...(deps.audit ? { audit: deps.audit } : {}),

@@ -15,6 +15,7 @@ import {
   type DocumentRecord,
   type DocumentReplacement,
   documentParams,
+  prefixUpperBound,
 } from "./catalogue.js";
 import type { VectorStore } from "./vectors.js";
 
@@ -59,6 +60,15 @@ CREATE INDEX removed_chunks_generation ON removed_chunks (generation);`,
   index_name TEXT NOT NULL, chunk_id TEXT NOT NULL, dims INTEGER NOT NULL, vector BYTEA NOT NULL,
   PRIMARY KEY (index_name, chunk_id)
 );`,
+    },
+  },
+  {
+    version: 3,
+    name: "documents in path order",
+    // Resource listing and path completion walk documents bytewise (as SQLite orders them).
+    up: {
+      sqlite: "SELECT 1",
+      postgres: `CREATE INDEX documents_connector_path ON documents (connector COLLATE "C", rel_path COLLATE "C");`,
     },
   },
 ];
@@ -169,6 +179,17 @@ export async function openPostgresCatalogue(db: SqlDatabase, changes?: ChangeSig
        ON CONFLICT (seq) DO UPDATE SET generation = excluded.generation`,
       [keys, generation],
     );
+
+  /** The document with its text rebuilt from its overlapping chunks (each adds what lies past the text so far). */
+  const withBody = async (row: Record<string, unknown>) => {
+    let body = "";
+    for (const chunk of await db.all<{ unit_start: number; text: string }>(
+      "SELECT unit_start, text FROM chunks WHERE doc = $1 ORDER BY idx",
+      [row.key],
+    ))
+      body += chunk.text.slice(body.length - chunk.unit_start);
+    return { ...documentOf(row), body };
+  };
 
   return {
     async addConnector(record) {
@@ -286,14 +307,43 @@ export async function openPostgresCatalogue(db: SqlDatabase, changes?: ChangeSig
     },
     async getDocument(id) {
       const row = await db.get<Record<string, unknown>>("SELECT * FROM documents WHERE id = $1", [id]);
-      if (!row) return undefined;
-      let body = "";
-      for (const chunk of await db.all<{ unit_start: number; text: string }>(
-        "SELECT unit_start, text FROM chunks WHERE doc = $1 ORDER BY idx",
-        [row.key],
-      ))
-        body += chunk.text.slice(body.length - chunk.unit_start);
-      return { ...documentOf(row), body };
+      return row && withBody(row);
+    },
+    async getDocumentByPath(connector, relPath) {
+      const row = await db.get<Record<string, unknown>>(
+        "SELECT * FROM documents WHERE connector = $1 AND rel_path = $2",
+        [connector, relPath],
+      );
+      return row && withBody(row);
+    },
+    async listDocuments({ after, limit }) {
+      // Bytewise, as SQLite orders them, so that a cursor means the same on both backends.
+      const rows = after
+        ? await db.all<Record<string, unknown>>(
+            `SELECT ${DOCUMENT_COLUMNS} FROM documents
+             WHERE (connector COLLATE "C", rel_path COLLATE "C") > ($1 COLLATE "C", $2 COLLATE "C")
+             ORDER BY connector COLLATE "C", rel_path COLLATE "C" LIMIT $3`,
+            [after.connector, after.rel_path, limit],
+          )
+        : await db.all<Record<string, unknown>>(
+            `SELECT ${DOCUMENT_COLUMNS} FROM documents ORDER BY connector COLLATE "C", rel_path COLLATE "C" LIMIT $1`,
+            [limit],
+          );
+      return rows.map(documentOf);
+    },
+    async completePaths(connector, prefix, limit) {
+      const where = `connector COLLATE "C" = $1 AND rel_path COLLATE "C" >= $2 AND rel_path COLLATE "C" < $3
+        AND substr(rel_path, 1, length($2)) = $2`;
+      const range = [connector, prefix, prefixUpperBound(prefix)];
+      const rows = await db.all<{ rel_path: string }>(
+        `SELECT rel_path FROM documents WHERE ${where} ORDER BY rel_path COLLATE "C" LIMIT $4`,
+        [...range, limit],
+      );
+      const count = await db.get<{ n: string | number }>(
+        `SELECT COUNT(*) AS n FROM documents WHERE ${where}`,
+        range,
+      );
+      return { paths: rows.map((row) => row.rel_path), total: Number(count?.n ?? 0) };
     },
     async recentDocuments(limit, connector) {
       const rows = connector

@@ -173,4 +173,72 @@ describeBackends("context catalogue", (kit) => {
       await Promise.all([writerA.close(), writerB.close(), follower.close()]);
     }
   });
+
+  it("finds documents by path, lists them in bytewise keyset pages and completes path prefixes", async () => {
+    const catalogue = await open();
+    try {
+      // Bytewise order, on both backends: "B" < "a", "a.md" < "a/b.md" ('.' < '/'), "é" after every ASCII letter.
+      const paths = ["a/b.md", "a.md", "B.md", "a/c d.md", "é.md", "a/b/z.md", "ab.md"];
+      await catalogue.replaceDocuments(
+        paths.map((relPath, index) => {
+          const replacement = doc(`kp${index}`, [`body of ${relPath}`]);
+          replacement.document.connector = "keyset";
+          replacement.document.rel_path = relPath;
+          return replacement;
+        }),
+      );
+      const found = await catalogue.getDocumentByPath("keyset", "a/c d.md");
+      expect(found?.id).toBe("kp3");
+      expect(found?.body).toBe("body of a/c d.md");
+      expect(await catalogue.getDocumentByPath("keyset", "A/c d.md")).toBeUndefined();
+      expect(await catalogue.getDocumentByPath("docs", "a/c d.md")).toBeUndefined();
+
+      // Every document exactly once, through pages of 3, in (connector, rel_path) bytewise order.
+      const seen: { connector: string; rel_path: string }[] = [];
+      let after: { connector: string; rel_path: string } | undefined;
+      for (;;) {
+        const page = await catalogue.listDocuments({ ...(after ? { after } : {}), limit: 3 });
+        expect(page.length).toBeLessThanOrEqual(3);
+        seen.push(...page.map((d) => ({ connector: d.connector, rel_path: d.rel_path })));
+        const last = page.at(-1);
+        if (page.length < 3 || !last) break;
+        after = { connector: last.connector, rel_path: last.rel_path };
+      }
+      const bytewise = (
+        x: { connector: string; rel_path: string },
+        y: { connector: string; rel_path: string },
+      ) =>
+        Buffer.compare(Buffer.from(x.connector), Buffer.from(y.connector)) ||
+        Buffer.compare(Buffer.from(x.rel_path), Buffer.from(y.rel_path));
+      expect(seen).toEqual([...seen].sort(bytewise));
+      expect(new Set(seen.map((d) => `${d.connector}\u0000${d.rel_path}`)).size).toBe(seen.length);
+      expect(seen.length).toBe((await catalogue.stats()).documents);
+      expect(seen.filter((d) => d.connector === "keyset").map((d) => d.rel_path)).toEqual([
+        "B.md",
+        "a.md",
+        "a/b.md",
+        "a/b/z.md",
+        "a/c d.md",
+        "ab.md",
+        "é.md",
+      ]);
+
+      expect(await catalogue.completePaths("keyset", "a/", 10)).toEqual({
+        paths: ["a/b.md", "a/b/z.md", "a/c d.md"],
+        total: 3,
+      });
+      expect(await catalogue.completePaths("keyset", "a", 2)).toEqual({
+        paths: ["a.md", "a/b.md"],
+        total: 5,
+      });
+      expect(await catalogue.completePaths("keyset", "", 100)).toMatchObject({ total: 7 });
+      expect(await catalogue.completePaths("keyset", "é", 10)).toEqual({ paths: ["é.md"], total: 1 });
+      // LIKE wildcards are plain characters here.
+      expect(await catalogue.completePaths("keyset", "a_", 10)).toEqual({ paths: [], total: 0 });
+      expect(await catalogue.completePaths("keyset", "%", 10)).toEqual({ paths: [], total: 0 });
+      expect(await catalogue.completePaths("nope", "a", 10)).toEqual({ paths: [], total: 0 });
+    } finally {
+      await catalogue.close();
+    }
+  });
 });

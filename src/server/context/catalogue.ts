@@ -55,6 +55,20 @@ export interface DocumentReplacement {
   chunks: ChunkInput[];
 }
 
+/** Where a document sits in the keyset order of listDocuments. */
+export interface DocumentKey {
+  connector: string;
+  rel_path: string;
+}
+
+/**
+ * The exclusive upper bound of the paths starting with `prefix` (a range an index can serve; the exact test is
+ * the prefix comparison beside it). U+10FFFF sorts after every other character in UTF-8 and bytewise orders.
+ */
+export function prefixUpperBound(prefix: string): string {
+  return `${prefix}\u{10FFFF}`;
+}
+
 export interface CatalogueStats {
   connectors: number;
   documents: number;
@@ -84,6 +98,19 @@ export interface Catalogue {
   /** Removes documents and their chunks; returns how many went. */
   removeDocuments(ids: readonly string[]): Promise<number>;
   getDocument(id: string): Promise<(DocumentRecord & { body: string }) | undefined>;
+  /** One document by its connector and relative path (what a resource URI names). */
+  getDocumentByPath(
+    connector: string,
+    relPath: string,
+  ): Promise<(DocumentRecord & { body: string }) | undefined>;
+  /** Documents in (connector, rel_path) order, bytewise, after the given one: one keyset page of at most `limit`. */
+  listDocuments(query: { after?: DocumentKey; limit: number }): Promise<DocumentRecord[]>;
+  /** Relative paths of a connector's documents that start with `prefix`, bytewise order, at most `limit`, and how many match. */
+  completePaths(
+    connector: string,
+    prefix: string,
+    limit: number,
+  ): Promise<{ paths: string[]; total: number }>;
   recentDocuments(limit: number, connector?: string): Promise<DocumentRecord[]>;
   documentsByIds(ids: readonly string[]): Promise<Map<string, DocumentRecord>>;
   chunksBySeq(seqs: readonly number[]): Promise<Map<number, ChunkRow>>;
@@ -271,6 +298,20 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
       "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation' RETURNING CAST(value AS INTEGER) AS g",
     ),
     getDocument: db.prepare("SELECT * FROM documents WHERE id = ?"),
+    getDocumentByPath: db.prepare("SELECT * FROM documents WHERE connector = ? AND rel_path = ?"),
+    // Row values over the (connector, rel_path) unique index: one range scan per page.
+    listDocuments: db.prepare(
+      "SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents WHERE (connector, rel_path) > (?, ?) ORDER BY connector, rel_path LIMIT ?",
+    ),
+    listDocumentsFirst: db.prepare(
+      "SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents ORDER BY connector, rel_path LIMIT ?",
+    ),
+    completePaths: db.prepare(
+      "SELECT rel_path FROM documents WHERE connector = ? AND rel_path >= ? AND rel_path < ? AND substr(rel_path, 1, length(?)) = ? ORDER BY rel_path LIMIT ?",
+    ),
+    countPaths: db.prepare(
+      "SELECT COUNT(*) AS n FROM documents WHERE connector = ? AND rel_path >= ? AND rel_path < ? AND substr(rel_path, 1, length(?)) = ?",
+    ),
     recent: db.prepare(
       "SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents ORDER BY modified_at DESC, id LIMIT ?",
     ),
@@ -403,6 +444,23 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
     async getDocument(id) {
       const row = q.getDocument.get(id) as Record<string, unknown> | undefined;
       return row ? { ...documentFromRow(row), body: bodyOf(Number(row.key)) } : undefined;
+    },
+    async getDocumentByPath(connector, relPath) {
+      const row = q.getDocumentByPath.get(connector, relPath) as Record<string, unknown> | undefined;
+      return row ? { ...documentFromRow(row), body: bodyOf(Number(row.key)) } : undefined;
+    },
+    async listDocuments({ after, limit }) {
+      const rows = (
+        after ? q.listDocuments.all(after.connector, after.rel_path, limit) : q.listDocumentsFirst.all(limit)
+      ) as Record<string, unknown>[];
+      return rows.map(documentFromRow);
+    },
+    async completePaths(connector, prefix, limit) {
+      const range = [connector, prefix, prefixUpperBound(prefix), prefix, prefix];
+      const paths = (q.completePaths.all(...range, limit) as { rel_path: string }[]).map(
+        (row) => row.rel_path,
+      );
+      return { paths, total: (q.countPaths.get(...range) as { n: number }).n };
     },
     async recentDocuments(limit, connector) {
       const rows = (connector ? q.recentOf.all(connector, limit) : q.recent.all(limit)) as Record<

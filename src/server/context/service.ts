@@ -86,7 +86,8 @@ export function indexSnapshotFile(paths: ServerPaths): string {
   return path.join(paths.contextDir, "lexical-index.snapshot");
 }
 
-const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** What a connector may be named (also the `source` of a context resource URI). */
+export const CONNECTOR_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 export function openContextService(options: ContextServiceOptions): ContextService {
   const { paths, config, logger } = options;
@@ -146,7 +147,7 @@ export function openContextService(options: ContextServiceOptions): ContextServi
     health,
     listConnectors,
     async addConnector(input) {
-      if (!NAME.test(input.name)) {
+      if (!CONNECTOR_NAME.test(input.name)) {
         throw new IvoaiError(
           "USAGE",
           `invalid connector name '${input.name}': use lowercase letters, digits, - and _`,

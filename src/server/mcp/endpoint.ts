@@ -34,6 +34,7 @@ import type { ApprovalGate, Proposal } from "../approvals/gate.js";
 import type { AuditLog, ToolCallEvent } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { ApprovalRecord } from "../memory/store.js";
+import { type ResourceSpec, registerResources } from "./resources.js";
 
 export interface ToolContext {
   client: AuthenticatedClient;
@@ -101,6 +102,8 @@ export interface McpEndpointOptions {
   extend?: (server: McpServer) => void;
   /** Extra server capabilities to announce. */
   capabilities?: Record<string, unknown>;
+  /** Resource templates (documents, pages): listed, read and completed for credentials with their scope. */
+  resources?: readonly ResourceSpec[];
 }
 
 export type McpEndpoint = (request: Request, client: AuthenticatedClient) => Promise<Response>;
@@ -284,6 +287,17 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     // tools/call is answered here rather than by McpServer, so that a call refused before any tool runs
     // (unknown tool, arguments failing the schema) is audited too; the answers match the SDK's.
     server.server.setRequestHandler(CallToolRequestSchema, (call) => callTool(call.params, offered, context));
+    if (options.resources) {
+      registerResources(server, {
+        endpoint: options.name,
+        all: options.resources,
+        offered: options.resources.filter((spec) => context.client.scopes.includes(spec.scope)),
+        context,
+        maxResultChars,
+        record,
+        logger: options.logger,
+      });
+    }
     return server;
   }
 

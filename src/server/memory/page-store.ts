@@ -78,6 +78,10 @@ export interface MemoryPageStore {
     pages: PageRecord[];
     next_cursor: string | null;
   }>;
+  /** Scopes holding pages that start with `prefix` (bytewise order), at most `limit`, and how many there are. */
+  pageScopes(prefix: string, limit: number): Promise<{ scopes: string[]; total: number }>;
+  /** Paths of one scope's pages that start with `prefix` (bytewise order), at most `limit`, and how many. */
+  pagePaths(scope: string, prefix: string, limit: number): Promise<{ paths: string[]; total: number }>;
   /** Every stored version of a page (deletions included), newest first, metadata only. */
   pageVersions(
     scope: string,
@@ -146,6 +150,16 @@ class Params {
   list(values: readonly unknown[]): string {
     return values.map((value) => this.add(value)).join(", ");
   }
+}
+
+/**
+ * `column` starts with `prefix`: a range an index can serve (U+10FFFF sorts after every other character,
+ * bytewise) and the exact test beside it, with no LIKE wildcards to escape.
+ */
+function startsWith(column: string, prefix: string, params: Params): string {
+  const from = params.add(prefix);
+  const to = params.add(`${prefix}\u{10FFFF}`);
+  return `${column} >= ${from} AND ${column} < ${to} AND substr(${column}, 1, length(${params.add(prefix)})) = ${params.add(prefix)}`;
 }
 
 /** The page list cursor: the (updated_at, key) of the last page shown, opaque to callers. */
@@ -560,6 +574,35 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
       const pages = rows.slice(0, query.limit).map(toPage);
       const last = pages.at(-1);
       return { pages, next_cursor: rows.length > query.limit && last ? encodePageCursor(last) : null };
+    },
+    async pageScopes(prefix, limit) {
+      const params = new Params();
+      const where = startsWith("scope", prefix, params);
+      const rows = await db.all<{ scope: string }>(
+        `SELECT DISTINCT scope FROM pages WHERE ${where} ORDER BY scope LIMIT ${params.add(limit)}`,
+        params.values,
+      );
+      const counting = new Params();
+      const count = await db.get<{ n: number | string }>(
+        `SELECT COUNT(DISTINCT scope) AS n FROM pages WHERE ${startsWith("scope", prefix, counting)}`,
+        counting.values,
+      );
+      return { scopes: rows.map((row) => row.scope), total: Number(count?.n ?? 0) };
+    },
+    async pagePaths(scope, prefix, limit) {
+      const where = (params: Params) =>
+        `scope = ${params.add(scope)} AND ${startsWith("path", prefix, params)}`;
+      const params = new Params();
+      const rows = await db.all<{ path: string }>(
+        `SELECT path FROM pages WHERE ${where(params)} ORDER BY path LIMIT ${params.add(limit)}`,
+        params.values,
+      );
+      const counting = new Params();
+      const count = await db.get<{ n: number | string }>(
+        `SELECT COUNT(*) AS n FROM pages WHERE ${where(counting)}`,
+        counting.values,
+      );
+      return { paths: rows.map((row) => row.path), total: Number(count?.n ?? 0) };
     },
     async pageVersions(scope, path) {
       const rows = await db.all<Row>(

@@ -285,6 +285,42 @@ describeBackends("memory store", (kit) => {
     await expect(store.listPages({ limit: 2, cursor: "garbage" })).rejects.toMatchObject({ code: "USAGE" });
   });
 
+  it("completes scopes and a scope's page paths by prefix, bytewise, with how many match", async () => {
+    const store = await open();
+    await store.writePages(
+      [
+        page("git:acme/api", "runbooks/deploy", "# Deploy"),
+        page("git:acme/api", "runbooks/deploy-billing", "# Billing"),
+        page("git:acme/api", "Runbooks/old", "# Old"),
+        page("git:acme/web", "notes", "# Notes"),
+        page("_global", "runbooks/policy", "# Policy"),
+        page("git:acme/api", "runbooks_x", "# Underscore"),
+      ],
+      AT,
+    );
+    expect(await store.pageScopes("", 10)).toEqual({
+      scopes: ["_global", "git:acme/api", "git:acme/web"],
+      total: 3,
+    });
+    expect(await store.pageScopes("git:acme/", 1)).toEqual({ scopes: ["git:acme/api"], total: 2 });
+    expect(await store.pageScopes("GIT", 10)).toEqual({ scopes: [], total: 0 });
+    expect(await store.pagePaths("git:acme/api", "runbooks/", 10)).toEqual({
+      paths: ["runbooks/deploy", "runbooks/deploy-billing"],
+      total: 2,
+    });
+    // Upper case sorts first; a LIKE wildcard is a plain character.
+    expect(await store.pagePaths("git:acme/api", "", 10)).toEqual({
+      paths: ["Runbooks/old", "runbooks/deploy", "runbooks/deploy-billing", "runbooks_x"],
+      total: 4,
+    });
+    expect(await store.pagePaths("git:acme/api", "runbooks_", 10)).toEqual({
+      paths: ["runbooks_x"],
+      total: 1,
+    });
+    expect(await store.pagePaths("git:acme/api", "runbooks%", 10)).toEqual({ paths: [], total: 0 });
+    expect(await store.pagePaths("nope", "", 10)).toEqual({ paths: [], total: 0 });
+  });
+
   it("feeds the index across connections: generation, keys in order, and removals since a generation", async () => {
     const schema = `memory_${++count}`;
     const writer = await open(schema);

@@ -4,11 +4,13 @@ import { Hono } from "hono";
 import { WEB_TOOL_NAMES } from "../../protocol/tools.js";
 import type { Logger } from "../../shared/logger.js";
 import type { AuditLog } from "../audit/store.js";
+import { createContextResources } from "../context/resources.js";
 import type { ContextService } from "../context/service.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { GatewayEnv } from "../http/env.js";
 import { problem } from "../http/problem.js";
 import { createMcpEndpoint } from "../mcp/endpoint.js";
+import { createMemoryResources } from "../memory/resources.js";
 import type { MemoryService } from "../memory/service.js";
 import { mcpResource } from "../oauth/routes.js";
 import type { OAuthStore } from "../oauth/store.js";
@@ -46,6 +48,10 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
     tools,
     logger: deps.logger,
     extend: registerSkills,
+    resources: [
+      ...(deps.context ? [createContextResources(deps.context.catalogue)] : []),
+      ...(deps.memory ? [createMemoryResources(deps.memory.store)] : []),
+    ],
     capabilities: { resources: {}, experimental: { skills: {} } },
     ...(deps.memory ? { gate: deps.memory.gate } : {}),
     ...(deps.audit ? { audit: deps.audit } : {}),
