@@ -15,7 +15,7 @@ import { createEmbedder } from "./embedder.js";
 import { type IngestProgress, type IngestQuotas, type IngestSummary, ingestConnector } from "./ingest.js";
 import { createWorkerPreparer } from "./prepare-pool.js";
 import { type ContextSearcher, createContextSearcher } from "./search.js";
-import { createContextTools } from "./tools.js";
+import { type ContextHealth, createContextTools } from "./tools.js";
 import { createVectorRetriever, type VectorRetriever } from "./vectors.js";
 
 export interface ConnectorSummary extends ConnectorRecord {
@@ -27,7 +27,7 @@ export interface ContextService {
   searcher: ContextSearcher;
   vectors: VectorRetriever | undefined;
   tools: ToolSpec[];
-  health(): Promise<Record<string, unknown>>;
+  health(): Promise<ContextHealth>;
   listConnectors(): Promise<ConnectorSummary[]>;
   addConnector(input: {
     name: string;
@@ -116,7 +116,7 @@ export function openContextService(options: ContextServiceOptions): ContextServi
     chunks: config.context.max_chunks,
   };
 
-  const health = async () => {
+  const health = async (): Promise<ContextHealth> => {
     const stats = await catalogue.stats();
     return {
       status: "healthy",

@@ -29,6 +29,7 @@ const endpoint = createMcpEndpoint({
       tier: "read",
       scope: "context:read",
       input: { query: z.string().min(1), limit: z.number().int().max(10).optional() },
+      output: z.object({ query: z.string() }),
       run: async ({ query }) => {
         searches += 1;
         return { data: { query }, text: `found ${query}` };
@@ -41,6 +42,7 @@ const endpoint = createMcpEndpoint({
       tier: "read",
       scope: "memory:read",
       input: {},
+      output: z.object({}),
       run: async () => ({ data: {}, text: "nothing" }),
     }),
   ],
@@ -183,6 +185,7 @@ describe("MCP endpoint", () => {
             }),
             since: z.date().optional(),
           },
+          output: z.object({}),
           run: async () => {
             searches += 1;
             return { data: {}, text: "ran" };

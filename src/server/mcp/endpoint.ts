@@ -20,11 +20,12 @@ import { z } from "zod";
 import type { Scope } from "../../protocol/scopes.js";
 import {
   estimateTokens,
+  type PendingData,
   SESSION_ID_PATTERN,
   type SecurityTier,
   type ToolEnvelope,
   type ToolStatus,
-  toolEnvelopeShape,
+  toolEnvelopeSchema,
 } from "../../protocol/tool-envelope.js";
 import type { ToolName, ToolTable } from "../../protocol/tools.js";
 import { isIvoaiError } from "../../shared/errors.js";
@@ -44,9 +45,9 @@ export interface ToolContext {
   project: string | null;
 }
 
-export interface ToolOutcome {
+export interface ToolOutcome<Data extends object = object> {
   status?: ToolStatus;
-  data: Record<string, unknown>;
+  data: Data;
   /** What a model reads; document text inside must already be labelled untrusted. */
   text: string;
 }
@@ -59,10 +60,14 @@ interface ToolSpecBase<Shape extends z.ZodRawShape> {
   input: Shape;
 }
 
-/** A read tool runs at once. */
-export interface ReadToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> extends ToolSpecBase<Shape> {
+/** A read tool runs at once; `output` describes its success data exactly (its listed outputSchema). */
+export interface ReadToolSpec<
+  Shape extends z.ZodRawShape = z.ZodRawShape,
+  Output extends z.ZodObject = z.ZodObject,
+> extends ToolSpecBase<Shape> {
   tier: "read";
-  run(args: z.infer<z.ZodObject<Shape>>, context: ToolContext): Promise<ToolOutcome>;
+  output: Output;
+  run(args: z.infer<z.ZodObject<Shape>>, context: ToolContext): Promise<ToolOutcome<z.infer<Output>>>;
 }
 
 /** A write or admin tool only proposes: the endpoint files the proposal with the approval gate. */
@@ -71,16 +76,21 @@ export interface WriteToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> exte
   propose(args: z.infer<z.ZodObject<Shape>>, context: ToolContext): Promise<Proposal>;
 }
 
-export type ToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> =
-  | ReadToolSpec<Shape>
+export type ToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape, Output extends z.ZodObject = z.ZodObject> =
+  | ReadToolSpec<Shape, Output>
   | WriteToolSpec<Shape>;
 
 /**
- * Keeps a tool's arguments and its shape tied together while a list holds specs of different shapes. The name
- * must be in the protocol's tool table and the tier and scope must be the table's, or this fails to type-check.
+ * Keeps a tool's arguments, its output and their shapes tied together while a list holds specs of different
+ * shapes: a read tool's run() cannot return data its output schema does not describe. The name must be in the
+ * protocol's tool table and the tier and scope must be the table's, or this fails to type-check.
  */
-export function defineTool<Name extends ToolName, Shape extends z.ZodRawShape>(
-  spec: ToolSpec<Shape> & { name: Name; tier: ToolTable[Name]["tier"]; scope: ToolTable[Name]["scope"] },
+export function defineTool<Name extends ToolName, Shape extends z.ZodRawShape, Output extends z.ZodObject>(
+  spec: ToolSpec<Shape, Output> & {
+    name: Name;
+    tier: ToolTable[Name]["tier"];
+    scope: ToolTable[Name]["scope"];
+  },
 ): ToolSpec {
   return spec as unknown as ToolSpec;
 }
@@ -273,7 +283,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           title: tool.title,
           description: tool.description,
           inputSchema: tool.input,
-          outputSchema: toolEnvelopeShape,
+          outputSchema: outputSchema(tool),
           annotations: {
             title: tool.title,
             readOnlyHint: tool.tier === "read",
@@ -455,7 +465,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   }
 }
 
-function pendingOutcome(approval: ApprovalRecord): ToolOutcome {
+function pendingOutcome(approval: ApprovalRecord): ToolOutcome<PendingData> {
   return {
     status: "PENDING_HUMAN_APPROVAL",
     data: {
@@ -478,6 +488,17 @@ function pendingOutcome(approval: ApprovalRecord): ToolOutcome {
 function headerValue(request: Request, name: string): string | null {
   const value = request.headers.get(name)?.trim();
   return value && SESSION_ID_PATTERN.test(value) ? value : null;
+}
+
+const outputSchemas = new WeakMap<ToolSpec, z.ZodObject>();
+/** A tool's listed output: the envelope with its data described exactly, built once per tool. */
+function outputSchema(tool: ToolSpec): z.ZodObject {
+  let schema = outputSchemas.get(tool);
+  if (!schema) {
+    schema = tool.tier === "read" ? toolEnvelopeSchema("read", tool.output) : toolEnvelopeSchema(tool.tier);
+    outputSchemas.set(tool, schema);
+  }
+  return schema;
 }
 
 const inputSchemas = new WeakMap<ToolSpec, z.ZodObject<z.ZodRawShape>>();

@@ -12,14 +12,14 @@ import { openSqliteSql } from "../store/sqlite.js";
 import { MEMORY_CHANGED } from "./page-store.js";
 import { createMemorySearcher, type MemorySearcher } from "./query.js";
 import { createMemoryStore, type MemoryStore } from "./store.js";
-import { createMemoryTools } from "./tools.js";
+import { createMemoryTools, type MemoryStatus } from "./tools.js";
 
 export interface MemoryService {
   store: MemoryStore;
   searcher: MemorySearcher;
   gate: ApprovalGate;
   tools: ToolSpec[];
-  status(): Promise<Record<string, unknown>>;
+  status(): Promise<MemoryStatus>;
   /** Removes expired pages and expires stale approval requests; both are logged and audited. */
   sweep(): Promise<{ expired_pages: number; expired_approvals: number }>;
   close(): Promise<void>;
@@ -82,7 +82,7 @@ export async function openMemoryService(options: MemoryServiceOptions): Promise<
     now,
   });
   let lastSweep: string | null = null;
-  const status = async () => ({
+  const status = async (): Promise<MemoryStatus> => ({
     status: "healthy",
     ...(await store.stats()),
     indexed_pages: searcher.size,

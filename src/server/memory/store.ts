@@ -38,6 +38,14 @@ export type {
 } from "./page-store.js";
 export { FEEDBACK_KINDS, MAX_NEIGHBOURS } from "./page-store.js";
 
+export interface MemoryStats {
+  pages: number;
+  versions: number;
+  edges: number;
+  episodes: number;
+  pending_approvals: number;
+}
+
 export interface MemoryStore extends Omit<MemoryPageStore, "applyApproval">, Omit<ApprovalStore, "decide"> {
   /** Decides a request once; an approved change is `prepare`d from the stored request and applied with it. */
   decide(
@@ -45,7 +53,7 @@ export interface MemoryStore extends Omit<MemoryPageStore, "applyApproval">, Omi
     prepare: (approval: ApprovalRecord) => PageWrite | undefined,
   ): Promise<DecisionOutcome>;
   /** Counts of pages, versions, edges, episodes and pending approvals. */
-  stats(): Promise<Record<string, number>>;
+  stats(): Promise<MemoryStats>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -68,7 +76,13 @@ export async function createMemoryStore(db: SqlDatabase): Promise<MemoryStore> {
         (SELECT COUNT(*) FROM page_versions) AS versions, (SELECT COUNT(*) FROM edges) AS edges,
         (SELECT COUNT(*) FROM episodes) AS episodes,
         (SELECT COUNT(*) FROM approvals WHERE status = 'pending') AS pending_approvals`);
-      return Object.fromEntries(Object.entries(row ?? {}).map(([name, value]) => [name, Number(value)]));
+      return {
+        pages: Number(row?.pages ?? 0),
+        versions: Number(row?.versions ?? 0),
+        edges: Number(row?.edges ?? 0),
+        episodes: Number(row?.episodes ?? 0),
+        pending_approvals: Number(row?.pending_approvals ?? 0),
+      };
     },
     async ping() {
       await db.get("SELECT 1 AS ok");

@@ -1,5 +1,6 @@
 // The memory MCP tools: reads answer at once; writes, feedback and deletions become approval requests.
 import { z } from "zod";
+import { approvalActionSchema, approvalStatusSchema, nullable } from "../../protocol/tool-envelope.js";
 import { IvoaiError } from "../../shared/errors.js";
 import type { ApprovalGate, Proposal } from "../approvals/gate.js";
 import { defineTool, type ToolContext, type ToolSpec } from "../mcp/endpoint.js";
@@ -7,18 +8,95 @@ import { lineDiff } from "./diff.js";
 import { GLOBAL_SCOPE, normalizePagePath, normalizeScope } from "./page-path.js";
 import { type PageInput, preparePageWrite } from "./page-write.js";
 import type { MemorySearcher } from "./query.js";
-import { FEEDBACK_KINDS, type MemoryStore, type PageRecord } from "./store.js";
+import { type EpisodeRecord, FEEDBACK_KINDS, type MemoryStore, type PageRecord } from "./store.js";
 
 export const MEMORY_INSTRUCTIONS =
   "ivoai Memory: the organisation's shared operational memory. Query memory first, then ivoai context, and " +
   "the external web only when internal knowledge is missing, stale or insufficient. Writes, feedback and " +
   "deletions are never applied directly: they return PENDING_HUMAN_APPROVAL until a person approves them.";
 
+const count = z.number().int().nonnegative();
+
+/** What the memory tools say of a page (no body). */
+const pageSchema = z.object({
+  scope: z.string(),
+  path: z.string(),
+  title: z.string(),
+  tags: z.array(z.string()),
+  version: count,
+  author: z.string(),
+  updated_at: z.string(),
+  expires_at: nullable(z.string()),
+  feedback: z.object({ helpful: count, not_helpful: count, stale: count, wrong: count }),
+  flagged: z.boolean().describe("Someone marked it stale or wrong"),
+});
+
+const queryOutput = z.object({
+  query: z.string(),
+  count,
+  results: z.array(
+    pageSchema.extend({
+      score: z.number(),
+      snippet: z.string(),
+      via: z.array(z.enum(["lexical", "graph"])),
+      neighbour_of: z
+        .object({ path: z.string(), type: z.string() })
+        .optional()
+        .describe("For a page found through the graph: the matching page it is linked with, and how"),
+    }),
+  ),
+});
+
+const recentOutput = z.object({ count, pages: z.array(pageSchema) });
+
+const readPageOutput = z.object({
+  page: pageSchema.extend({ relations: z.record(z.string(), z.array(z.string())), body: z.string() }),
+  backlinks: z.array(z.object({ from: z.string(), type: z.string() })),
+});
+
+/** What memory_status reports (MemoryService.status). */
+export const memoryStatusSchema = z.object({
+  status: z.literal("healthy"),
+  pages: count,
+  versions: count,
+  edges: count,
+  episodes: count,
+  pending_approvals: count,
+  indexed_pages: count,
+  last_sweep: nullable(z.string()),
+});
+export type MemoryStatus = z.infer<typeof memoryStatusSchema>;
+
+const approvalStatusOutput = z.object({
+  approval_id: z.string(),
+  status: approvalStatusSchema,
+  action: approvalActionSchema,
+  scope: z.string(),
+  path: z.string(),
+  created_at: z.string(),
+  expires_at: z.string(),
+  decided_at: nullable(z.string()),
+  reason: nullable(z.string()),
+});
+
+const episodeSchema = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  project: z.string(),
+  kind: z.string(),
+  recorded_at: z.string(),
+  valid_from: nullable(z.string()),
+  valid_to: nullable(z.string()),
+  data: z.record(z.string(), z.json()).describe("What the hook recorded (JSON)"),
+  credential_id: z.string(),
+});
+const episodesOutput = z.object({ count, events: z.array(episodeSchema) });
+
 export interface MemoryToolsDeps {
   store: MemoryStore;
   searcher: MemorySearcher;
   gate: ApprovalGate;
-  status(): Promise<Record<string, unknown>>;
+  status(): Promise<MemoryStatus>;
 }
 
 const projectArg = z
@@ -50,7 +128,7 @@ function writeScope(
   return normalizeScope(chosen);
 }
 
-const describePage = (page: PageRecord) => ({
+const describePage = (page: PageRecord): z.infer<typeof pageSchema> => ({
   scope: page.scope,
   path: page.path,
   title: page.title,
@@ -59,8 +137,21 @@ const describePage = (page: PageRecord) => ({
   author: page.author,
   updated_at: page.updated_at,
   expires_at: page.expires_at,
-  feedback: page.feedback,
+  feedback: { ...page.feedback },
   flagged: page.feedback.stale + page.feedback.wrong > 0,
+});
+
+const describeEpisode = (event: EpisodeRecord): z.infer<typeof episodeSchema> => ({
+  id: event.id,
+  session_id: event.session_id,
+  project: event.project,
+  kind: event.kind,
+  recorded_at: event.recorded_at,
+  valid_from: event.valid_from,
+  valid_to: event.valid_to,
+  // Stored as JSON text and parsed back: JSON values by construction.
+  data: event.data as Record<string, z.infer<ReturnType<typeof z.json>>>,
+  credential_id: event.credential_id,
 });
 
 /** Finds a page in the caller's scopes, project first. */
@@ -92,6 +183,7 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
         project: projectArg,
         limit: z.number().int().min(1).max(100).optional().describe("Results (default 10)"),
       },
+      output: queryOutput,
       async run(args, context) {
         const hits = await searcher.search(args.query, readScopes(args.project, context), args.limit ?? 10);
         const results = hits.map((hit) => ({
@@ -99,7 +191,9 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
           score: hit.score,
           snippet: hit.snippet,
           via: hit.via,
-          ...(hit.neighbour_of ? { neighbour_of: hit.neighbour_of } : {}),
+          ...(hit.neighbour_of
+            ? { neighbour_of: { path: hit.neighbour_of.path, type: hit.neighbour_of.type } }
+            : {}),
         }));
         const lines = results.map(
           (result, index) =>
@@ -120,6 +214,7 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
       tier: "read",
       scope: "memory:read",
       input: { project: projectArg, limit: z.number().int().min(1).max(100).optional() },
+      output: recentOutput,
       async run(args, context) {
         const pages = (await store.recentPages(readScopes(args.project, context), args.limit ?? 20)).map(
           describePage,
@@ -141,11 +236,15 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
       tier: "read",
       scope: "memory:read",
       input: { path: pathArg, project: projectArg },
+      output: readPageOutput,
       async run(args, context) {
         const path = normalizePagePath(args.path);
         const page = await findPage(store, readScopes(args.project, context), path);
         if (!page) throw new IvoaiError("NOT_FOUND", `no memory page at ${path}`);
-        const backlinks = await store.backlinks(page.scope, page.path);
+        const backlinks = (await store.backlinks(page.scope, page.path)).map(({ from, type }) => ({
+          from,
+          type,
+        }));
         return {
           data: { page: { ...describePage(page), relations: page.relations, body: page.body }, backlinks },
           text: `# ${page.title} (${page.scope}:${page.path}, version ${page.version})\n\n${page.body}`,
@@ -159,6 +258,7 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
       tier: "read",
       scope: "memory:read",
       input: {},
+      output: memoryStatusSchema,
       async run() {
         const status = await deps.status();
         return { data: status, text: JSON.stringify(status) };
@@ -172,6 +272,7 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
       tier: "read",
       scope: "memory:read",
       input: { approval_id: z.string().min(1).max(64) },
+      output: approvalStatusOutput,
       async run(args, context) {
         const approval = await gate.get(args.approval_id);
         // A caller sees its own requests only; someone else's id looks like an unknown one.
@@ -210,6 +311,7 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
         as_of: z.string().datetime({ offset: true }).optional(),
         limit: z.number().int().min(1).max(500).optional(),
       },
+      output: episodesOutput,
       async run(args, context) {
         const scope = args.scope ?? "session";
         const sessionId = args.session_id ?? context.sessionId ?? undefined;
@@ -224,7 +326,7 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
           limit: args.limit ?? 50,
         });
         return {
-          data: { count: events.length, events },
+          data: { count: events.length, events: events.map(describeEpisode) },
           text:
             events.map((event) => `- ${event.recorded_at} [${event.session_id}] ${event.kind}`).join("\n") ||
             "No events.",
