@@ -35,6 +35,7 @@ import { originGuard } from "./http/origin-guard.js";
 import { problem, problemForError } from "./http/problem.js";
 import { reverseProxyGuard } from "./http/reverse-proxy.js";
 import { createMcpEndpoint } from "./mcp/endpoint.js";
+import { createGatewayPrompts } from "./mcp/gateway-prompts.js";
 import { createHookRoutes } from "./memory/hooks-routes.js";
 import { createPageRoutes } from "./memory/pages-routes.js";
 import type { MemoryService } from "./memory/service.js";
@@ -214,11 +215,14 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     }),
   );
 
+  // Each endpoint offers the prompts its caller's tools can follow.
+  const prompts = createGatewayPrompts({ context: deps.context, memory: deps.memory });
   if (deps.context) {
     const endpoint = createMcpEndpoint({
       name: "ivoai-context",
       instructions: CONTEXT_INSTRUCTIONS,
       tools: deps.context.tools,
+      prompts,
       logger: deps.logger,
       ...(deps.audit ? { audit: deps.audit } : {}),
     });
@@ -233,6 +237,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
         name: "ivoai-memory",
         instructions: MEMORY_INSTRUCTIONS,
         tools: memory.tools,
+        prompts,
         gate: memory.gate,
         logger: deps.logger,
         ...(deps.audit ? { audit: deps.audit } : {}),
