@@ -149,9 +149,6 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       project: headerValue(request, "x-ivoai-project"),
     };
     const offered = offeredTools(client.scopes);
-    // A caller that set a log level gets POST answers as SSE from the SDK, its log messages before the result.
-    const streamed =
-      request.method === "POST" && logLevels.get(logLevelKey(client.id, context.sessionId)) !== undefined;
     if (request.method !== "POST" || !acceptsJsonRpcPost(request)) return viaSdk(request, offered, context);
     // The body is read here, once, straight from the socket; the SDK gets it parsed if it answers.
     let message: unknown;
@@ -160,6 +157,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     } catch {
       return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
     }
+    // A call by a caller that set a log level is answered as SSE by the SDK, its log messages before the result.
+    const streamed =
+      callsLoggedMethod(message) && logLevels.get(logLevelKey(client.id, context.sessionId)) !== undefined;
     const fast = streamed ? undefined : await answerDirectly(message, offered, context);
     return fast ?? viaSdk(request, offered, context, message, streamed);
   };
@@ -559,6 +559,16 @@ function pendingOutcome(approval: ApprovalRecord): ToolOutcome {
       `Not applied yet: a person must approve this change (approval ${approval.id}). ${approval.summary}\n` +
       `Poll memory_approval_status with approval_id "${approval.id}".\n\n${approval.diff}`,
   };
+}
+
+/** Requests whose handling may send log messages (the rest are answered as JSON whatever the level). */
+const LOGGED_METHODS: ReadonlySet<unknown> = new Set(["tools/call", "resources/read"]);
+
+function callsLoggedMethod(message: unknown): boolean {
+  return (Array.isArray(message) ? message : [message]).some(
+    (item) =>
+      typeof item === "object" && item !== null && LOGGED_METHODS.has((item as { method?: unknown }).method),
+  );
 }
 
 function headerValue(request: Request, name: string): string | null {

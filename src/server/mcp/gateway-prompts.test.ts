@@ -345,6 +345,9 @@ describe("gateway MCP logging", () => {
       },
       expect.objectContaining({ id: 7, result: expect.objectContaining({ isError: true }) }),
     ]);
+    // Requests that log nothing keep their JSON answers (tools/list stays on the fast path).
+    const listed = await post({ jsonrpc: "2.0", id: 8, method: "tools/list" }, "loud");
+    expect(listed.headers.get("content-type")).toBe("application/json");
     // The other session of the same credential keeps the exact JSON answer.
     const still = await post(call, "quiet");
     expect(still.headers.get("content-type")).toBe("application/json");

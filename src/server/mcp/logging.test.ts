@@ -1,5 +1,9 @@
 import type { ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { silentLogger } from "../../shared/logger.js";
+import type { AuthenticatedClient } from "../enrollment/service.js";
+import { createMcpEndpoint, defineTool } from "./endpoint.js";
 import { createLogLevelStore, createMcpLog, logLevelKey } from "./logging.js";
 
 describe("log level store", () => {
@@ -64,5 +68,68 @@ describe("MCP log", () => {
       throw new Error("stream closed");
     });
     await expect(broken("error", { message: "x" })).resolves.toBeUndefined();
+  });
+});
+
+describe("MCP endpoint log messages", () => {
+  const endpoint = createMcpEndpoint({
+    name: "test",
+    instructions: "test",
+    logger: silentLogger,
+    maxResultChars: 20,
+    slowCallMs: 0,
+    tools: [
+      defineTool({
+        name: "context_search",
+        title: "Search",
+        description: "Searches.",
+        tier: "read",
+        scope: "context:read",
+        input: { query: z.string().min(1) },
+        run: async ({ query }) => ({ data: { query }, text: `found ${query}` }),
+      }),
+    ],
+  });
+  const client: AuthenticatedClient = { id: "cli_log", name: "l", scopes: ["context:read"] };
+  const post = (body: unknown) =>
+    endpoint(
+      new Request("http://127.0.0.1/mcp", {
+        method: "POST",
+        headers: {
+          accept: "application/json, text/event-stream",
+          "content-type": "application/json",
+          "x-ivoai-session-id": "sess-log",
+        },
+        body: JSON.stringify(body),
+      }),
+      client,
+    );
+  const search = (query: string) => ({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "context_search", arguments: { query } },
+  });
+  /** The SSE events' JSON-RPC messages, in order. */
+  const events = async (response: Response) =>
+    (await response.text())
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map(
+        (line) => JSON.parse(line.slice(6)) as { method?: string; params?: { level: string; data: unknown } },
+      );
+
+  it("reports slow reads and results too large, never the result's text", async () => {
+    await post({ jsonrpc: "2.0", id: 1, method: "logging/setLevel", params: { level: "notice" } });
+    const slow = await events(await post(search("alpha")));
+    expect(slow.map((event) => event.method ?? "result")).toEqual(["notifications/message", "result"]);
+    expect(slow[0]?.params).toMatchObject({ level: "notice", data: { tool: "context_search" } });
+    const large = await events(await post(search("a long query that makes a long answer")));
+    expect(large.map((event) => event.params?.level ?? "result")).toEqual(["warning", "notice", "result"]);
+    expect(large[0]?.params?.data).toMatchObject({
+      message: "The result is too large to return",
+      limit_chars: 20,
+    });
+    expect(JSON.stringify(large.slice(0, 2))).not.toContain("long answer");
   });
 });

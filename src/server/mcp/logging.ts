@@ -39,7 +39,7 @@ export interface LogLevelStoreOptions {
 /** An LRU map of callers' levels with a sliding time-to-live. */
 export function createLogLevelStore(options: LogLevelStoreOptions = {}): LogLevelStore {
   const maxEntries = options.maxEntries ?? 10_000;
-  const ttlMs = options.ttlMs ?? 12 * 60 * 60 * 1000;
+  const ttlMs = options.ttlMs ?? 60 * 60 * 1000;
   const now = options.now ?? Date.now;
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
   const entries = new Map<string, { level: LoggingLevel; until: number }>();
