@@ -308,7 +308,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       },
     );
     options.extend?.(server);
-    if (options.prompts) registerPrompts(server, options.prompts, new Set(offered.keys()));
+    if (options.prompts) registerPrompts(server, options.prompts, new Set(offered.keys()), options.logger);
     // The level outlives this per-request server: it is kept for the caller (credential and agent session).
     server.server.setRequestHandler(SetLevelRequestSchema, (request) => {
       logLevels.set(logLevelKey(context.client.id, context.sessionId), request.params.level);

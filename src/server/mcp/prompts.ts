@@ -5,6 +5,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ToolName } from "../../protocol/tools.js";
+import type { Logger } from "../../shared/logger.js";
 
 export interface PromptArgumentSpec {
   description: string;
@@ -46,6 +47,7 @@ export function registerPrompts(
   server: McpServer,
   specs: readonly PromptSpec[],
   tools: ReadonlySet<string>,
+  logger: Logger,
 ): void {
   const offered = offeredPrompts(specs, tools);
   if (offered.length === 0) return;
@@ -58,9 +60,19 @@ export function registerPrompts(
         : z.string().max(arg.maxLength).optional().describe(arg.description);
       const complete = arg.complete;
       shape[name] = complete
-        ? completable(text, async (value, context) =>
-            completionsFor(await complete(context?.arguments ?? {}), value ?? ""),
-          )
+        ? completable(text, async (value, context) => {
+            try {
+              return completionsFor(await complete(context?.arguments ?? {}), value ?? "");
+            } catch (error) {
+              // A store that fails completes nothing; its error text is for the operator, not the caller.
+              logger.warn("prompt completion failed", {
+                prompt: spec.name,
+                argument: name,
+                error: error instanceof Error ? error.message : String(error),
+              });
+              return [];
+            }
+          })
         : text;
     }
     const result = (args: Record<string, string | undefined>): GetPromptResult => ({
