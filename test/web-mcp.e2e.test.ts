@@ -1,7 +1,7 @@
 // Web MCP and its OAuth 2.1 authorization server, end to end against the built server: the acceptance
 // checklist of the issue, driven by raw HTTP and by the official MCP SDK client's OAuth support.
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -371,6 +371,35 @@ describe("Web MCP with OAuth 2.1", () => {
       uri: "skill://ivoai-memory-context/SKILL.md",
     });
     expect(skills.skills[0]?.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // The prompts of the web tool set, with completion of a document's source.
+    expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual([
+      "ivoai_knowledge_policy",
+      "ivoai_answer_from_knowledge",
+      "ivoai_propose_memory_page",
+      "ivoai_find_document",
+    ]);
+    const policy = (await client.getPrompt({ name: "ivoai_knowledge_policy" })).messages[0]?.content;
+    expect(policy).toMatchObject({ type: "text", text: expect.stringContaining("`memory_approval_status`") });
+    const docs = path.join(root, "handbook-docs");
+    await mkdir(docs);
+    const added = await runIvoai([
+      "server",
+      "connector",
+      "add",
+      "handbook",
+      "--type",
+      "filesystem",
+      "--path",
+      docs,
+      "--root",
+      root,
+    ]);
+    expect(added.code).toBe(0);
+    const sources = await client.complete({
+      ref: { type: "ref/prompt", name: "ivoai_find_document" },
+      argument: { name: "source", value: "h" },
+    });
+    expect(sources.completion.values).toEqual(["handbook"]);
     await client.close();
     for (const value of [provider.tokensValue?.access_token, provider.tokensValue?.refresh_token])
       if (value) secrets.push(value);

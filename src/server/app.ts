@@ -36,6 +36,7 @@ import { originGuard } from "./http/origin-guard.js";
 import { problem, problemForError } from "./http/problem.js";
 import { reverseProxyGuard } from "./http/reverse-proxy.js";
 import { createMcpEndpoint } from "./mcp/endpoint.js";
+import { createGatewayPrompts } from "./mcp/gateway-prompts.js";
 import { createHookRoutes } from "./memory/hooks-routes.js";
 import { createPageRoutes } from "./memory/pages-routes.js";
 import { createMemoryResources } from "./memory/resources.js";
@@ -216,12 +217,15 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     }),
   );
 
+  // Each endpoint offers the prompts its caller's tools can follow.
+  const prompts = createGatewayPrompts({ context: deps.context, memory: deps.memory });
   if (deps.context) {
     const endpoint = createMcpEndpoint({
       name: "ivoai-context",
       instructions: CONTEXT_INSTRUCTIONS,
       tools: deps.context.tools,
       resources: [createContextResources(deps.context.catalogue)],
+      prompts,
       logger: deps.logger,
       ...(deps.audit ? { audit: deps.audit } : {}),
     });
@@ -237,6 +241,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
         instructions: MEMORY_INSTRUCTIONS,
         tools: memory.tools,
         resources: [createMemoryResources(memory.store)],
+        prompts,
         gate: memory.gate,
         logger: deps.logger,
         ...(deps.audit ? { audit: deps.audit } : {}),

@@ -157,11 +157,19 @@ export function createContextTools(deps: ContextToolsDeps): ToolSpec[] {
           .regex(/^doc_[0-9a-f]+$/, "expected a document_id like doc_…"),
       },
       output: documentOutput,
-      async run(args) {
+      async run(args, context) {
         const doc = await deps.catalogue.getDocument(args.document_id);
         if (!doc) throw new IvoaiError("NOT_FOUND", `no document with id ${args.document_id}`);
-        const body =
-          Buffer.byteLength(doc.body) > MAX_DOCUMENT_BYTES ? doc.body.slice(0, MAX_DOCUMENT_BYTES) : doc.body;
+        const cut = Buffer.byteLength(doc.body) > MAX_DOCUMENT_BYTES;
+        const body = cut ? doc.body.slice(0, MAX_DOCUMENT_BYTES) : doc.body;
+        if (cut) {
+          await context.log?.("notice", {
+            message: `The document is cut to its first ${MAX_DOCUMENT_BYTES} characters`,
+            tool: "context_get_document",
+            document_id: doc.id,
+            bytes: Buffer.byteLength(doc.body),
+          });
+        }
         return {
           data: { document: describeDoc(doc), text: body, untrusted: true as const },
           text: `${UNTRUSTED_NOTICE}\n\n# ${doc.title} (${doc.connector}:${doc.rel_path})\n\n${body}`,

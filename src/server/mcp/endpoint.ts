@@ -13,6 +13,7 @@ import {
   type JSONRPCMessage,
   JSONRPCRequestSchema,
   ListToolsRequestSchema,
+  SetLevelRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
@@ -35,6 +36,14 @@ import type { ApprovalGate, Proposal } from "../approvals/gate.js";
 import type { AuditLog, ToolCallEvent } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { ApprovalRecord } from "../memory/store.js";
+import {
+  createLogLevelStore,
+  createMcpLog,
+  type LogLevelStore,
+  logLevelKey,
+  type McpLog,
+} from "./logging.js";
+import { type PromptSpec, registerPrompts } from "./prompts.js";
 import { type ResourceSpec, registerResources } from "./resources.js";
 
 export interface ToolContext {
@@ -43,6 +52,8 @@ export interface ToolContext {
   sessionId: string | null;
   /** The caller's project scope, when it names one (header x-ivoai-project). */
   project: string | null;
+  /** Log messages for the caller (notifications/message), when it set a level and its request streams. */
+  log?: McpLog;
 }
 
 export interface ToolOutcome<Data extends object = object> {
@@ -114,6 +125,12 @@ export interface McpEndpointOptions {
   capabilities?: Record<string, unknown>;
   /** Resource templates (documents, pages): listed, read and completed for credentials with their scope. */
   resources?: readonly ResourceSpec[];
+  /** MCP prompts, each offered to callers offered the tools it uses. */
+  prompts?: readonly PromptSpec[];
+  /** Where callers' logging levels are kept between requests (default: one bounded store per endpoint). */
+  logLevels?: LogLevelStore;
+  /** A read tool slower than this is reported to a caller that set a log level (notice). */
+  slowCallMs?: number;
 }
 
 export type McpEndpoint = (request: Request, client: AuthenticatedClient) => Promise<Response>;
@@ -128,6 +145,8 @@ function sharedValidator(): AjvJsonSchemaValidator {
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const maxResultChars = options.maxResultChars ?? 16 * 1024 * 1024;
   const maxInputBytes = options.maxInputBytes ?? 1024 * 1024;
+  const logLevels = options.logLevels ?? createLogLevelStore();
+  const slowCallMs = options.slowCallMs ?? 2000;
   if (!options.gate && options.tools.some((tool) => tool.tier !== "read")) {
     throw new Error(`MCP endpoint ${options.name} has write tools but no approval gate`);
   }
@@ -151,8 +170,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     } catch {
       return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
     }
-    const fast = await answerDirectly(message, offered, context);
-    return fast ?? viaSdk(request, offered, context, message);
+    // A call by a caller that set a log level is answered as SSE by the SDK, its log messages before the result.
+    const streamed =
+      callsLoggedMethod(message) && logLevels.get(logLevelKey(client.id, context.sessionId)) !== undefined;
+    const fast = streamed ? undefined : await answerDirectly(message, offered, context);
+    return fast ?? viaSdk(request, offered, context, message, streamed);
   };
 
   function offeredTools(scopes: readonly Scope[]): ReadonlyMap<string, ToolSpec> {
@@ -250,19 +272,43 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     offered: ReadonlyMap<string, ToolSpec>,
     context: ToolContext,
     parsedBody?: unknown,
+    streamed = false,
   ): Promise<Response> {
     const server = newServer(offered, context);
     // Stateless: no session id option at all, one server + transport per HTTP request.
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streamed });
     await server.connect(transport);
+    let response: Response;
     try {
-      return await transport.handleRequest(request, {
+      response = await transport.handleRequest(request, {
         authInfo: { token: "", clientId: context.client.id, scopes: [...context.client.scopes] },
         ...(parsedBody === undefined ? {} : { parsedBody }),
       });
-    } finally {
+    } catch (error) {
       void server.close();
+      throw error;
     }
+    // Only a call answered as a stream keeps its server: anything else (a JSON answer, a GET asking for the
+    // standalone stream a stateless endpoint never feeds) ends with this request, as it always did.
+    if (!streamed || !response.body || response.headers.get("content-type") !== "text/event-stream") {
+      void server.close();
+      return response;
+    }
+    // A streamed call is written after this returns: the server closes when its stream ends or the caller leaves.
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const chunk = await reader.read();
+        if (!chunk.done) return controller.enqueue(chunk.value);
+        controller.close();
+        void server.close();
+      },
+      cancel(reason) {
+        void server.close();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
   }
 
   function newServer(offered: ReadonlyMap<string, ToolSpec>, context: ToolContext): McpServer {
@@ -270,12 +316,19 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       { name: options.name, version: IVOAI_VERSION },
       {
         instructions: options.instructions,
-        capabilities: { tools: {}, ...options.capabilities },
+        // logging/setLevel is installed by the SDK only when the constructor is given the capability.
+        capabilities: { tools: {}, logging: {}, ...options.capabilities },
         // One validator for every request: the SDK's default builds a new Ajv (all its vocabularies) per server.
         jsonSchemaValidator: sharedValidator(),
       },
     );
     options.extend?.(server);
+    if (options.prompts) registerPrompts(server, options.prompts, new Set(offered.keys()), options.logger);
+    // The level outlives this per-request server: it is kept for the caller (credential and agent session).
+    server.server.setRequestHandler(SetLevelRequestSchema, (request) => {
+      logLevels.set(logLevelKey(context.client.id, context.sessionId), request.params.level);
+      return {};
+    });
     for (const tool of offered.values()) {
       server.registerTool(
         tool.name,
@@ -296,7 +349,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     }
     // tools/call is answered here rather than by McpServer, so that a call refused before any tool runs
     // (unknown tool, arguments failing the schema) is audited too; the answers match the SDK's.
-    server.server.setRequestHandler(CallToolRequestSchema, (call) => callTool(call.params, offered, context));
+    server.server.setRequestHandler(CallToolRequestSchema, (call, extra) =>
+      callTool(call.params, offered, withLog(context, extra.sendNotification)),
+    );
     if (options.resources) {
       registerResources(server, {
         endpoint: options.name,
@@ -309,6 +364,12 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       });
     }
     return server;
+  }
+
+  /** The context with a log for this request, when the caller set a level. */
+  function withLog(context: ToolContext, send: Parameters<typeof createMcpLog>[1]): ToolContext {
+    const level = logLevels.get(logLevelKey(context.client.id, context.sessionId));
+    return level === undefined ? context : { ...context, log: createMcpLog(level, send) };
   }
 
   async function callTool(
@@ -343,13 +404,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   }
 
   /** A call refused before its tool ran: an error result, audited with status REJECTED. */
-  function reject(
+  async function reject(
     name: string,
     tool: ToolSpec | undefined,
     reason: "unknown_tool" | "insufficient_scope" | "invalid_arguments",
     message: string,
     context: ToolContext,
-  ): CallToolResult {
+  ): Promise<CallToolResult> {
     record({
       kind: "tool_call",
       // The name is the caller's text: bounded before it reaches the log.
@@ -363,6 +424,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       tokens_consumed: 0,
       guardrail_checked: true,
       detail: { rejected: reason, message: message.slice(0, 1000) },
+    });
+    await context.log?.("warning", {
+      message: `Refused by the guardrail (${reason})`,
+      tool: name.slice(0, 128),
+      reason,
     });
     return { content: [{ type: "text", text: message }], isError: true };
   }
@@ -395,9 +461,16 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           data: { error: refusal },
           text: `Refused by the guardrail: ${refusal}`,
         };
+        await context.log?.("warning", { message: `Refused by the guardrail: ${refusal}`, tool: tool.name });
       } else if (tool.tier === "read") {
         outcome = await tool.run(args as never, context);
         if (outcome.text.length > maxResultChars) {
+          await context.log?.("warning", {
+            message: "The result is too large to return",
+            tool: tool.name,
+            chars: outcome.text.length,
+            limit_chars: maxResultChars,
+          });
           isError = true;
           outcome = {
             status: "FAILED",
@@ -411,6 +484,14 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         );
         detail = { approval_id: approval.id };
         outcome = pendingOutcome(approval);
+        await context.log?.("info", {
+          message: "Change proposed: it waits for a person's approval",
+          tool: tool.name,
+          approval_id: approval.id,
+          scope: approval.scope,
+          path: approval.path,
+          poll_with: "memory_approval_status",
+        });
       }
     } catch (error) {
       isError = true;
@@ -422,6 +503,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         });
       }
       outcome = { status: "FAILED", data: { error: message }, text: `Error: ${message}` };
+      await context.log?.("error", { message: `The tool failed: ${message}`, tool: tool.name });
     }
     const envelope: ToolEnvelope = {
       status: outcome.status ?? "SUCCESS",
@@ -432,6 +514,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         guardrail_checked: true,
       },
     };
+    if (context.log) await logCall(context.log, tool, envelope);
     record({
       kind: "tool_call",
       tool: tool.name,
@@ -448,6 +531,25 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       structuredContent: envelope,
       ...(isError ? { isError: true } : {}),
     };
+  }
+
+  /** What the caller may want to know of a finished call: a slow read, and (debug) every call's outcome. */
+  async function logCall(log: McpLog, tool: ToolSpec, envelope: ToolEnvelope): Promise<void> {
+    const { latency_ms, tokens_consumed } = envelope.telemetry;
+    if (tool.tier === "read" && latency_ms >= slowCallMs) {
+      await log("notice", {
+        message: `${tool.name} was slow (${latency_ms} ms)`,
+        tool: tool.name,
+        latency_ms,
+      });
+    }
+    await log("debug", {
+      message: "tool call",
+      tool: tool.name,
+      status: envelope.status,
+      latency_ms,
+      tokens_consumed,
+    });
   }
 
   /** Scope and size, checked again at the tool boundary (the schema was checked by the SDK). */
@@ -483,6 +585,16 @@ function pendingOutcome(approval: ApprovalRecord): ToolOutcome<PendingData> {
       `Not applied yet: a person must approve this change (approval ${approval.id}). ${approval.summary}\n` +
       `Poll memory_approval_status with approval_id "${approval.id}".\n\n${approval.diff}`,
   };
+}
+
+/** Requests whose handling may send log messages (the rest are answered as JSON whatever the level). */
+const LOGGED_METHODS: ReadonlySet<unknown> = new Set(["tools/call", "resources/read"]);
+
+function callsLoggedMethod(message: unknown): boolean {
+  return (Array.isArray(message) ? message : [message]).some(
+    (item) =>
+      typeof item === "object" && item !== null && LOGGED_METHODS.has((item as { method?: unknown }).method),
+  );
 }
 
 function headerValue(request: Request, name: string): string | null {

@@ -105,6 +105,8 @@ export interface MemoryPageStore {
   /** Counts every page write of every process or replica. */
   generation(): Promise<number>;
   languages(): Promise<string[]>;
+  /** The scopes that hold a page, in order, at most `limit` (prompt and resource argument completion). */
+  scopes(limit: number): Promise<string[]>;
   /** Applies a write directly: for expiry, tests and benchmarks; agents only ever write through approvals. */
   writePage(write: PageWrite, at: string): Promise<PageRecord>;
   /** Applies many writes in one transaction, each exactly as writePage would (imports and benchmarks). */
@@ -668,6 +670,18 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
             WHERE present.language IS NOT NULL)
         SELECT language FROM present WHERE language IS NOT NULL`);
       return rows.map((row) => row.language);
+    },
+    async scopes(limit) {
+      // A skip scan over the (scope, path) key, like languages(): one index seek per scope, at most `limit`.
+      const rows = await db.all<{ scope: string }>(
+        `WITH RECURSIVE present(scope, n) AS (
+          SELECT MIN(scope), 1 FROM pages
+          UNION ALL SELECT (SELECT MIN(scope) FROM pages WHERE scope > present.scope), present.n + 1 FROM present
+            WHERE present.scope IS NOT NULL AND present.n < $1)
+        SELECT scope FROM present WHERE scope IS NOT NULL`,
+        [limit],
+      );
+      return rows.map((row) => row.scope);
     },
     async writePage(input, at) {
       await db.transaction(async (tx) => {

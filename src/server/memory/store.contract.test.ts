@@ -121,9 +121,10 @@ describeBackends("memory store", (kit) => {
     expect(links[0]?.page).not.toHaveProperty("body");
   });
 
-  it("reads languages, page heads, neighbours, backlinks and edges both ways within the scopes", async () => {
+  it("reads languages, scopes, page heads, neighbours, backlinks and edges both ways within the scopes", async () => {
     const store = await open();
     expect(await store.languages()).toEqual([]);
+    expect(await store.scopes(10)).toEqual([]);
     await store.writePages(
       [
         page("p", "a", "# A\n\nThe billing queue retries three times before it parks [[b]]."),
@@ -134,6 +135,8 @@ describeBackends("memory store", (kit) => {
       AT,
     );
     expect(await store.languages()).toEqual(["en", "pt"]);
+    expect(await store.scopes(10)).toEqual(["p", "q"]);
+    expect(await store.scopes(1)).toEqual(["p"]);
     const a = (await store.getPage("p", "a")) as NonNullable<Awaited<ReturnType<MemoryStore["getPage"]>>>;
     const heads = await store.pageHeads([a.key, 999]);
     expect([...heads.values()]).toEqual([

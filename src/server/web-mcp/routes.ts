@@ -10,6 +10,7 @@ import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { GatewayEnv } from "../http/env.js";
 import { problem } from "../http/problem.js";
 import { createMcpEndpoint } from "../mcp/endpoint.js";
+import { createGatewayPrompts } from "../mcp/gateway-prompts.js";
 import { createMemoryResources } from "../memory/resources.js";
 import type { MemoryService } from "../memory/service.js";
 import { mcpResource } from "../oauth/routes.js";
@@ -46,6 +47,7 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
     name: "ivoai",
     instructions: WEB_INSTRUCTIONS,
     tools,
+    prompts: createGatewayPrompts({ context: deps.context, memory: deps.memory }),
     logger: deps.logger,
     extend: registerSkills,
     resources: [

@@ -1,0 +1,136 @@
+import type { ServerNotification } from "@modelcontextprotocol/sdk/types.js";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { silentLogger } from "../../shared/logger.js";
+import type { AuthenticatedClient } from "../enrollment/service.js";
+import { createMcpEndpoint, defineTool } from "./endpoint.js";
+import { createLogLevelStore, createMcpLog, logLevelKey } from "./logging.js";
+
+describe("log level store", () => {
+  it("forgets the least recently used caller beyond its bound", () => {
+    const store = createLogLevelStore({ maxEntries: 3 });
+    store.set("a", "info");
+    store.set("b", "debug");
+    store.set("c", "error");
+    // Reading a refreshes it: b becomes the oldest.
+    expect(store.get("a")).toBe("info");
+    store.set("d", "warning");
+    expect(store.size).toBe(3);
+    expect(store.get("b")).toBeUndefined();
+    expect([store.get("a"), store.get("c"), store.get("d")]).toEqual(["info", "error", "warning"]);
+    // Setting again replaces without growing.
+    store.set("a", "debug");
+    expect(store.size).toBe(3);
+    expect(store.get("a")).toBe("debug");
+  });
+
+  it("forgets a level unused for its time to live, and keeps one in use", () => {
+    let now = 0;
+    const store = createLogLevelStore({ ttlMs: 1000, now: () => now });
+    store.set("used", "info");
+    store.set("idle", "info");
+    now = 900;
+    expect(store.get("used")).toBe("info");
+    now = 1500;
+    expect(store.get("used")).toBe("info");
+    expect(store.get("idle")).toBeUndefined();
+    expect(store.size).toBe(1);
+  });
+
+  it("keys a level by credential and agent session", () => {
+    expect(logLevelKey("cli_a", "s1")).not.toBe(logLevelKey("cli_a", "s2"));
+    expect(logLevelKey("cli_a", null)).not.toBe(logLevelKey("cli_b", null));
+    expect(logLevelKey("cli_a", null)).not.toBe(logLevelKey("cli_a", "s1"));
+  });
+});
+
+describe("MCP log", () => {
+  it("sends messages at or above the threshold as notifications/message, and survives a failed send", async () => {
+    const sent: ServerNotification[] = [];
+    const log = createMcpLog("notice", async (notification) => {
+      sent.push(notification);
+    });
+    await log("debug", { message: "d" });
+    await log("info", { message: "i" });
+    await log("notice", { message: "n" });
+    await log("emergency", { message: "e" });
+    expect(sent).toEqual([
+      {
+        method: "notifications/message",
+        params: { level: "notice", logger: "ivoai", data: { message: "n" } },
+      },
+      {
+        method: "notifications/message",
+        params: { level: "emergency", logger: "ivoai", data: { message: "e" } },
+      },
+    ]);
+    const broken = createMcpLog("debug", async () => {
+      throw new Error("stream closed");
+    });
+    await expect(broken("error", { message: "x" })).resolves.toBeUndefined();
+  });
+});
+
+describe("MCP endpoint log messages", () => {
+  const endpoint = createMcpEndpoint({
+    name: "test",
+    instructions: "test",
+    logger: silentLogger,
+    maxResultChars: 20,
+    slowCallMs: 0,
+    tools: [
+      defineTool({
+        name: "context_search",
+        title: "Search",
+        description: "Searches.",
+        tier: "read",
+        scope: "context:read",
+        input: { query: z.string().min(1) },
+        output: z.object({ query: z.string() }),
+        run: async ({ query }) => ({ data: { query }, text: `found ${query}` }),
+      }),
+    ],
+  });
+  const client: AuthenticatedClient = { id: "cli_log", name: "l", scopes: ["context:read"] };
+  const post = (body: unknown) =>
+    endpoint(
+      new Request("http://127.0.0.1/mcp", {
+        method: "POST",
+        headers: {
+          accept: "application/json, text/event-stream",
+          "content-type": "application/json",
+          "x-ivoai-session-id": "sess-log",
+        },
+        body: JSON.stringify(body),
+      }),
+      client,
+    );
+  const search = (query: string) => ({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "context_search", arguments: { query } },
+  });
+  /** The SSE events' JSON-RPC messages, in order. */
+  const events = async (response: Response) =>
+    (await response.text())
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map(
+        (line) => JSON.parse(line.slice(6)) as { method?: string; params?: { level: string; data: unknown } },
+      );
+
+  it("reports slow reads and results too large, never the result's text", async () => {
+    await post({ jsonrpc: "2.0", id: 1, method: "logging/setLevel", params: { level: "notice" } });
+    const slow = await events(await post(search("alpha")));
+    expect(slow.map((event) => event.method ?? "result")).toEqual(["notifications/message", "result"]);
+    expect(slow[0]?.params).toMatchObject({ level: "notice", data: { tool: "context_search" } });
+    const large = await events(await post(search("a long query that makes a long answer")));
+    expect(large.map((event) => event.params?.level ?? "result")).toEqual(["warning", "notice", "result"]);
+    expect(large[0]?.params?.data).toMatchObject({
+      message: "The result is too large to return",
+      limit_chars: 20,
+    });
+    expect(JSON.stringify(large.slice(0, 2))).not.toContain("long answer");
+  });
+});
