@@ -218,7 +218,9 @@ describe("three gateway replicas on one PostgreSQL", () => {
               headers: { authorization: `Bearer ${approvers[k]}`, "content-type": "application/json" },
               body: "{}",
             });
-            return { id, outcome: ((await response.json()) as { outcome: string }).outcome };
+            const body = (await response.json()) as { outcome?: string };
+            // A refusal (a problem document) shows as its status and text, so a failure says what happened.
+            return { id, outcome: body.outcome ?? `HTTP ${response.status}: ${JSON.stringify(body)}` };
           }),
           // Every tenth one is decided by the operator's CLI too.
           ...(i % 10 === 0
@@ -233,11 +235,11 @@ describe("three gateway replicas on one PostgreSQL", () => {
       );
       for (const id of ids) {
         const mine = outcomes.filter((entry) => entry.id === id).map((entry) => entry.outcome);
+        expect(mine.filter((outcome) => outcome !== "applied" && outcome !== "already_decided")).toEqual([]);
         expect(
           mine.filter((outcome) => outcome === "applied"),
           id,
         ).toHaveLength(1);
-        expect(mine.filter((outcome) => outcome !== "applied" && outcome !== "already_decided")).toEqual([]);
       }
       expect((await listApprovals("applied")).sort()).toEqual([...ids].sort());
       // Each page exists once, at version 1, whichever replica reads it.

@@ -1,6 +1,6 @@
 // The SQL interface over PostgreSQL (node-postgres, pooled). Each domain store lives in its own schema
 // (`ivoai_<domain>`), reached through the connection's search_path, so one statement text serves both backends.
-import type { Pool, PoolClient, QueryResult } from "pg";
+import type { ClientConfig, Pool, PoolClient, QueryResult } from "pg";
 import { IvoaiError } from "../../shared/errors.js";
 import { redactText } from "../../shared/redact.js";
 import { refuseNul, type SqlDatabase, type SqlExecutor, type SqlRunResult } from "./sql.js";
@@ -57,6 +57,10 @@ async function loadPg(): Promise<typeof import("pg")> {
   return pg;
 }
 
+/** How long a new connection may take to open, and how long a request may wait for a pooled one. */
+const CONNECT_TIMEOUT_MS = 5000;
+const POOL_WAIT_MS = 30_000;
+
 export async function openPostgresSql(options: PostgresSqlOptions): Promise<SqlDatabase> {
   if (!SCHEMA_NAME.test(options.schema)) throw new Error(`invalid schema name: ${options.schema}`);
   const pg = await loadPg();
@@ -65,8 +69,14 @@ export async function openPostgresSql(options: PostgresSqlOptions): Promise<SqlD
     max: options.max ?? 4,
     options: `-c search_path=${options.schema}`,
     application_name: "ivoai",
-    // A full pool or an unreachable host fails a request after 5 s rather than keep it waiting.
-    connectionTimeoutMillis: 5000,
+    // A request waits its turn for a pooled connection up to 30 s (a burst of writes queues on one row and can
+    // keep the pool busy for seconds), but a host that does not answer fails a new connection after 5 s.
+    connectionTimeoutMillis: POOL_WAIT_MS,
+    Client: class extends pg.Client {
+      constructor(config?: ClientConfig) {
+        super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+      }
+    },
   });
   // An idle client that loses its connection must not end the process.
   pool.on("error", () => {});
@@ -179,7 +189,10 @@ export function describePostgresUrl(url: string): {
 }
 
 /** Connects once and asks the server's version: an IvoaiError that never holds the URL when it cannot. */
-export async function checkPostgres(url: string, timeoutMs = 5000): Promise<{ server_version: string }> {
+export async function checkPostgres(
+  url: string,
+  timeoutMs = CONNECT_TIMEOUT_MS,
+): Promise<{ server_version: string }> {
   const pg = await loadPg();
   const client = newClient(pg, url, timeoutMs);
   client.on("error", () => {});
@@ -200,7 +213,7 @@ export async function postgresSchemaVersions(
   stores: readonly string[],
 ): Promise<Map<string, number | null>> {
   const pg = await loadPg();
-  const client = newClient(pg, url, 5000);
+  const client = newClient(pg, url, CONNECT_TIMEOUT_MS);
   client.on("error", () => {});
   const versions = new Map<string, number | null>();
   try {
@@ -267,7 +280,7 @@ export async function listenForChanges(
   let retry = options.retryMs ?? 100;
   let timer: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
-    const next = newClient(pg, url, 5000, true);
+    const next = newClient(pg, url, CONNECT_TIMEOUT_MS, true);
     const lost = () => {
       if (client !== next) return;
       listening = false;

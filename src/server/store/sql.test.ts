@@ -162,3 +162,38 @@ describe("PostgreSQL change signal", async () => {
     }
   });
 });
+
+describe("PostgreSQL pool", async () => {
+  const { createThrowawayDatabase } = await import("../../../test/postgres.js");
+  const net = await import("node:net");
+
+  it("lets a request wait its turn past 5 s for a pooled connection while a long transaction holds it", async () => {
+    const database = await createThrowawayDatabase();
+    const db = await openPostgresSql({ url: database.url, schema: "pool_wait", max: 1 });
+    try {
+      const long = db.transaction((tx) => tx.get("SELECT pg_sleep(5.5) AS slept"));
+      const queued = db.get<{ one: number }>("SELECT 1 AS one");
+      await long;
+      expect((await queued)?.one).toBe(1);
+    } finally {
+      await db.close();
+      await database.drop();
+    }
+  }, 20_000);
+
+  it("fails a new connection to a host that never answers after 5 s, not after the pool's wait", async () => {
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const { port } = silent.address() as import("node:net").AddressInfo;
+    const started = performance.now();
+    try {
+      const error = await openPostgresSql({ url: `postgres://u:p@127.0.0.1:${port}/db`, schema: "x" }).catch(
+        (caught: unknown) => caught,
+      );
+      expect(isIvoaiError(error) && error.code).toBe("STORE_UNAVAILABLE");
+      expect(performance.now() - started).toBeLessThan(10_000);
+    } finally {
+      silent.close();
+    }
+  }, 20_000);
+});
