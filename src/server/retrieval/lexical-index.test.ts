@@ -106,3 +106,17 @@ describe("synced index", () => {
     expect(index.meta(11_001)).toEqual({ n: 11_001 });
   });
 });
+
+describe("lexical index groups", () => {
+  it("ranks only the allowed groups, so that other groups cannot crowd them out of the top results", () => {
+    const index = createLexicalIndex();
+    // Fifty strong matches in group 1, one weak one in group 0.
+    for (let key = 1; key <= 50; key++) index.add(key, ["budget", "budget", "plan"], 1);
+    index.add(100, ["budget", "holiday", "travel", "note", "long", "text"], 0);
+    const mask = new Uint8Array([1, 0]);
+    expect(index.search(q("budget"), { limit: 10, groups: mask }).map((hit) => hit.key)).toEqual([100]);
+    expect(index.search(q("budget"), { limit: 10 }).map((hit) => hit.key)).not.toContain(100);
+    // A group left out of the mask has no results at all.
+    expect(index.search(q("holiday"), { limit: 10, groups: new Uint8Array([0, 1]) })).toEqual([]);
+  });
+});
