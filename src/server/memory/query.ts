@@ -1,5 +1,5 @@
-// memory_query: lexical hits in the caller's scopes (dates in the question as date terms), each sharing its score
-// with the turns around it in its session, adjusted by feedback, fused with their graph neighbours.
+// memory_query: lexical hits in the caller's scopes (dates in the question as date terms), a turn of a session scored
+// with the turns around it as its context, adjusted by feedback, fused with their graph neighbours.
 
 import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval/analyzer.js";
 import { dateExpressionTerms } from "../retrieval/dates.js";
@@ -27,7 +27,7 @@ export interface MemorySearcher {
 
 /** Share of a matching page's score that its graph neighbours receive. */
 const GRAPH_WEIGHT = 0.5;
-/** Turns each side of a matching page in its session that share its score, the n-th one 1 / (1 + n) of it. */
+/** Turns each side of a page in its session that form its context window. */
 const SESSION_WINDOW = 2;
 /** Lexical candidates ranked before session context and feedback (short pages need a deep pool). */
 const CANDIDATES = 200;
@@ -112,6 +112,7 @@ export function createMemoryIndex(
     refresh: () => index.refresh(),
     persist: () => index.persist(),
     search: (query, options) => index.search(query, options),
+    windowScores: (query, windows) => index.windowScores(query, windows),
     meta: (key) => index.meta(key),
     around: (key, count, belongs, scan) => index.around(key, count, belongs, scan),
     languages: () => index.languages(),
@@ -155,7 +156,7 @@ export function createMemorySearcher(
         proximityDepth: Math.max(limit * 5, 50),
       });
       const context = index.hasSessions
-        ? sessionContext(index, lexical)
+        ? sessionContext(index, terms, lexical)
         : { scores: new Map(lexical.map((hit) => [hit.key, hit.score])), from: new Map() };
       // Ranking needs each candidate's path and feedback; bodies are read only for the pages returned.
       const pool = [...context.scores]
@@ -251,34 +252,49 @@ export function createMemorySearcher(
 }
 
 /**
- * Each lexical hit's score plus what the turns around it in its session pass on (the n-th turn each side
- * 1 / (1 + n) of its own score). `from` names, for a page with no lexical score of its own, the turn that
- * passed it the most.
+ * Scores with session context: a page of a session (a lexical hit, or a turn around one) scores the mean of its
+ * own score and its window's, the window being the page and the turns around it taken as one passage; the
+ * mean keeps session pages on the scale of pages without one. `from` names, for a page with no lexical score of
+ * its own, the best-scoring lexical hit in its window.
  */
 function sessionContext(
   index: MemoryIndex,
+  query: ReadonlyMap<string, number>,
   lexical: readonly { key: number; score: number }[],
-): { scores: Map<number, number>; from: Map<number, { key: number; share: number }> } {
-  const scores = new Map(lexical.map((hit) => [hit.key, hit.score]));
-  const from = new Map<number, { key: number; share: number }>();
+): { scores: Map<number, number>; from: Map<number, { key: number }> } {
+  const own = new Map(lexical.map((hit) => [hit.key, hit.score]));
+  const scores = new Map(own);
+  const from = new Map<number, { key: number }>();
+  const windows = new Map<number, number[]>();
+  const windowOf = (key: number, meta: MemoryPageMeta) => {
+    let window = windows.get(key);
+    if (!window) {
+      const near = index.around(
+        key,
+        SESSION_WINDOW,
+        (other) => other.session === meta.session && other.scope === meta.scope,
+      );
+      window = [key, ...near.map((entry) => entry.key)];
+      windows.set(key, window);
+    }
+    return window;
+  };
   for (const hit of lexical) {
     const meta = index.meta(hit.key);
     if (meta?.session === undefined) continue;
-    const near = index.around(
-      hit.key,
-      SESSION_WINDOW,
-      (other) => other.session === meta.session && other.scope === meta.scope,
-    );
-    for (const { key, distance } of near) {
-      const share = hit.score / (1 + distance);
-      const own = scores.get(key);
-      scores.set(key, (own ?? 0) + share);
-      if (own !== undefined && !from.has(key)) continue;
+    for (const key of windowOf(hit.key, meta)) {
+      if (key !== hit.key) windowOf(key, meta);
+      if (own.has(key)) continue;
       const best = from.get(key);
-      if (!best || share > best.share) from.set(key, { key: hit.key, share });
+      if (!best || hit.score > (own.get(best.key) ?? 0)) from.set(key, { key: hit.key });
     }
   }
-  // Pages that matched by themselves are lexical results: `from` is only for the others.
-  for (const hit of lexical) from.delete(hit.key);
+  const keys = [...windows.keys()];
+  const windowScores = index.windowScores(
+    query,
+    keys.map((key) => windows.get(key) as number[]),
+  );
+  for (const [i, key] of keys.entries())
+    scores.set(key, ((own.get(key) ?? 0) + (windowScores[i] as number)) / 2);
   return { scores, from };
 }

@@ -120,3 +120,23 @@ describe("lexical index groups", () => {
     expect(index.search(q("holiday"), { limit: 10, groups: new Uint8Array([0, 1]) })).toEqual([]);
   });
 });
+
+describe("lexical index windows", () => {
+  it("scores a window of passages as one passage: terms spread over its passages all count", () => {
+    const index = createLexicalIndex();
+    index.add(1, ["cake", "parti"]);
+    index.add(2, ["monica", "bring"]);
+    index.add(3, ["weather"]);
+    for (let key = 10; key < 30; key++) index.add(key, ["filler", `word${key}`]);
+    const [alone, pair, unrelated, unknown] = index.windowScores(q("cake", "monica"), [
+      [1],
+      [1, 2],
+      [3],
+      [99],
+    ]);
+    expect(alone).toBeGreaterThan(0);
+    expect(pair).toBeGreaterThan((alone as number) * 1.5);
+    expect(unrelated).toBe(0);
+    expect(unknown).toBe(0);
+  });
+});

@@ -101,6 +101,12 @@ export interface LexicalIndex {
   remove(key: number): boolean;
   has(key: number): boolean;
   search(query: ReadonlyMap<string, number>, options: LexicalSearchOptions): LexicalHit[];
+  /**
+   * The BM25 score of each window of passages (e.g. a turn of a conversation and the turns around it) taken as
+   * one passage: term frequencies summed over the window, its length against the average passage length times
+   * the window's size. No feedback or proximity; unknown keys count for nothing.
+   */
+  windowScores(query: ReadonlyMap<string, number>, windows: readonly (readonly number[])[]): number[];
   /** Folds passages added since the last compaction into the flat base arrays (one copy; frees the tails). */
   compact(): void;
   /** The content as flat arrays (compacts first). Arrays that later changes mutate are copies. */
@@ -643,6 +649,39 @@ export function createLexicalIndex(
         0,
         options.limit,
       );
+    },
+    windowScores(query, windows) {
+      const weights = new Map<number, number>();
+      for (const [term, weight] of query) {
+        const id = termIds.get(term);
+        if (id !== undefined && (df[id] ?? 0) > 0 && weight > 0)
+          weights.set(id, (weights.get(id) ?? 0) + weight * idf(id));
+      }
+      const average = liveCount > 0 ? totalLength / liveCount : 1;
+      const tf = new Map<number, number>();
+      return windows.map((window) => {
+        if (weights.size === 0) return 0;
+        tf.clear();
+        let length = 0;
+        let passages = 0;
+        for (const key of window) {
+          const slot = slotOf(key);
+          if (slot < 0) continue;
+          passages += 1;
+          const data = slot < baseSlots ? baseSequence : tailSequence.data;
+          const start = sequenceStart[slot] as number;
+          length += lengths[slot] as number;
+          for (let p = start; p < start + (lengths[slot] as number); p++) {
+            const id = data[p] as number;
+            if (weights.has(id)) tf.set(id, (tf.get(id) ?? 0) + 1);
+          }
+        }
+        const norm = params.k1 * (1 - params.b + (params.b * length) / (average * Math.max(1, passages)));
+        let score = 0;
+        for (const [id, count] of tf)
+          score += ((weights.get(id) as number) * count * (params.k1 + 1)) / (count + norm);
+        return score;
+      });
     },
     compact,
     state() {
