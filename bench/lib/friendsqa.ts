@@ -1,6 +1,6 @@
 // The FriendsQA dev set (one utterance per line, questions with their evidence utterances) as memory pages
 // written the way an agent keeping a conversation would: one scope per episode, one folder per scene, front
-// matter naming the speaker and the session, the body "Speaker: text".
+// matter naming the speaker and the session (the scene), the body what was said.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { preparePageWrite } from "../../src/server/memory/page-write.js";

@@ -161,7 +161,7 @@ export function createMemorySearcher(
       // Ranking needs each candidate's path and feedback; bodies are read only for the pages returned.
       const pool = [...context.scores]
         .sort((a, b) => b[1] - a[1] || a[0] - b[0])
-        .slice(0, Math.max(limit * 2, 20));
+        .slice(0, limit + Math.max(5, Math.ceil(limit / 2)));
       const heads = await store.pageHeads([
         ...new Set(pool.flatMap(([key]) => [key, context.from.get(key)?.key ?? key])),
       ]);
