@@ -1,4 +1,4 @@
-// memory_query quality (recall@10 on FaQuAD, one page per paragraph) beside stock BM25, and its latency at
+// memory_query quality (evidence recall@5/@10 on FriendsQA, recall@10 on FaQuAD) beside stock BM25 in the same run, and its latency at
 // 500,000 pages (`--pages=N`) through /v1/memory/mcp with one persistent official MCP client, with the gateway's
 // start time and resident memory, and the in-process split (memory_query without HTTP, the bare lexical index).
 // The seeded store is cached under the temp dir (`--fresh` reseeds): seeding 500,000 pages takes minutes.
@@ -13,10 +13,12 @@ import { openServerEnrollmentStore } from "../src/server/enrollment/store.js";
 import { preparePageWrite } from "../src/server/memory/page-write.js";
 import { createMemoryIndex, createMemorySearcher } from "../src/server/memory/query.js";
 import { memoryFile, openMemoryService } from "../src/server/memory/service.js";
+import { type MemoryStore, openMemoryStore } from "../src/server/memory/store.js";
 import { analyzeQuery, analyzeWithOffsets } from "../src/server/retrieval/analyzer.js";
 import { createLexicalIndex, DEFAULT_LEXICAL_PARAMS } from "../src/server/retrieval/lexical-index.js";
 import { startGateway } from "../src/server/start.js";
 import { silentLogger } from "../src/shared/logger.js";
+import { episodeScope, loadConversationSet, utterancePage, utterancePath } from "./lib/friendsqa.js";
 import { loadCollection, mean, percentile } from "./lib/ir.js";
 import { seededMemoryStore } from "./lib/memory-seed.js";
 import { createBenchTree, machineLine } from "./lib/server-tree.js";
@@ -25,8 +27,84 @@ const pagesForLatency = Number(process.argv.find((arg) => arg.startsWith("--page
 const measured = Number(process.argv.find((arg) => arg.startsWith("--queries="))?.slice(10) ?? "1000");
 const WARM_UP = 200;
 
+/** Stock BM25 (Lucene's k1 0.9, b 0.4, same analyser, no feedback or proximity). */
+const STOCK_BM25 = { ...DEFAULT_LEXICAL_PARAMS, k1: 0.9, b: 0.4, feedbackDocs: 0, proximityWeight: 0 };
+
 const recallAt = (ranked: readonly string[], relevant: ReadonlyMap<string, number>, k = 10) =>
   relevant.size === 0 ? 0 : ranked.slice(0, k).filter((id) => relevant.has(id)).length / relevant.size;
+
+/**
+ * FriendsQA as memory pages, memory_query in the question's episode beside stock BM25 (one index per episode).
+ * Each episode has a memory store of its own, as each of the stock indexes; `shared` puts every episode in one
+ * store, a scope each (what a gateway holding many projects' memory does: statistics across all of them).
+ */
+async function conversations(shared: boolean) {
+  const set = loadConversationSet();
+  const tree = await createBenchTree("memory-friendsqa");
+  const stores = new Map<string, MemoryStore>();
+  const storeOf = async (project: string) => {
+    const name = shared ? "all" : project;
+    let store = stores.get(name);
+    if (!store) {
+      store = await openMemoryStore(path.join(tree.root, `${name}.sqlite`));
+      stores.set(name, store);
+    }
+    return store;
+  };
+  try {
+    const at = new Date().toISOString();
+    for (const project of new Set(set.utterances.map((utterance) => utterance.project))) {
+      const pages = set.utterances.filter((utterance) => utterance.project === project).map(utterancePage);
+      await (await storeOf(project)).writePages(pages, at);
+    }
+    const searchers = new Map([...stores].map(([name, store]) => [name, createMemorySearcher(store)]));
+    const idOf = new Map(
+      set.utterances.map((utterance) => [
+        `${episodeScope(utterance.project)}\0${utterancePath(utterance)}`,
+        utterance.id,
+      ]),
+    );
+    const ours = { r5: [] as number[], r10: [] as number[] };
+    for (const query of set.queries) {
+      const searcher = searchers.get(shared ? "all" : query.project);
+      const hits = (await searcher?.search(query.text, [episodeScope(query.project)], 10)) ?? [];
+      const ranked = hits.map((hit) => idOf.get(`${hit.page.scope}\0${hit.page.path}`) ?? "");
+      const relevant = new Map(query.evidence.map((id) => [id, 1]));
+      ours.r5.push(recallAt(ranked, relevant, 5));
+      ours.r10.push(recallAt(ranked, relevant, 10));
+    }
+    // Stock BM25 over the same "Speaker: text", one index per episode.
+    const stock = new Map<string, ReturnType<typeof createLexicalIndex>>();
+    for (const [key, utterance] of set.utterances.entries()) {
+      let index = stock.get(utterance.project);
+      if (!index) {
+        index = createLexicalIndex(STOCK_BM25);
+        stock.set(utterance.project, index);
+      }
+      index.add(key, analyzeWithOffsets(`${utterance.speaker}: ${utterance.text}`).terms);
+    }
+    const reference = { r5: [] as number[], r10: [] as number[] };
+    for (const query of set.queries) {
+      const ranked = (stock.get(query.project)?.search(analyzeQuery(query.text), { limit: 10 }) ?? []).map(
+        (hit) => set.utterances[hit.key]?.id ?? "",
+      );
+      const relevant = new Map(query.evidence.map((id) => [id, 1]));
+      reference.r5.push(recallAt(ranked, relevant, 5));
+      reference.r10.push(recallAt(ranked, relevant, 10));
+    }
+    return {
+      pages: set.utterances.length,
+      queries: set.queries.length,
+      recall5: mean(ours.r5),
+      recall10: mean(ours.r10),
+      stock5: mean(reference.r5),
+      stock10: mean(reference.r10),
+    };
+  } finally {
+    for (const store of stores.values()) await store.close();
+    await tree.cleanup();
+  }
+}
 
 async function quality() {
   const collection = loadCollection("faquad");
@@ -58,13 +136,7 @@ async function quality() {
         ),
       );
     }
-    const stock = createLexicalIndex({
-      ...DEFAULT_LEXICAL_PARAMS,
-      k1: 0.9,
-      b: 0.4,
-      feedbackDocs: 0,
-      proximityWeight: 0,
-    });
+    const stock = createLexicalIndex(STOCK_BM25);
     for (const [key, doc] of collection.docs.entries()) {
       stock.add(
         key,
@@ -200,12 +272,18 @@ async function latency() {
   };
 }
 
+const c = await conversations(false);
+const cShared = await conversations(true);
 const q = await quality();
-const l = await latency();
-const report = [
-  "# memory",
+const qualityReport = [
+  "## evidence recall of memory_query on FriendsQA (one page per utterance, searched in the question's episode)",
   "",
-  `${machineLine()}, ${new Date().toISOString()}.`,
+  "| store | pages | queries | memory_query R@5 | memory_query R@10 | stock BM25 R@5 | stock BM25 R@10 (k1 0.9, b 0.4, same analyser, one index per episode, in run) |",
+  "|---|---|---|---|---|---|---|",
+  `| one per episode | ${c.pages} | ${c.queries} | **${c.recall5.toFixed(3)}** | **${c.recall10.toFixed(3)}** | ${c.stock5.toFixed(3)} | ${c.stock10.toFixed(3)} |`,
+  `| one for all, a scope per episode | ${cShared.pages} | ${cShared.queries} | ${cShared.recall5.toFixed(3)} | ${cShared.recall10.toFixed(3)} | ${cShared.stock5.toFixed(3)} | ${cShared.stock10.toFixed(3)} |`,
+  "",
+  'Pages: front matter `speaker:` and `session:` (the scene), body the utterance, path `<scene>/u<n>`, written in order; stock BM25 indexes "Speaker: text".',
   "",
   "## recall@10 of memory_query (FaQuAD: one page per paragraph, its questions as queries)",
   "",
@@ -213,6 +291,19 @@ const report = [
   "|---|---|---|---|",
   `| ${q.pages} | ${q.queries} | **${q.recall10.toFixed(3)}** | ${q.stock.toFixed(3)} |`,
   "",
+];
+if (process.argv.includes("--quality-only")) {
+  // Recall only (deterministic, seconds): for development; never saved.
+  process.stdout.write(`${qualityReport.join("\n")}\n`);
+  process.exit(0);
+}
+const l = await latency();
+const report = [
+  "# memory",
+  "",
+  `${machineLine()}, ${new Date().toISOString()}.`,
+  "",
+  ...qualityReport,
   `## memory_query latency at ${pagesForLatency.toLocaleString("en")} pages (${measured.toLocaleString("en")} queries after ${WARM_UP} warm-up, caller's scopes project-3 and _global)`,
   "",
   "| path | p50 ms | p90 ms | p99 ms | target |",

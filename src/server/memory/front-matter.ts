@@ -1,5 +1,5 @@
-// Optional YAML front matter of a page (title, tags, relations, expires_at), and its [[links]], both read
-// in linear time from text an agent wrote.
+// Optional YAML front matter of a page (title, tags, relations, expires_at; for conversations speaker,
+// entities, session and date), and its [[links]], both read in linear time from text an agent wrote.
 import { z } from "zod";
 import { IvoaiError } from "../../shared/errors.js";
 import { parseFrontMatterYaml, splitFrontMatter } from "../../shared/front-matter.js";
@@ -10,6 +10,14 @@ export interface PageMeta {
   /** Typed edges: relation type → target page paths. */
   relations: Record<string, string[]>;
   expires_at?: string;
+  /** Who said or wrote what the page records. */
+  speaker?: string;
+  /** People, places and things the page is about, beyond its text. */
+  entities?: string[];
+  /** The session, thread or conversation the page belongs to (`session` or `thread`). */
+  session?: string;
+  /** When what the page records happened (`date` or `valid_from`), as written. */
+  date?: string;
 }
 
 /** A list as YAML (`[a, b]` or a block of `- a`), or one comma-separated string as before YAML. */
@@ -31,6 +39,16 @@ const metaSchema = z.object({
   relations: z.union([z.record(z.string(), list), z.literal("")]).nullish(),
 });
 
+/** Fields for retrieval only: a shape they do not have leaves them out rather than refusing the page. */
+const retrievalSchema = z.object({
+  speaker: z.string().optional().catch(undefined),
+  entities: list.optional().catch(undefined),
+  session: z.string().optional().catch(undefined),
+  thread: z.string().optional().catch(undefined),
+  date: z.string().optional().catch(undefined),
+  valid_from: z.string().optional().catch(undefined),
+});
+
 /**
  * Splits `---\n…\n---\n` front matter from the body. Throws a USAGE error when the front matter is not
  * valid YAML, exceeds its limits, or gives a field the wrong shape.
@@ -39,7 +57,8 @@ export function parseFrontMatter(text: string): { meta: PageMeta; body: string }
   const split = splitFrontMatter(text);
   const meta: PageMeta = { tags: [], relations: {} };
   if (!split) return { meta, body: text };
-  const parsed = metaSchema.safeParse(parseFrontMatterYaml(split.source));
+  const yaml = parseFrontMatterYaml(split.source);
+  const parsed = metaSchema.safeParse(yaml);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? issue.path.join(".") : "a field";
@@ -50,6 +69,17 @@ export function parseFrontMatter(text: string): { meta: PageMeta; body: string }
   if (tags) meta.tags = tags;
   if (expires_at) meta.expires_at = expires_at;
   if (relations) meta.relations = relations;
+  const retrieval = retrievalSchema.safeParse(yaml);
+  if (retrieval.success) {
+    const { speaker, entities, session, thread, date, valid_from } = retrieval.data;
+    if (speaker?.trim()) meta.speaker = speaker.trim();
+    const named = entities?.map((entity) => entity.trim()).filter(Boolean) ?? [];
+    if (named.length > 0) meta.entities = named;
+    const group = (session ?? thread)?.trim();
+    if (group) meta.session = group;
+    const when = (date ?? valid_from)?.trim();
+    if (when) meta.date = when;
+  }
   return { meta, body: split.body };
 }
 

@@ -3,8 +3,10 @@
 import { IvoaiError } from "../../shared/errors.js";
 import { firstHeading } from "../../shared/first-heading.js";
 import { analyzeText, analyzeWithOffsets } from "../retrieval/analyzer.js";
+import { dateExpressionTerms, dayTerms, parseDay, withPeriods } from "../retrieval/dates.js";
 import { parseFrontMatter, wikiLinks } from "./front-matter.js";
 import { normalizePagePath, normalizeScope } from "./page-path.js";
+import { sessionMarker } from "./session-term.js";
 import type { PageWrite } from "./store.js";
 
 export interface PageInput {
@@ -71,10 +73,18 @@ export function preparePageWrite(input: PageInput): PageWrite {
     for (const target of targets) edges.push([type, target]);
   for (const tag of tags) edges.push(["tagged", `tag/${tag.replace(/[^\p{L}\p{N}._-]+/gu, "-")}`]);
   const analysed = analyzeWithOffsets(body);
+  // Title, tags, path, speaker and entities form the header (a field, as a chunk's title in context search).
   const header = analyzeText(
-    `${title} ${tags.join(" ")} ${path.replace(/[/_.-]+/g, " ")}`,
+    `${title} ${tags.join(" ")} ${path.replace(/[/_.-]+/g, " ")} ${meta.speaker ?? ""} ${(meta.entities ?? []).join(" ")}`,
     analysed.language,
   );
+  // A dated page carries its day, and the dates its own words name relative to it ("last week", "in May").
+  const day = meta.date === undefined ? undefined : parseDay(meta.date);
+  const dated =
+    day === undefined
+      ? []
+      : [...new Set([...dayTerms(day), ...[...dateExpressionTerms(body, day).keys()].flatMap(withPeriods)])];
+  const marker = meta.session === undefined ? [] : [sessionMarker(meta.session)];
   return {
     scope,
     path,
@@ -84,7 +94,7 @@ export function preparePageWrite(input: PageInput): PageWrite {
     expires_at,
     body: input.body,
     author: input.author,
-    terms: [...header, ...analysed.terms].join(" "),
+    terms: [...marker, ...dated, ...header, ...analysed.terms].join(" "),
     language: analysed.language,
     edges,
   };

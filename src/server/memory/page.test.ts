@@ -19,6 +19,30 @@ describe("memory pages", () => {
     expect(preparePageWrite({ ...base, body: "# A\n\nthe text \\u0000 is fine" }).body).toContain("\\u0000");
   });
 
+  it("reads speaker, entities, session and date from front matter, ignoring them (not the page) when misshapen", () => {
+    const { meta } = parseFrontMatter(
+      "---\nspeaker: Ross Geller\nentities: Carol, Susan\nthread: s01 c06\nvalid_from: 2026-05-03\n---\nBreathe.\n",
+    );
+    expect(meta).toMatchObject({
+      speaker: "Ross Geller",
+      entities: ["Carol", "Susan"],
+      session: "s01 c06",
+      date: "2026-05-03",
+    });
+    const odd = parseFrontMatter("---\ntitle: T\nspeaker: [a, b]\nsession:\n  x: 1\n---\nbody\n").meta;
+    expect(odd.title).toBe("T");
+    expect(odd.speaker).toBeUndefined();
+    expect(odd.session).toBeUndefined();
+    const terms = preparePageWrite({
+      scope: "_global",
+      path: "scenes/c06/u1",
+      body: "---\nspeaker: Ross Geller\nsession: s01 c06\ndate: 2026-05-03\n---\nBreathe.\n",
+      author: "cli_x",
+    }).terms.split(" ");
+    expect(terms.slice(0, 4)).toEqual(["session:s01_c06", "date:2026", "date:2026-05", "date:2026-05-03"]);
+    expect(terms).toEqual(expect.arrayContaining(["ross", "geller", "breath"]));
+  });
+
   it("normalises paths and refuses traversal", () => {
     expect(normalizePagePath("/runbooks//deploy/")).toBe("runbooks/deploy");
     expect(normalizePagePath("guias\\férias")).toBe("guias/férias");

@@ -1,8 +1,12 @@
-// memory_query: lexical hits in the caller's scopes, adjusted by feedback, fused with their graph neighbours.
+// memory_query: lexical hits in the caller's scopes (dates in the question as date terms), a turn of a session scored
+// with the turns around it as its context, adjusted by feedback, fused with their graph neighbours.
 
 import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval/analyzer.js";
+import { dateExpressionTerms } from "../retrieval/dates.js";
+import { DEFAULT_LEXICAL_PARAMS, type LexicalParams } from "../retrieval/lexical-index.js";
 import { makeSnippet } from "../retrieval/snippet.js";
 import { createSyncedIndex, type SyncedIndex } from "../retrieval/synced-index.js";
+import { splitSessionMarker } from "./session-term.js";
 import type { MemoryStore, PageHead, PageRecord } from "./store.js";
 
 export interface MemoryHit {
@@ -23,6 +27,35 @@ export interface MemorySearcher {
 
 /** Share of a matching page's score that its graph neighbours receive. */
 const GRAPH_WEIGHT = 0.5;
+/** Turns each side of a page in its session that form its context window. */
+const SESSION_WINDOW = 2;
+/** Lexical candidates ranked before session context and feedback (short pages need a deep pool). */
+const CANDIDATES = 200;
+
+/**
+ * The engine's parameters for memory: context search's, with less length normalisation (b 0.5 against 0.75),
+ * since pages are short notes and turns whose length says little about their relevance.
+ */
+export const MEMORY_LEXICAL_PARAMS: LexicalParams = { ...DEFAULT_LEXICAL_PARAMS, b: 0.5 };
+
+/** What the memory index keeps per page: its scope and, for a page of a conversation, its session. */
+export interface MemoryPageMeta {
+  scope: string;
+  session?: string;
+}
+
+/** The memory index, which also numbers scopes so that a search is confined to the caller's while ranking. */
+export interface MemoryIndex extends SyncedIndex<MemoryPageMeta> {
+  scopeGroup(scope: string): number | undefined;
+  readonly scopeGroups: number;
+  /** Whether any page indexed so far belongs to a session (else ranking skips session context). */
+  readonly hasSessions: boolean;
+}
+
+export interface MemorySearcherOptions {
+  /** The clock that dates in questions ("last week") are relative to. */
+  now?: () => Date;
+}
 
 /** Feedback never deletes: it nudges ranking, and stale/wrong flags halve a page's weight. */
 export function feedbackFactor(feedback: PageRecord["feedback"]): number {
@@ -31,35 +64,75 @@ export function feedbackFactor(feedback: PageRecord["feedback"]): number {
 }
 
 /**
- * The lexical index over memory pages, kept in step with the store. Its per-page meta is the scope alone, one
- * string shared by every page of the scope (paths are read with the page: 500,000 of them cost ~60 MB).
+ * The lexical index over memory pages, kept in step with the store. Its per-page meta is the scope and session,
+ * one object shared by every page of the pair (paths are read with the page: 500,000 of them cost ~60 MB).
  */
-export function createMemoryIndex(store: MemoryStore): SyncedIndex<string> {
-  return createSyncedIndex<string>({
-    generation: () => store.generation(),
-    removedSince: (generation) => store.removedSince(generation),
-    async addedAfter(afterKey, limit) {
-      const scopes = new Map<string, string>();
-      const rows = await store.pageTermsAfter(afterKey, limit);
-      return rows.map((row) => {
-        let scope = scopes.get(row.scope);
-        if (scope === undefined) {
-          scope = row.scope;
-          scopes.set(scope, scope);
-        }
-        return { key: row.key, terms: row.terms, meta: scope };
-      });
+export function createMemoryIndex(
+  store: MemoryStore,
+  params: LexicalParams = MEMORY_LEXICAL_PARAMS,
+): MemoryIndex {
+  const groups = new Map<string, number>();
+  const metas = new Map<string, MemoryPageMeta>();
+  let sessions = 0;
+  const index = createSyncedIndex<MemoryPageMeta>(
+    {
+      generation: () => store.generation(),
+      removedSince: (generation) => store.removedSince(generation),
+      async addedAfter(afterKey, limit) {
+        const rows = await store.pageTermsAfter(afterKey, limit);
+        return rows.map((row) => {
+          const { session, terms } = splitSessionMarker(row.terms);
+          const id = session === undefined ? row.scope : `${row.scope}\0${session}`;
+          let meta = metas.get(id);
+          if (meta === undefined) {
+            if (session !== undefined) sessions += 1;
+            meta = session === undefined ? { scope: row.scope } : { scope: row.scope, session };
+            metas.set(id, meta);
+          }
+          let group = groups.get(row.scope);
+          if (group === undefined) {
+            group = groups.size;
+            groups.set(row.scope, group);
+          }
+          return { key: row.key, terms, meta, group };
+        });
+      },
+      languages: async () =>
+        (await store.languages()).filter((value): value is Language => value === "en" || value === "pt"),
     },
-    languages: async () =>
-      (await store.languages()).filter((value): value is Language => value === "en" || value === "pt"),
-  });
+    { params },
+  );
+  return {
+    get size() {
+      return index.size;
+    },
+    get dead() {
+      return index.dead;
+    },
+    refresh: () => index.refresh(),
+    persist: () => index.persist(),
+    search: (query, options) => index.search(query, options),
+    windowScores: (query, windows) => index.windowScores(query, windows),
+    meta: (key) => index.meta(key),
+    around: (key, count, belongs, scan) => index.around(key, count, belongs, scan),
+    languages: () => index.languages(),
+    scopeGroup: (scope) => groups.get(scope),
+    get scopeGroups() {
+      return groups.size;
+    },
+    get hasSessions() {
+      return sessions > 0;
+    },
+  };
 }
 
 /** memory_query over `index` (one of its own unless given: a benchmark times the bare index beside it). */
 export function createMemorySearcher(
   store: MemoryStore,
-  index: SyncedIndex<string> = createMemoryIndex(store),
+  index: MemoryIndex = createMemoryIndex(store),
+  options: MemorySearcherOptions = {},
 ): MemorySearcher {
+  const now = options.now ?? (() => new Date());
   return {
     get size() {
       return index.size;
@@ -68,16 +141,43 @@ export function createMemorySearcher(
     async search(query, scopes, limit) {
       await index.refresh();
       const allowed = new Set(scopes);
-      const lexical = index
-        .search(analyzeQuery(query, index.languages()), { limit: Math.max(limit * 5, 50) })
-        .filter((hit) => allowed.has(index.meta(hit.key) ?? ""));
+      const mask = new Uint8Array(Math.max(1, index.scopeGroups));
+      for (const scope of allowed) {
+        const group = index.scopeGroup(scope);
+        if (group !== undefined) mask[group] = 1;
+      }
+      const terms = analyzeQuery(query, index.languages());
+      const today = Math.floor(now().getTime() / 86_400_000) * 86_400_000;
+      for (const [term, weight] of dateExpressionTerms(query, today)) terms.set(term, weight);
+      // Session context lifts turns that rank low by themselves: it needs a deep pool of candidates.
+      const lexical = index.search(terms, {
+        limit: index.hasSessions ? Math.max(limit * 20, CANDIDATES) : Math.max(limit * 5, 50),
+        groups: mask,
+        proximityDepth: Math.max(limit * 5, 50),
+      });
+      const context = index.hasSessions
+        ? sessionContext(index, terms, lexical)
+        : { scores: new Map(lexical.map((hit) => [hit.key, hit.score])), from: new Map() };
       // Ranking needs each candidate's path and feedback; bodies are read only for the pages returned.
-      const heads = await store.pageHeads(lexical.map((hit) => hit.key));
-      const ranked = lexical
-        .map((hit) => ({ hit, head: heads.get(hit.key) }))
-        .filter((entry): entry is { hit: typeof entry.hit; head: PageHead } => entry.head !== undefined)
-        .map(({ hit, head }) => ({ head, score: hit.score * feedbackFactor(head.feedback) }))
-        .sort((a, b) => b.score - a.score || a.head.key - b.head.key);
+      const pool = [...context.scores]
+        .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+        .slice(0, limit + Math.max(5, Math.ceil(limit / 2)));
+      const heads = await store.pageHeads([
+        ...new Set(pool.flatMap(([key]) => [key, context.from.get(key)?.key ?? key])),
+      ]);
+      const ranked: { head: PageHead; score: number; context?: { path: string } }[] = [];
+      for (const [key, score] of pool) {
+        const head = heads.get(key);
+        if (!head || !allowed.has(head.scope)) continue;
+        const from = context.from.get(key);
+        const fromHead = from === undefined ? undefined : heads.get(from.key);
+        ranked.push({
+          head,
+          score: score * feedbackFactor(head.feedback),
+          ...(fromHead ? { context: { path: fromHead.path } } : {}),
+        });
+      }
+      ranked.sort((a, b) => b.score - a.score || a.head.key - b.head.key);
 
       // Graph expansion: neighbours of the best lexical pages, ranked after the page that led to them.
       const seeds = ranked.slice(0, Math.min(5, limit));
@@ -97,7 +197,15 @@ export function createMemorySearcher(
         }
       >();
       const id = (page: PageHead) => `${page.scope}\0${page.path}`;
-      for (const { head, score } of ranked) fused.set(id(head), { head, score, via: new Set(["lexical"]) });
+      for (const { head, score, context: from } of ranked) {
+        // A page that only its session's turns around it matched is a neighbour of the best of them.
+        fused.set(
+          id(head),
+          from
+            ? { head, score, via: new Set(["graph"]), neighbour_of: { path: from.path, type: "session" } }
+            : { head, score, via: new Set(["lexical"]) },
+        );
+      }
       const seedScore = new Map(seeds.map((seed) => [seed.head.path, seed.score]));
       for (const link of links) {
         if (!allowed.has(link.page.scope) || link.page.path === link.from) continue;
@@ -121,7 +229,7 @@ export function createMemorySearcher(
       const bodies = await store.pagesByKeys(
         best.filter((entry) => !entry.page).map((entry) => entry.head.key),
       );
-      const terms = words(query)
+      const snippetTerms = words(query)
         .map(foldDiacritics)
         .filter((word) => word.length > 2);
       return best.flatMap((entry) => {
@@ -132,7 +240,7 @@ export function createMemorySearcher(
           {
             page,
             score: Math.round(entry.score * 1e6) / 1e6,
-            snippet: makeSnippet(page.body, terms),
+            snippet: makeSnippet(page.body, snippetTerms),
             via: [...entry.via],
             ...(entry.neighbour_of ? { neighbour_of: entry.neighbour_of } : {}),
             flagged: page.feedback.stale + page.feedback.wrong > 0,
@@ -141,4 +249,52 @@ export function createMemorySearcher(
       });
     },
   };
+}
+
+/**
+ * Scores with session context: a page of a session (a lexical hit, or a turn around one) scores the mean of its
+ * own score and its window's, the window being the page and the turns around it taken as one passage; the
+ * mean keeps session pages on the scale of pages without one. `from` names, for a page with no lexical score of
+ * its own, the best-scoring lexical hit in its window.
+ */
+function sessionContext(
+  index: MemoryIndex,
+  query: ReadonlyMap<string, number>,
+  lexical: readonly { key: number; score: number }[],
+): { scores: Map<number, number>; from: Map<number, { key: number }> } {
+  const own = new Map(lexical.map((hit) => [hit.key, hit.score]));
+  const scores = new Map(own);
+  const from = new Map<number, { key: number }>();
+  const windows = new Map<number, number[]>();
+  const windowOf = (key: number, meta: MemoryPageMeta) => {
+    let window = windows.get(key);
+    if (!window) {
+      const near = index.around(
+        key,
+        SESSION_WINDOW,
+        (other) => other.session === meta.session && other.scope === meta.scope,
+      );
+      window = [key, ...near.map((entry) => entry.key)];
+      windows.set(key, window);
+    }
+    return window;
+  };
+  for (const hit of lexical) {
+    const meta = index.meta(hit.key);
+    if (meta?.session === undefined) continue;
+    for (const key of windowOf(hit.key, meta)) {
+      if (key !== hit.key) windowOf(key, meta);
+      if (own.has(key)) continue;
+      const best = from.get(key);
+      if (!best || hit.score > (own.get(best.key) ?? 0)) from.set(key, { key: hit.key });
+    }
+  }
+  const keys = [...windows.keys()];
+  const windowScores = index.windowScores(
+    query,
+    keys.map((key) => windows.get(key) as number[]),
+  );
+  for (const [i, key] of keys.entries())
+    scores.set(key, ((own.get(key) ?? 0) + (windowScores[i] as number)) / 2);
+  return { scores, from };
 }

@@ -56,7 +56,7 @@ export async function openMemoryService(options: MemoryServiceOptions): Promise<
   let changes: ChangeSignal | undefined;
   try {
     store = await createMemoryStore(db);
-    const opened = createMemorySearcher(store);
+    const opened = createMemorySearcher(store, undefined, { now });
     searcher = opened;
     if (options.listen && db.dialect === "postgres") {
       const { listenForChanges } = await import("../store/postgres.js");

@@ -338,6 +338,7 @@ export function createMemoryTools(deps: MemoryToolsDeps): ToolSpec[] {
       title: "Write a memory page (needs approval)",
       description:
         "Proposes creating or replacing a page (markdown, optional front matter: title, tags, relations, expires_at; " +
+        "for what a session said or decided: speaker, entities, session (or thread) and date (or valid_from), which memory_query ranks by; " +
         "[[path]] links become graph edges). Returns PENDING_HUMAN_APPROVAL with a diff; nothing changes until a person approves.",
       tier: "write",
       scope: "memory:write",

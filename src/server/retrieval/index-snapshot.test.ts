@@ -121,6 +121,8 @@ describe("index snapshot", () => {
     expect(answers(restored).flat().length).toBeGreaterThan(100);
     expect(restored.meta(1499)).toEqual(fresh.meta(1499));
     expect(restored.meta(1499)).toBeDefined();
+    // 1,500 changes made the refresh start writing a snapshot in the background: wait for it before cleanup.
+    await restored.persist();
   });
 
   it("asks the store for its generation only when the change signal says so", async () => {

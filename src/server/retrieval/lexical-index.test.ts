@@ -106,3 +106,37 @@ describe("synced index", () => {
     expect(index.meta(11_001)).toEqual({ n: 11_001 });
   });
 });
+
+describe("lexical index groups", () => {
+  it("ranks only the allowed groups, so that other groups cannot crowd them out of the top results", () => {
+    const index = createLexicalIndex();
+    // Fifty strong matches in group 1, one weak one in group 0.
+    for (let key = 1; key <= 50; key++) index.add(key, ["budget", "budget", "plan"], 1);
+    index.add(100, ["budget", "holiday", "travel", "note", "long", "text"], 0);
+    const mask = new Uint8Array([1, 0]);
+    expect(index.search(q("budget"), { limit: 10, groups: mask }).map((hit) => hit.key)).toEqual([100]);
+    expect(index.search(q("budget"), { limit: 10 }).map((hit) => hit.key)).not.toContain(100);
+    // A group left out of the mask has no results at all.
+    expect(index.search(q("holiday"), { limit: 10, groups: new Uint8Array([0, 1]) })).toEqual([]);
+  });
+});
+
+describe("lexical index windows", () => {
+  it("scores a window of passages as one passage: terms spread over its passages all count", () => {
+    const index = createLexicalIndex();
+    index.add(1, ["cake", "parti"]);
+    index.add(2, ["monica", "bring"]);
+    index.add(3, ["weather"]);
+    for (let key = 10; key < 30; key++) index.add(key, ["filler", `word${key}`]);
+    const [alone, pair, unrelated, unknown] = index.windowScores(q("cake", "monica"), [
+      [1],
+      [1, 2],
+      [3],
+      [99],
+    ]);
+    expect(alone).toBeGreaterThan(0);
+    expect(pair).toBeGreaterThan((alone as number) * 1.5);
+    expect(unrelated).toBe(0);
+    expect(unknown).toBe(0);
+  });
+});

@@ -11,6 +11,16 @@ export interface LexicalSearchOptions {
   limit: number;
   /** Expand the query with terms of its top results (RM3). Default true. */
   feedback?: boolean;
+  /**
+   * Only passages whose group (given when added) is set in this mask are results or feedback passages: a
+   * filter applied while ranking, so that passages of other groups do not crowd the allowed ones out.
+   */
+  groups?: Uint8Array;
+  /**
+   * How many of the best results proximity re-ranks (default all that are returned, at least the parameters'
+   * `proximityDepth`); the rest follow in BM25 order. A deep result list need not pay for proximity throughout.
+   */
+  proximityDepth?: number;
 }
 
 export interface LexicalHit {
@@ -80,13 +90,23 @@ class GrowableInt32 {
 }
 
 export interface LexicalIndex {
-  /** Adds a passage under `key` (replacing nothing: keys are unique for the life of the index). */
-  add(key: number, terms: readonly string[]): void;
-  /** `add(key, text.split(" "))` (no terms for ""), without making a string per term. */
-  addText(key: number, text: string): void;
+  /**
+   * Adds a passage under `key` (replacing nothing: keys are unique for the life of the index), in `group`
+   * (default 0; searches may be confined to groups). Groups are not part of `state()`: a restored index has
+   * every passage in group 0.
+   */
+  add(key: number, terms: readonly string[], group?: number): void;
+  /** `add(key, text.split(" "), group)` (no terms for ""), without making a string per term. */
+  addText(key: number, text: string, group?: number): void;
   remove(key: number): boolean;
   has(key: number): boolean;
   search(query: ReadonlyMap<string, number>, options: LexicalSearchOptions): LexicalHit[];
+  /**
+   * The BM25 score of each window of passages (e.g. a turn of a conversation and the turns around it) taken as
+   * one passage: term frequencies summed over the window, its length against the average passage length times
+   * the window's size. No feedback or proximity; unknown keys count for nothing.
+   */
+  windowScores(query: ReadonlyMap<string, number>, windows: readonly (readonly number[])[]): number[];
   /** Folds passages added since the last compaction into the flat base arrays (one copy; frees the tails). */
   compact(): void;
   /** The content as flat arrays (compacts first). Arrays that later changes mutate are copies. */
@@ -128,6 +148,7 @@ export function createLexicalIndex(
   let lengths = sized(state?.lengths, Int32Array, initial);
   let alive = sized(state?.alive, Uint8Array, initial);
   let sequenceStart = sized(state?.sequenceStart, Int32Array, initial);
+  let groups = new Int32Array(initial);
   let baseSequence: Int32Array = state ? state.sequence : EMPTY;
   let baseSlots = slots;
   let tailSequence = new GrowableInt32(1024);
@@ -158,6 +179,7 @@ export function createLexicalIndex(
     lengths = sized(lengths, Int32Array, capacity);
     alive = sized(alive, Uint8Array, capacity);
     sequenceStart = sized(sequenceStart, Int32Array, capacity);
+    groups = sized(groups, Int32Array, capacity);
     cells = new Float32Array(capacity * 2);
     normsValid = false;
     touched = new Int32Array(capacity);
@@ -322,7 +344,7 @@ export function createLexicalIndex(
    * The best `limit` touched slots, by score then key; a binary heap of (slot, score) with no allocation per slot.
    * With `rescale`, every touched score is multiplied by it on the way (0 clears them: the search's last pass).
    */
-  const topK = (limit: number, rescale?: number): LexicalHit[] => {
+  const topK = (limit: number, rescale?: number, mask?: Uint8Array): LexicalHit[] => {
     const heap = new Int32Array(Math.max(1, limit));
     const heapScore = new Float64Array(Math.max(1, limit));
     let size = 0;
@@ -340,6 +362,7 @@ export function createLexicalIndex(
       const score = cells[slot * 2 + 1] as number;
       if (rescale !== undefined) cells[slot * 2 + 1] = score * rescale;
       if (size === limit && score < floor) continue;
+      if (mask !== undefined && mask[groups[slot] as number] !== 1) continue;
       if (size < limit) {
         let at = size++;
         while (at > 0) {
@@ -444,15 +467,18 @@ export function createLexicalIndex(
     if (top.length === 0 || total <= 0) return undefined;
     const maxDf = params.feedbackMaxDfRatio * liveCount;
     const candidate = new Map<number, number>();
-    for (const hit of top) {
-      const slot = slotOf(hit.key);
-      if (slot < 0) continue;
-      const docWeight = hit.score / total / Math.max(1, lengths[slot] as number);
+    const take = (slot: number, share: number) => {
+      const docWeight = share / Math.max(1, lengths[slot] as number);
       distinctTerms(slot, (id, tf) => {
         // Near-stopwords carry almost no evidence and have the longest postings: leave them out.
         if ((df[id] ?? 0) > maxDf) return;
         candidate.set(id, (candidate.get(id) ?? 0) + docWeight * tf);
       });
+    };
+    for (const hit of top) {
+      const slot = slotOf(hit.key);
+      if (slot < 0) continue;
+      take(slot, hit.score / total);
     }
     const chosen = [...candidate].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, params.feedbackTerms);
     const chosenSum = chosen.reduce((sum, [, weight]) => sum + weight, 0);
@@ -519,8 +545,9 @@ export function createLexicalIndex(
     return slot;
   };
 
-  const close = (slot: number, key: number, length: number): void => {
+  const close = (slot: number, key: number, length: number, group: number): void => {
     keys[slot] = key;
+    groups[slot] = group;
     lengths[slot] = length;
     alive[slot] = 1;
     unordered?.set(key, slot);
@@ -547,12 +574,12 @@ export function createLexicalIndex(
       return slots - liveCount;
     },
     has: (key) => slotOf(key) >= 0,
-    add(key, terms) {
+    add(key, terms, group = 0) {
       const slot = open(key);
       for (const term of terms) tailSequence.push(termId(term));
-      close(slot, key, terms.length);
+      close(slot, key, terms.length, group);
     },
-    addText(key, text) {
+    addText(key, text, group = 0) {
       const slot = open(key);
       let count = 0;
       // Exactly the terms of text.split(" ") (none for ""), found in place.
@@ -567,7 +594,7 @@ export function createLexicalIndex(
           start = space + 1;
         }
       }
-      close(slot, key, count);
+      close(slot, key, count, group);
     },
     remove(key) {
       const slot = slotOf(key);
@@ -599,7 +626,7 @@ export function createLexicalIndex(
           // passages are picked (by the unscaled scores), then only the expansion terms' postings are added.
           const scale =
             params.originalWeight / [...weights.values()].reduce((sum, weight) => sum + weight, 0);
-          const rm3 = expansion(weights, topK(params.feedbackDocs, scale));
+          const rm3 = expansion(weights, topK(params.feedbackDocs, scale, options.groups));
           if (rm3) {
             originalFactor = rm3.originalFactor;
             accumulate(rm3.added);
@@ -609,13 +636,52 @@ export function createLexicalIndex(
             accumulate(weights);
           }
         }
-        hits = topK(depth, 0);
+        hits = topK(depth, 0, options.groups);
       } finally {
         reset();
       }
       // Proximity counts pairs of the user's own terms, weighted as in the final query.
       const original = new Map([...weights].map(([id, weight]) => [id, weight * originalFactor]));
-      return rerankByProximity(original, hits).slice(0, options.limit);
+      const reranked = options.proximityDepth ?? hits.length;
+      if (reranked >= hits.length) return rerankByProximity(original, hits).slice(0, options.limit);
+      // Proximity only adds to a score, so the re-ranked head stays above the tail.
+      return [...rerankByProximity(original, hits.slice(0, reranked)), ...hits.slice(reranked)].slice(
+        0,
+        options.limit,
+      );
+    },
+    windowScores(query, windows) {
+      const weights = new Map<number, number>();
+      for (const [term, weight] of query) {
+        const id = termIds.get(term);
+        if (id !== undefined && (df[id] ?? 0) > 0 && weight > 0)
+          weights.set(id, (weights.get(id) ?? 0) + weight * idf(id));
+      }
+      const average = liveCount > 0 ? totalLength / liveCount : 1;
+      const tf = new Map<number, number>();
+      return windows.map((window) => {
+        if (weights.size === 0) return 0;
+        tf.clear();
+        let length = 0;
+        let passages = 0;
+        for (const key of window) {
+          const slot = slotOf(key);
+          if (slot < 0) continue;
+          passages += 1;
+          const data = slot < baseSlots ? baseSequence : tailSequence.data;
+          const start = sequenceStart[slot] as number;
+          length += lengths[slot] as number;
+          for (let p = start; p < start + (lengths[slot] as number); p++) {
+            const id = data[p] as number;
+            if (weights.has(id)) tf.set(id, (tf.get(id) ?? 0) + 1);
+          }
+        }
+        const norm = params.k1 * (1 - params.b + (params.b * length) / (average * Math.max(1, passages)));
+        let score = 0;
+        for (const [id, count] of tf)
+          score += ((weights.get(id) as number) * count * (params.k1 + 1)) / (count + norm);
+        return score;
+      });
     },
     compact,
     state() {

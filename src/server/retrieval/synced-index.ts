@@ -8,6 +8,7 @@ import {
   DEFAULT_LEXICAL_PARAMS,
   type LexicalHit,
   type LexicalIndex,
+  type LexicalParams,
   type LexicalSearchOptions,
 } from "./lexical-index.js";
 
@@ -16,7 +17,10 @@ export interface IndexFeed<Meta> {
   generation(): Promise<number>;
   removedSince(generation: number): Promise<number[]>;
   /** Rows with key > `afterKey`, in key order, at most `limit`; `terms` space-separated. */
-  addedAfter(afterKey: number, limit: number): Promise<{ key: number; terms: string; meta: Meta }[]>;
+  addedAfter(
+    afterKey: number,
+    limit: number,
+  ): Promise<{ key: number; terms: string; meta: Meta; group?: number }[]>;
   /** Languages present, so an undecided query is stemmed only in those. */
   languages(): Promise<Language[]>;
   /** The store's identity, which a snapshot must match (required for snapshots). */
@@ -26,6 +30,8 @@ export interface IndexFeed<Meta> {
 }
 
 export interface SyncedIndexOptions {
+  /** The ranking parameters (default DEFAULT_LEXICAL_PARAMS). */
+  params?: LexicalParams;
   /** Where the index persists itself; without it every start reads the whole store. */
   snapshotFile?: string;
   /** A snapshot that could not be used or written (the index falls back to the store; nothing is lost). */
@@ -48,7 +54,18 @@ export interface SyncedIndex<Meta> {
   /** Writes the snapshot now (after any refresh in flight); a no-op without a snapshot file. */
   persist(): Promise<void>;
   search(query: ReadonlyMap<string, number>, options: LexicalSearchOptions): LexicalHit[];
+  windowScores(query: ReadonlyMap<string, number>, windows: readonly (readonly number[])[]): number[];
   meta(key: number): Meta | undefined;
+  /**
+   * The nearest live keys before and after `key` (at most `count` each side, nearest first) whose metadata
+   * `belongs` accepts, looking at no more than `scan` keys each side: e.g. the turns around one in a conversation.
+   */
+  around(
+    key: number,
+    count: number,
+    belongs: (meta: Meta) => boolean,
+    scan?: number,
+  ): { key: number; distance: number }[];
   languages(): Language[];
   readonly size: number;
   /** Removed passages still holding memory until the next rebuild. */
@@ -80,16 +97,21 @@ class MetaTable<Meta> {
     this.ids[this.length++] = this.values.length - 1;
   }
   get(key: number): Meta | undefined {
+    const at = this.indexOf(key);
+    return at < 0 ? undefined : this.values[this.ids[at] as number];
+  }
+  /** The row of `key`, or -1. */
+  indexOf(key: number): number {
     let low = 0;
     let high = this.length - 1;
     while (low <= high) {
       const middle = (low + high) >> 1;
       const found = this.keys[middle] as number;
-      if (found === key) return this.values[this.ids[middle] as number];
+      if (found === key) return middle;
       if (found < key) low = middle + 1;
       else high = middle - 1;
     }
-    return undefined;
+    return -1;
   }
 }
 
@@ -105,7 +127,8 @@ export function createSyncedIndex<Meta>(
   feed: IndexFeed<Meta>,
   options: SyncedIndexOptions = {},
 ): SyncedIndex<Meta> {
-  let index: LexicalIndex = createLexicalIndex();
+  const params = options.params ?? DEFAULT_LEXICAL_PARAMS;
+  let index: LexicalIndex = createLexicalIndex(params);
   let metas = new MetaTable<Meta>();
   let generation = -1;
   let maxKey = 0;
@@ -138,7 +161,7 @@ export function createSyncedIndex<Meta>(
       problem("index snapshot not used (stale: taken of another catalogue or a later generation)");
       return false;
     }
-    index = createLexicalIndex(DEFAULT_LEXICAL_PARAMS, snapshot.state);
+    index = createLexicalIndex(params, snapshot.state);
     const table = new MetaTable<Meta>();
     table.keys = snapshot.metaKeys.slice();
     table.ids = snapshot.metaIds.slice();
@@ -153,14 +176,14 @@ export function createSyncedIndex<Meta>(
 
   const catchUp = async (rebuild: boolean) => {
     // A rebuild fills a fresh index and swaps it in at the end, so searches meanwhile see the old one.
-    const target = rebuild ? createLexicalIndex() : index;
+    const target = rebuild ? createLexicalIndex(params) : index;
     const targetMetas = rebuild ? new MetaTable<Meta>() : metas;
     let after = rebuild ? 0 : maxKey;
     let added = 0;
     for (;;) {
       const rows = await feed.addedAfter(after, PAGE);
       for (const row of rows) {
-        target.addText(row.key, row.terms);
+        target.addText(row.key, row.terms, row.group);
         targetMetas.push(row.key, row.meta);
         after = row.key;
       }
@@ -265,7 +288,27 @@ export function createSyncedIndex<Meta>(
     refresh,
     persist,
     search: (query, searchOptions) => index.search(query, searchOptions),
+    windowScores: (query, windows) => index.windowScores(query, windows),
     meta: (key) => (index.has(key) ? metas.get(key) : undefined),
+    around(key, count, belongs, scan = 64) {
+      const at = metas.indexOf(key);
+      const found: { key: number; distance: number }[] = [];
+      if (at < 0) return found;
+      for (const step of [-1, 1]) {
+        let distance = 0;
+        for (
+          let row = at + step, seen = 0;
+          row >= 0 && row < metas.length && seen < scan;
+          row += step, seen++
+        ) {
+          const other = metas.keys[row] as number;
+          if (!index.has(other) || !belongs(metas.values[metas.ids[row] as number] as Meta)) continue;
+          found.push({ key: other, distance: ++distance });
+          if (distance === count) break;
+        }
+      }
+      return found;
+    },
     languages: () => languages,
   };
 }
