@@ -36,6 +36,7 @@ import type { ApprovalGate, Proposal } from "../approvals/gate.js";
 import type { AuditLog, ToolCallEvent } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { ApprovalRecord } from "../memory/store.js";
+import { answerMalformedParams } from "./invalid-params.js";
 import {
   createLogLevelStore,
   createMcpLog,
@@ -363,6 +364,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         logger: options.logger,
       });
     }
+    answerMalformedParams(server);
     return server;
   }
 
