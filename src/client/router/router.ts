@@ -25,6 +25,7 @@ import { endpointUrl } from "../../config/client-config.js";
 import { WRITE_PROMPTS } from "../../protocol/prompts.js";
 import { toolEntry } from "../../protocol/tools.js";
 import { readBody, sendJson } from "../../shared/http-json.js";
+import { answerMalformedParams } from "../../shared/mcp-malformed-params.js";
 import { checkOrigin } from "../../shared/origin-policy.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { failureStatus, federate, provenanceOf, type SourceOutcome } from "./federation.js";
@@ -341,6 +342,7 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       await surface.setLevel(endpoint, set.params.level);
       return {};
     });
+    answerMalformedParams(server);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !relaying });
     await server.connect(transport);
     try {

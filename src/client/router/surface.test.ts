@@ -491,6 +491,39 @@ describe("the router's resources, prompts, completion and logging", () => {
     expect(get.status).toBe(405);
   });
 
+  it("answers malformed params with -32602 and a one-line reason, not an internal error", async () => {
+    const { router } = await open(both(), true);
+    const ask = async (method: string, params: unknown) => {
+      const response = await fetch(router.endpoints.context, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${router.readOnlyCapability}`,
+          accept: "application/json, text/event-stream",
+          "content-type": "application/json",
+          "mcp-protocol-version": "2025-06-18",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      return ((await response.json()) as { error?: { code: number; message: string } }).error;
+    };
+    for (const [method, params] of [
+      ["resources/read", {}],
+      ["resources/list", { cursor: 5 }],
+      [
+        "completion/complete",
+        { ref: { type: "ref/resource", name: "x" }, argument: { name: "a", value: "" } },
+      ],
+      ["logging/setLevel", { level: "loud" }],
+      ["prompts/get", { name: "only_alpha", arguments: { a: 5 } }],
+      ["tools/call", { arguments: {} }],
+    ] as const) {
+      const error = await ask(method, params);
+      expect(error?.code).toBe(-32602);
+      expect(error?.message).toMatch(/Invalid params: params/);
+      expect(error?.message).not.toContain("\n");
+    }
+  });
+
   it("answers from the other sources when one is down, saying the list is partial", async () => {
     const down = await startUpstream("down", ["d1.md"], ["docs"]);
     const { client } = await open([

@@ -1,6 +1,7 @@
 // Malformed request params answered as the spec's -32602, not -32603: the SDK parses a request's params inside
 // the handler it installs and lets the ZodError out as an internal error, with zod's whole dump for a message.
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+// Shared by the gateway's MCP endpoints and the session router, whose servers both answer through the SDK.
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 
 type RawHandler = (request: unknown, extra: unknown) => Promise<unknown>;
@@ -29,10 +30,9 @@ function isZodError(error: unknown): error is { issues: { path?: PropertyKey[]; 
  * any handler runs, so a ZodError thrown synchronously is the caller's malformed request (-32602). Errors of the
  * handlers themselves (asynchronous) pass unchanged. Call it after the last handler is set.
  */
-export function answerMalformedParams(server: McpServer): void {
-  // The SDK has no public accessor; the endpoint tests fail if this stops finding the handlers.
-  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, RawHandler> })
-    ._requestHandlers;
+export function answerMalformedParams(server: Server): void {
+  // The SDK has no public accessor; the endpoint and router tests fail if this stops finding the handlers.
+  const handlers = (server as unknown as { _requestHandlers?: Map<string, RawHandler> })._requestHandlers;
   if (!handlers) return;
   for (const [method, handler] of handlers) {
     handlers.set(method, (request, extra) => {
