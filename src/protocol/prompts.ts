@@ -10,6 +10,9 @@ export const PROMPT_NAMES = {
   find: "ivoai_find_document",
 } as const;
 
+/** Prompts that tell a model to change state: never offered to a caller that only reads. */
+export const WRITE_PROMPTS: ReadonlySet<string> = new Set([PROMPT_NAMES.propose]);
+
 /** The tool names a caller is offered (a prompt mentions no other). */
 export type OfferedTools = ReadonlySet<string>;
 

@@ -9,19 +9,23 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   CompleteRequestSchema,
+  ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   type ListToolsResult,
+  McpError,
   ReadResourceRequestSchema,
   type RequestId,
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { endpointUrl } from "../../config/client-config.js";
+import { WRITE_PROMPTS } from "../../protocol/prompts.js";
 import { toolEntry } from "../../protocol/tools.js";
 import { readBody, sendJson } from "../../shared/http-json.js";
+import { answerMalformedParams } from "../../shared/mcp-malformed-params.js";
 import { checkOrigin } from "../../shared/origin-policy.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { failureStatus, federate, provenanceOf, type SourceOutcome } from "./federation.js";
@@ -308,22 +312,37 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       ReadResourceRequestSchema,
       relayed((read) => surface.readResource(endpoint, read.params.uri)),
     );
+    // A prompt that proposes a write is not the read-only capability's, as a write tool is not: not listed, and
+    // got or completed as if it did not exist.
+    const hidden = (name: string) => access === "read" && WRITE_PROMPTS.has(name);
+    const noSuchPrompt = (name: string) => new McpError(ErrorCode.InvalidParams, `Prompt ${name} not found`);
     server.setRequestHandler(
       ListPromptsRequestSchema,
-      relayed((list) => surface.listPrompts(endpoint, list.params?.cursor)),
+      relayed(async (list) => {
+        const listed = await surface.listPrompts(endpoint, list.params?.cursor);
+        return { ...listed, prompts: listed.prompts.filter((prompt) => !hidden(prompt.name)) };
+      }),
     );
     server.setRequestHandler(
       GetPromptRequestSchema,
-      relayed((get) => surface.getPrompt(endpoint, get.params.name, get.params.arguments ?? {})),
+      relayed(async (get) => {
+        if (hidden(get.params.name)) throw noSuchPrompt(get.params.name);
+        return surface.getPrompt(endpoint, get.params.name, get.params.arguments ?? {});
+      }),
     );
     server.setRequestHandler(
       CompleteRequestSchema,
-      relayed((complete) => surface.complete(endpoint, complete.params)),
+      relayed(async (complete) => {
+        const { ref } = complete.params;
+        if (ref.type === "ref/prompt" && hidden(ref.name)) throw noSuchPrompt(ref.name);
+        return surface.complete(endpoint, complete.params);
+      }),
     );
     server.setRequestHandler(SetLevelRequestSchema, async (set) => {
       await surface.setLevel(endpoint, set.params.level);
       return {};
     });
+    answerMalformedParams(server);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !relaying });
     await server.connect(transport);
     try {

@@ -18,6 +18,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import type { ServerProfile } from "../../config/client-config.js";
+import { PROMPT_NAMES } from "../../protocol/prompts.js";
 import { type RunningRouter, startRouter } from "./router.js";
 import type { Source } from "./selection.js";
 
@@ -139,6 +140,43 @@ async function startToolsOnly(): Promise<{ url: string; requests: string[]; stop
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** A server offering ivoai's prompts, the propose one among them (a prompt that leads to a write). */
+async function startPrompts(): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const mcp = new McpServer({ name: "prompts", version: "1" });
+    mcp.registerTool("memory_query", { description: "a read", annotations: { readOnlyHint: true } }, () => ({
+      content: [{ type: "text", text: "found" }],
+    }));
+    mcp.registerPrompt(
+      PROMPT_NAMES.propose,
+      {
+        description: "propose a memory page",
+        argsSchema: { scope: completable(z.string(), () => ["_global", "billing"]), topic: z.string() },
+      },
+      ({ scope, topic }) => ({
+        messages: [
+          { role: "user", content: { type: "text", text: `call memory_write_page in ${scope}: ${topic}` } },
+        ],
+      }),
+    );
+    mcp.registerPrompt(PROMPT_NAMES.policy, { description: "the policy" }, () => ({
+      messages: [{ role: "user", content: { type: "text", text: "memory first" } }],
+    }));
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+    res.on("close", () => void mcp.close());
+    void mcp.connect(transport).then(() => transport.handleRequest(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -401,6 +439,43 @@ describe("the router's resources, prompts, completion and logging", () => {
     expect(JSON.stringify(write.content)).toContain("READ_ONLY_WORKER");
   });
 
+  it("hides a prompt that proposes a write from the read-only capability: not listed, got or completed", async () => {
+    const upstream = await startPrompts();
+    try {
+      const sources = [source("memo", upstream.url, { features: { memory: true } })];
+      const router = await startRouter({ sources, deadlineMs: 5_000, sessionId: "sess-2" });
+      routers.push(router);
+      const full = await connect(router.endpoints.memory, router.capability);
+      const reader = await connect(router.endpoints.memory, router.readOnlyCapability);
+      clients.push(full, reader);
+      expect((await full.listPrompts()).prompts.map((prompt) => prompt.name).sort()).toEqual([
+        PROMPT_NAMES.policy,
+        PROMPT_NAMES.propose,
+      ]);
+      expect((await reader.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual([
+        PROMPT_NAMES.policy,
+      ]);
+      await expect(
+        reader.getPrompt({ name: PROMPT_NAMES.propose, arguments: { scope: "_global", topic: "t" } }),
+      ).rejects.toMatchObject({ code: -32602 });
+      await expect(
+        reader.complete({
+          ref: { type: "ref/prompt", name: PROMPT_NAMES.propose },
+          argument: { name: "scope", value: "" },
+        }),
+      ).rejects.toMatchObject({ code: -32602 });
+      expect((await reader.getPrompt({ name: PROMPT_NAMES.policy })).messages).toHaveLength(1);
+      // The primary agent keeps it.
+      const got = await full.getPrompt({
+        name: PROMPT_NAMES.propose,
+        arguments: { scope: "_global", topic: "t" },
+      });
+      expect(got.messages[0]?.content).toMatchObject({ text: "call memory_write_page in _global: t" });
+    } finally {
+      await upstream.stop();
+    }
+  });
+
   it("passes a single source's answers through unchanged with the full capability", async () => {
     const { router, client } = await open([source("alpha", alpha.url)]);
     const page = await client.listResources();
@@ -414,6 +489,39 @@ describe("the router's resources, prompts, completion and logging", () => {
       headers: { authorization: `Bearer ${router.capability}`, accept: "text/event-stream" },
     });
     expect(get.status).toBe(405);
+  });
+
+  it("answers malformed params with -32602 and a one-line reason, not an internal error", async () => {
+    const { router } = await open(both(), true);
+    const ask = async (method: string, params: unknown) => {
+      const response = await fetch(router.endpoints.context, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${router.readOnlyCapability}`,
+          accept: "application/json, text/event-stream",
+          "content-type": "application/json",
+          "mcp-protocol-version": "2025-06-18",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      return ((await response.json()) as { error?: { code: number; message: string } }).error;
+    };
+    for (const [method, params] of [
+      ["resources/read", {}],
+      ["resources/list", { cursor: 5 }],
+      [
+        "completion/complete",
+        { ref: { type: "ref/resource", name: "x" }, argument: { name: "a", value: "" } },
+      ],
+      ["logging/setLevel", { level: "loud" }],
+      ["prompts/get", { name: "only_alpha", arguments: { a: 5 } }],
+      ["tools/call", { arguments: {} }],
+    ] as const) {
+      const error = await ask(method, params);
+      expect(error?.code).toBe(-32602);
+      expect(error?.message).toMatch(/Invalid params: params/);
+      expect(error?.message).not.toContain("\n");
+    }
   });
 
   it("answers from the other sources when one is down, saying the list is partial", async () => {

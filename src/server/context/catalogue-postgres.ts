@@ -15,6 +15,7 @@ import {
   type DocumentRecord,
   type DocumentReplacement,
   documentParams,
+  MAX_COUNTED_COMPLETIONS,
   prefixUpperBound,
 } from "./catalogue.js";
 import type { VectorStore } from "./vectors.js";
@@ -340,8 +341,8 @@ export async function openPostgresCatalogue(db: SqlDatabase, changes?: ChangeSig
         [...range, limit],
       );
       const count = await db.get<{ n: string | number }>(
-        `SELECT COUNT(*) AS n FROM documents WHERE ${where}`,
-        range,
+        `SELECT COUNT(*) AS n FROM (SELECT 1 FROM documents WHERE ${where} LIMIT $4) AS matching`,
+        [...range, MAX_COUNTED_COMPLETIONS],
       );
       return { paths: rows.map((row) => row.rel_path), total: Number(count?.n ?? 0) };
     },

@@ -2,7 +2,12 @@
 // the PostgreSQL one that gateway replicas share.
 import { expect, it } from "vitest";
 import { describeBackends } from "../store/backends.test-kit.js";
-import { type Catalogue, type DocumentReplacement, openSqliteCatalogue } from "./catalogue.js";
+import {
+  type Catalogue,
+  type DocumentReplacement,
+  MAX_COUNTED_COMPLETIONS,
+  openSqliteCatalogue,
+} from "./catalogue.js";
 import { openPostgresCatalogue } from "./catalogue-postgres.js";
 
 function doc(id: string, text: string[], at = "2026-01-01T00:00:00.000Z"): DocumentReplacement {
@@ -171,6 +176,26 @@ describeBackends("context catalogue", (kit) => {
       expect(await follower.instance()).toBe(instance);
     } finally {
       await Promise.all([writerA.close(), writerB.close(), follower.close()]);
+    }
+  });
+
+  it("counts completion matches only up to its cap, so a keystroke never counts a whole connector", async () => {
+    const catalogue = await open();
+    try {
+      await catalogue.replaceDocuments(
+        Array.from({ length: MAX_COUNTED_COMPLETIONS + 5 }, (_, index) => {
+          const replacement = doc(`many${index}`, ["x"]);
+          replacement.document.connector = "many";
+          return replacement;
+        }),
+      );
+      expect(await catalogue.completePaths("many", "", 3)).toEqual({
+        paths: ["many0.md", "many1.md", "many10.md"],
+        total: MAX_COUNTED_COMPLETIONS,
+      });
+      expect(await catalogue.completePaths("many", "many100", 100)).toMatchObject({ total: 6 });
+    } finally {
+      await catalogue.close();
     }
   });
 

@@ -69,6 +69,9 @@ export function prefixUpperBound(prefix: string): string {
   return `${prefix}\u{10FFFF}`;
 }
 
+/** Completion counts its matches up to this many: a keystroke never counts a whole connector. */
+export const MAX_COUNTED_COMPLETIONS = 1000;
+
 export interface CatalogueStats {
   connectors: number;
   documents: number;
@@ -105,7 +108,10 @@ export interface Catalogue {
   ): Promise<(DocumentRecord & { body: string }) | undefined>;
   /** Documents in (connector, rel_path) order, bytewise, after the given one: one keyset page of at most `limit`. */
   listDocuments(query: { after?: DocumentKey; limit: number }): Promise<DocumentRecord[]>;
-  /** Relative paths of a connector's documents that start with `prefix`, bytewise order, at most `limit`, and how many match. */
+  /**
+   * Relative paths of a connector's documents that start with `prefix`, bytewise order, at most `limit`, and how
+   * many match, counted up to MAX_COUNTED_COMPLETIONS.
+   */
   completePaths(
     connector: string,
     prefix: string,
@@ -310,7 +316,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
       "SELECT rel_path FROM documents WHERE connector = ? AND rel_path >= ? AND rel_path < ? AND substr(rel_path, 1, length(?)) = ? ORDER BY rel_path LIMIT ?",
     ),
     countPaths: db.prepare(
-      "SELECT COUNT(*) AS n FROM documents WHERE connector = ? AND rel_path >= ? AND rel_path < ? AND substr(rel_path, 1, length(?)) = ?",
+      "SELECT COUNT(*) AS n FROM (SELECT 1 FROM documents WHERE connector = ? AND rel_path >= ? AND rel_path < ? AND substr(rel_path, 1, length(?)) = ? LIMIT ?)",
     ),
     recent: db.prepare(
       "SELECT id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata FROM documents ORDER BY modified_at DESC, id LIMIT ?",
@@ -460,7 +466,7 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
       const paths = (q.completePaths.all(...range, limit) as { rel_path: string }[]).map(
         (row) => row.rel_path,
       );
-      return { paths, total: (q.countPaths.get(...range) as { n: number }).n };
+      return { paths, total: (q.countPaths.get(...range, MAX_COUNTED_COMPLETIONS) as { n: number }).n };
     },
     async recentDocuments(limit, connector) {
       const rows = (connector ? q.recentOf.all(connector, limit) : q.recent.all(limit)) as Record<

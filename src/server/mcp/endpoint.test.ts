@@ -216,16 +216,16 @@ describe("MCP endpoint", () => {
   });
 
   it("leaves malformed requests and wrong headers to the transport's answers", async () => {
-    // Missing params.name: not ours to answer; the SDK's error, whichever way it is sent.
+    // Missing params.name: the SDK's answer whichever way it is sent, as invalid params (-32602, not -32603).
     const invalid = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { arguments: {} } };
     const { direct, sdk } = await bothWays(reader, invalid);
     expect(direct).toEqual(sdk);
-    expect(direct).toMatchObject({ id: 7, error: { code: -32603 } });
+    expect(direct).toMatchObject({ id: 7, error: { code: -32602 } });
     // A tools/list the transport accepts but whose params fail the SDK's tools/list schema.
     const badCursor = { jsonrpc: "2.0", id: 8, method: "tools/list", params: { cursor: 5 } };
     const listed = await bothWays(reader, badCursor);
     expect(listed.direct).toEqual(listed.sdk);
-    expect(listed.direct).toMatchObject({ id: 8, error: { code: -32603 } });
+    expect(listed.direct).toMatchObject({ id: 8, error: { code: -32602 } });
     const parse = await endpoint(post("{not json"), reader);
     expect(parse.status).toBe(400);
     expect(await parse.json()).toEqual({

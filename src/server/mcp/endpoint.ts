@@ -31,6 +31,7 @@ import {
 import type { ToolName, ToolTable } from "../../protocol/tools.js";
 import { isIvoaiError } from "../../shared/errors.js";
 import type { Logger } from "../../shared/logger.js";
+import { answerMalformedParams } from "../../shared/mcp-malformed-params.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import type { ApprovalGate, Proposal } from "../approvals/gate.js";
 import type { AuditLog, ToolCallEvent } from "../audit/store.js";
@@ -363,6 +364,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         logger: options.logger,
       });
     }
+    answerMalformedParams(server.server);
     return server;
   }
 

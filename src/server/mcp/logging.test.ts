@@ -37,6 +37,20 @@ describe("log level store", () => {
     expect(store.size).toBe(1);
   });
 
+  it("keeps one credential inventing session ids from pushing out every other caller's level", () => {
+    const store = createLogLevelStore({ maxEntries: 10, maxPerCredential: 3 });
+    store.set(logLevelKey("cli_other", "s"), "info");
+    for (let index = 0; index < 50; index++) store.set(logLevelKey("cli_flood", `s${index}`), "debug");
+    expect(store.get(logLevelKey("cli_other", "s"))).toBe("info");
+    expect(store.size).toBe(4);
+    // The flooding credential keeps its most recent sessions.
+    expect(store.get(logLevelKey("cli_flood", "s49"))).toBe("debug");
+    expect(store.get(logLevelKey("cli_flood", "s46"))).toBeUndefined();
+    // Another session of the other credential is still welcome.
+    store.set(logLevelKey("cli_other", "t"), "error");
+    expect(store.get(logLevelKey("cli_other", "t"))).toBe("error");
+  });
+
   it("keys a level by credential and agent session", () => {
     expect(logLevelKey("cli_a", "s1")).not.toBe(logLevelKey("cli_a", "s2"));
     expect(logLevelKey("cli_a", null)).not.toBe(logLevelKey("cli_b", null));

@@ -31,6 +31,12 @@ export interface LogLevelStore {
 export interface LogLevelStoreOptions {
   /** Callers remembered at most; the least recently seen is forgotten first. */
   maxEntries?: number;
+  /**
+   * Agent sessions remembered per credential (the part of a key before its first newline): beyond it the
+   * credential's own least recently seen session is forgotten, so that one caller inventing session ids cannot
+   * push every other caller's level out.
+   */
+  maxPerCredential?: number;
   /** A level not used for this long is forgotten. */
   ttlMs?: number;
   now?: () => number;
@@ -39,27 +45,53 @@ export interface LogLevelStoreOptions {
 /** An LRU map of callers' levels with a sliding time-to-live. */
 export function createLogLevelStore(options: LogLevelStoreOptions = {}): LogLevelStore {
   const maxEntries = options.maxEntries ?? 10_000;
+  const maxPerCredential = options.maxPerCredential ?? 100;
   const ttlMs = options.ttlMs ?? 60 * 60 * 1000;
   const now = options.now ?? Date.now;
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
   const entries = new Map<string, { level: LoggingLevel; until: number }>();
+  const perCredential = new Map<string, number>();
+  const credentialOf = (key: string) => {
+    const cut = key.indexOf("\n");
+    return cut < 0 ? key : key.slice(0, cut);
+  };
+  const remove = (key: string) => {
+    if (!entries.delete(key)) return;
+    const owner = credentialOf(key);
+    const left = (perCredential.get(owner) ?? 1) - 1;
+    if (left > 0) perCredential.set(owner, left);
+    else perCredential.delete(owner);
+  };
   return {
     get(key) {
       const entry = entries.get(key);
       if (!entry) return undefined;
-      entries.delete(key);
       const at = now();
-      if (entry.until <= at) return undefined;
+      if (entry.until <= at) {
+        remove(key);
+        return undefined;
+      }
+      entries.delete(key);
       entries.set(key, { level: entry.level, until: at + ttlMs });
       return entry.level;
     },
     set(key, level) {
-      entries.delete(key);
-      entries.set(key, { level, until: now() + ttlMs });
-      while (entries.size > maxEntries) {
-        const oldest = entries.keys().next().value as string;
-        entries.delete(oldest);
+      const owner = credentialOf(key);
+      if (entries.has(key)) entries.delete(key);
+      else {
+        if ((perCredential.get(owner) ?? 0) >= maxPerCredential) {
+          // This credential's least recently seen session (a scan, only when one credential is at its bound).
+          for (const candidate of entries.keys()) {
+            if (credentialOf(candidate) === owner) {
+              remove(candidate);
+              break;
+            }
+          }
+        }
+        perCredential.set(owner, (perCredential.get(owner) ?? 0) + 1);
       }
+      entries.set(key, { level, until: now() + ttlMs });
+      while (entries.size > maxEntries) remove(entries.keys().next().value as string);
     },
     get size() {
       return entries.size;

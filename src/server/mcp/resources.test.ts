@@ -486,4 +486,51 @@ describe("MCP resources", () => {
     expect(unknown.code).toBe(-32602);
     await client.close();
   });
+
+  it("completes nothing for inherited argument names, refuses a NUL with -32602, and keeps scopes apart", async () => {
+    const client = await connect("both");
+    const complete = (uri: string, name: string, value: string, chosen?: Record<string, string>) =>
+      client.complete({
+        ref: { type: "ref/resource", uri },
+        argument: { name, value },
+        ...(chosen ? { context: { arguments: chosen } } : {}),
+      });
+    // Names of Object.prototype's members are not completers (they answered -32603 "completer is not a function").
+    for (const name of ["__proto__", "toString", "constructor", "hasOwnProperty"]) {
+      expect((await complete(MEMORY_RESOURCE_TEMPLATE, name, "")).completion).toEqual({
+        values: [],
+        total: 0,
+        hasMore: false,
+      });
+    }
+    // SQL wildcards are plain characters in a prefix.
+    for (const value of ["%", "_", "%25", "runbooks/page-_"]) {
+      expect(
+        (await complete(MEMORY_RESOURCE_TEMPLATE, "path", value, { scope: "_global" })).completion,
+      ).toEqual({ values: [], total: 0, hasMore: false });
+    }
+    // A NUL (typed or percent-encoded, as the value or a chosen variable) is the caller's error, not the server's.
+    for (const [name, value, chosen] of [
+      ["scope", "%00", undefined],
+      ["scope", "a\u0000", undefined],
+      ["path", "runbooks", { scope: "_glo%00bal" }],
+    ] as const) {
+      const refused = await failure(complete(MEMORY_RESOURCE_TEMPLATE, name, value, chosen));
+      expect(refused.code).toBe(-32602);
+      expect(refused.message).toContain("NUL");
+    }
+    // A memory-only credential completes no document source or path.
+    const memoryOnly = await connect("memory");
+    for (const name of ["source", "path"]) {
+      const refused = await failure(
+        memoryOnly.complete({
+          ref: { type: "ref/resource", uri: CONTEXT_RESOURCE_TEMPLATE },
+          argument: { name, value: "" },
+          context: { arguments: { source: "docs" } },
+        }),
+      );
+      expect(refused.code).toBe(-32602);
+    }
+    await Promise.all([client.close(), memoryOnly.close()]);
+  });
 });

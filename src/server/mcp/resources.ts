@@ -283,15 +283,30 @@ export function registerResources(server: McpServer, options: ResourceRegistrati
       const named = ref.type === "ref/resource" ? ref.uri : ref.name;
       throw new McpError(ErrorCode.InvalidParams, `${bounded(named)} not found`);
     }
-    const completer = spec.complete[argument.name];
+    // The argument name is the caller's text: only the spec's own completers, never an inherited property.
+    const completer = Object.hasOwn(spec.complete, argument.name) ? spec.complete[argument.name] : undefined;
     const value = leniently(argument.value);
     if (!completer || value === undefined) return { completion: { values: [], total: 0, hasMore: false } };
-    const chosen: Record<string, string> = {};
+    const chosen: Record<string, string> = Object.create(null);
     for (const [name, raw] of Object.entries(request.params.context?.arguments ?? {})) {
       const decoded = leniently(raw);
       if (decoded !== undefined) chosen[name] = decoded;
     }
-    const { values, total } = await completer(value, chosen, context);
+    let completions: Completions;
+    try {
+      completions = await completer(value, chosen, context);
+    } catch (error) {
+      // A value the store refuses (a NUL, say) is the caller's mistake; anything else is logged, not echoed.
+      if (isIvoaiError(error) && error.code === "USAGE")
+        throw new McpError(ErrorCode.InvalidParams, `invalid completion value: ${error.message}`);
+      options.logger.error("resource completion failed", {
+        template: spec.template,
+        argument: argument.name.slice(0, 128),
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw new McpError(ErrorCode.InternalError, "the completion failed");
+    }
+    const { values, total } = completions;
     const shown = values.slice(0, MAX_COMPLETION_VALUES);
     return { completion: { values: shown, total, hasMore: total > shown.length } };
   }

@@ -78,9 +78,12 @@ export interface MemoryPageStore {
     pages: PageRecord[];
     next_cursor: string | null;
   }>;
-  /** Scopes holding pages that start with `prefix` (bytewise order), at most `limit`, and how many there are. */
+  /**
+   * Scopes holding pages that start with `prefix` (bytewise order), at most `limit`, and how many there are,
+   * counted up to MAX_COUNTED_COMPLETIONS.
+   */
   pageScopes(prefix: string, limit: number): Promise<{ scopes: string[]; total: number }>;
-  /** Paths of one scope's pages that start with `prefix` (bytewise order), at most `limit`, and how many. */
+  /** Paths of one scope's pages that start with `prefix` (bytewise order), at most `limit`, and how many (capped alike). */
   pagePaths(scope: string, prefix: string, limit: number): Promise<{ paths: string[]; total: number }>;
   /** Every stored version of a page (deletions included), newest first, metadata only. */
   pageVersions(
@@ -153,6 +156,9 @@ class Params {
     return values.map((value) => this.add(value)).join(", ");
   }
 }
+
+/** Completion counts its matches up to this many: a keystroke never counts every page. */
+export const MAX_COUNTED_COMPLETIONS = 1000;
 
 /**
  * `column` starts with `prefix`: a range an index can serve (U+10FFFF sorts after every other character,
@@ -586,7 +592,8 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
       );
       const counting = new Params();
       const count = await db.get<{ n: number | string }>(
-        `SELECT COUNT(DISTINCT scope) AS n FROM pages WHERE ${startsWith("scope", prefix, counting)}`,
+        `SELECT COUNT(*) AS n FROM (SELECT DISTINCT scope FROM pages WHERE ${startsWith("scope", prefix, counting)}
+         LIMIT ${counting.add(MAX_COUNTED_COMPLETIONS)}) AS matching`,
         counting.values,
       );
       return { scopes: rows.map((row) => row.scope), total: Number(count?.n ?? 0) };
@@ -601,7 +608,8 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
       );
       const counting = new Params();
       const count = await db.get<{ n: number | string }>(
-        `SELECT COUNT(*) AS n FROM pages WHERE ${where(counting)}`,
+        `SELECT COUNT(*) AS n FROM (SELECT 1 FROM pages WHERE ${where(counting)}
+         LIMIT ${counting.add(MAX_COUNTED_COMPLETIONS)}) AS matching`,
         counting.values,
       );
       return { paths: rows.map((row) => row.path), total: Number(count?.n ?? 0) };

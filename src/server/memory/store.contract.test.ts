@@ -12,6 +12,7 @@ import { type PageInput, preparePageWrite } from "./page-write.js";
 import {
   type ApprovalRecord,
   createMemoryStore,
+  MAX_COUNTED_COMPLETIONS,
   MAX_NEIGHBOURS,
   type MemoryStore,
   openMemoryStore,
@@ -322,6 +323,22 @@ describeBackends("memory store", (kit) => {
     });
     expect(await store.pagePaths("git:acme/api", "runbooks%", 10)).toEqual({ paths: [], total: 0 });
     expect(await store.pagePaths("nope", "", 10)).toEqual({ paths: [], total: 0 });
+  });
+
+  it("counts completion matches only up to its cap, so a keystroke never counts every page", async () => {
+    const store = await open();
+    const many = Array.from({ length: MAX_COUNTED_COMPLETIONS + 5 }, (_, index) => index);
+    await store.writePages(
+      many.flatMap((index) => [page(`s${index}`, "p", "# P"), page("one", `p${index}`, "# P")]),
+      AT,
+    );
+    expect(await store.pageScopes("", 2)).toEqual({ scopes: ["one", "s0"], total: MAX_COUNTED_COMPLETIONS });
+    expect(await store.pageScopes("s100", 100)).toMatchObject({ total: 6 });
+    expect(await store.pagePaths("one", "", 2)).toEqual({
+      paths: ["p0", "p1"],
+      total: MAX_COUNTED_COMPLETIONS,
+    });
+    expect(await store.pagePaths("one", "p100", 100)).toMatchObject({ total: 6 });
   });
 
   it("feeds the index across connections: generation, keys in order, and removals since a generation", async () => {

@@ -36,7 +36,7 @@ export type {
   PageRecord,
   PageWrite,
 } from "./page-store.js";
-export { FEEDBACK_KINDS, MAX_NEIGHBOURS } from "./page-store.js";
+export { FEEDBACK_KINDS, MAX_COUNTED_COMPLETIONS, MAX_NEIGHBOURS } from "./page-store.js";
 
 export interface MemoryStats {
   pages: number;
