@@ -106,7 +106,11 @@ export interface LexicalIndex {
    * one passage: term frequencies summed over the window, its length against the average passage length times
    * the window's size. No feedback or proximity; unknown keys count for nothing.
    */
-  windowScores(query: ReadonlyMap<string, number>, windows: readonly (readonly number[])[]): number[];
+  windowScores(
+    query: ReadonlyMap<string, number>,
+    windows: readonly (readonly number[])[],
+    weights?: readonly (readonly number[])[],
+  ): number[];
   /** Folds passages added since the last compaction into the flat base arrays (one copy; frees the tails). */
   compact(): void;
   /** The content as flat arrays (compacts first). Arrays that later changes mutate are copies. */
@@ -650,36 +654,38 @@ export function createLexicalIndex(
         options.limit,
       );
     },
-    windowScores(query, windows) {
-      const weights = new Map<number, number>();
+    windowScores(query, windows, weights) {
+      const termWeights = new Map<number, number>();
       for (const [term, weight] of query) {
         const id = termIds.get(term);
         if (id !== undefined && (df[id] ?? 0) > 0 && weight > 0)
-          weights.set(id, (weights.get(id) ?? 0) + weight * idf(id));
+          termWeights.set(id, (termWeights.get(id) ?? 0) + weight * idf(id));
       }
       const average = liveCount > 0 ? totalLength / liveCount : 1;
       const tf = new Map<number, number>();
-      return windows.map((window) => {
-        if (weights.size === 0) return 0;
+      return windows.map((window, w) => {
+        if (termWeights.size === 0) return 0;
         tf.clear();
         let length = 0;
         let passages = 0;
-        for (const key of window) {
+        for (const [i, key] of window.entries()) {
           const slot = slotOf(key);
           if (slot < 0) continue;
-          passages += 1;
+          const share = weights?.[w]?.[i] ?? 1;
+          if (share <= 0) continue;
+          passages += share;
           const data = slot < baseSlots ? baseSequence : tailSequence.data;
           const start = sequenceStart[slot] as number;
-          length += lengths[slot] as number;
+          length += share * (lengths[slot] as number);
           for (let p = start; p < start + (lengths[slot] as number); p++) {
             const id = data[p] as number;
-            if (weights.has(id)) tf.set(id, (tf.get(id) ?? 0) + 1);
+            if (termWeights.has(id)) tf.set(id, (tf.get(id) ?? 0) + share);
           }
         }
         const norm = params.k1 * (1 - params.b + (params.b * length) / (average * Math.max(1, passages)));
         let score = 0;
         for (const [id, count] of tf)
-          score += ((weights.get(id) as number) * count * (params.k1 + 1)) / (count + norm);
+          score += ((termWeights.get(id) as number) * count * (params.k1 + 1)) / (count + norm);
         return score;
       });
     },
