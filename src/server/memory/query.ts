@@ -280,10 +280,13 @@ function sessionContext(
         SESSION_WINDOW,
         (other) => other.session === meta.session && other.scope === meta.scope,
       );
-      window = {
-        keys: [key, ...near.map((entry) => entry.key)],
-        shares: [1, ...near.map((entry) => SESSION_DECAY ** entry.distance)],
-      };
+      const keys = [key];
+      const shares = [1];
+      for (const entry of near) {
+        keys.push(entry.key);
+        shares.push(SESSION_DECAY ** entry.distance);
+      }
+      window = { keys, shares };
       windows.set(key, window);
     }
     return window.keys;

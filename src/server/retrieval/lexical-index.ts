@@ -655,37 +655,70 @@ export function createLexicalIndex(
       );
     },
     windowScores(query, windows, weights) {
-      const termWeights = new Map<number, number>();
+      // Query terms numbered 0..n-1 with their weights; each passage's counts of them are read once, however many
+      // windows hold it (a turn is in the windows of up to ten others).
+      const column = new Map<number, number>();
+      const termWeights: number[] = [];
       for (const [term, weight] of query) {
         const id = termIds.get(term);
-        if (id !== undefined && (df[id] ?? 0) > 0 && weight > 0)
-          termWeights.set(id, (termWeights.get(id) ?? 0) + weight * idf(id));
+        if (id === undefined || (df[id] ?? 0) <= 0 || weight <= 0) continue;
+        let at = column.get(id);
+        if (at === undefined) {
+          at = termWeights.length;
+          column.set(id, at);
+          termWeights.push(0);
+        }
+        termWeights[at] = (termWeights[at] as number) + weight * idf(id);
       }
+      const n = termWeights.length;
       const average = liveCount > 0 ? totalLength / liveCount : 1;
-      const tf = new Map<number, number>();
+      const counted = new Map<number, { length: number; counts: Float64Array | undefined } | null>();
+      const countsOf = (key: number) => {
+        let entry = counted.get(key);
+        if (entry === undefined) {
+          const slot = slotOf(key);
+          if (slot < 0) entry = null;
+          else {
+            const data = slot < baseSlots ? baseSequence : tailSequence.data;
+            const start = sequenceStart[slot] as number;
+            const length = lengths[slot] as number;
+            let counts: Float64Array | undefined;
+            for (let p = start; p < start + length; p++) {
+              const at = column.get(data[p] as number);
+              if (at === undefined) continue;
+              counts ??= new Float64Array(n);
+              counts[at] = (counts[at] as number) + 1;
+            }
+            entry = { length, counts };
+          }
+          counted.set(key, entry);
+        }
+        return entry;
+      };
+      const tf = new Float64Array(n);
       return windows.map((window, w) => {
-        if (termWeights.size === 0) return 0;
-        tf.clear();
+        if (n === 0) return 0;
+        tf.fill(0);
         let length = 0;
         let passages = 0;
-        for (const [i, key] of window.entries()) {
-          const slot = slotOf(key);
-          if (slot < 0) continue;
-          const share = weights?.[w]?.[i] ?? 1;
+        const shares = weights?.[w];
+        for (let i = 0; i < window.length; i++) {
+          const share = shares?.[i] ?? 1;
           if (share <= 0) continue;
+          const entry = countsOf(window[i] as number);
+          if (!entry) continue;
           passages += share;
-          const data = slot < baseSlots ? baseSequence : tailSequence.data;
-          const start = sequenceStart[slot] as number;
-          length += share * (lengths[slot] as number);
-          for (let p = start; p < start + (lengths[slot] as number); p++) {
-            const id = data[p] as number;
-            if (termWeights.has(id)) tf.set(id, (tf.get(id) ?? 0) + share);
-          }
+          length += share * entry.length;
+          const counts = entry.counts;
+          if (counts)
+            for (let at = 0; at < n; at++) tf[at] = (tf[at] as number) + share * (counts[at] as number);
         }
         const norm = params.k1 * (1 - params.b + (params.b * length) / (average * Math.max(1, passages)));
         let score = 0;
-        for (const [id, count] of tf)
-          score += ((termWeights.get(id) as number) * count * (params.k1 + 1)) / (count + norm);
+        for (let at = 0; at < n; at++) {
+          const count = tf[at] as number;
+          if (count > 0) score += ((termWeights[at] as number) * count * (params.k1 + 1)) / (count + norm);
+        }
         return score;
       });
     },
