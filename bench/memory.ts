@@ -30,6 +30,19 @@ const WARM_UP = 200;
 /** Stock BM25 (Lucene's k1 0.9, b 0.4, same analyser, no feedback or proximity). */
 const STOCK_BM25 = { ...DEFAULT_LEXICAL_PARAMS, k1: 0.9, b: 0.4, feedbackDocs: 0, proximityWeight: 0 };
 
+/**
+ * The half of the question set a query falls in (FNV-1a of its id, "A" even, "B" odd): changes to the ranking are
+ * chosen looking at half A, and count only if half B gains too.
+ */
+export const halfOf = (id: string): "A" | "B" => {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % 2 === 0 ? "A" : "B";
+};
+
+const meanOfHalf = (values: readonly number[], halves: readonly ("A" | "B")[], half: "A" | "B") =>
+  mean(values.filter((_, i) => halves[i] === half));
+
 const recallAt = (ranked: readonly string[], relevant: ReadonlyMap<string, number>, k = 10) =>
   relevant.size === 0 ? 0 : ranked.slice(0, k).filter((id) => relevant.has(id)).length / relevant.size;
 
@@ -65,6 +78,7 @@ async function conversations(shared: boolean) {
       ]),
     );
     const ours = { r5: [] as number[], r10: [] as number[] };
+    const halves = set.queries.map((query) => halfOf(query.id));
     for (const query of set.queries) {
       const searcher = searchers.get(shared ? "all" : query.project);
       const hits = (await searcher?.search(query.text, [episodeScope(query.project)], 10)) ?? [];
@@ -99,6 +113,12 @@ async function conversations(shared: boolean) {
       recall10: mean(ours.r10),
       stock5: mean(reference.r5),
       stock10: mean(reference.r10),
+      halves: (["A", "B"] as const).map((half) => ({
+        half,
+        queries: halves.filter((value) => value === half).length,
+        recall10: meanOfHalf(ours.r10, halves, half),
+        stock10: meanOfHalf(reference.r10, halves, half),
+      })),
     };
   } finally {
     for (const store of stores.values()) await store.close();
@@ -282,6 +302,10 @@ const qualityReport = [
   "|---|---|---|---|---|---|---|",
   `| one per episode | ${c.pages} | ${c.queries} | **${c.recall5.toFixed(3)}** | **${c.recall10.toFixed(3)}** | ${c.stock5.toFixed(3)} | ${c.stock10.toFixed(3)} |`,
   `| one for all, a scope per episode | ${cShared.pages} | ${cShared.queries} | ${cShared.recall5.toFixed(3)} | ${cShared.recall10.toFixed(3)} | ${cShared.stock5.toFixed(3)} | ${cShared.stock10.toFixed(3)} |`,
+  "",
+  "| half (FNV-1a of the question id) | queries | memory_query R@10 | stock BM25 R@10 |",
+  "|---|---|---|---|",
+  ...c.halves.map((h) => `| ${h.half} | ${h.queries} | ${h.recall10.toFixed(3)} | ${h.stock10.toFixed(3)} |`),
   "",
   'Pages: front matter `speaker:` and `session:` (the scene), body the utterance, path `<scene>/u<n>`, written in order; stock BM25 indexes "Speaker: text".',
   "",

@@ -86,6 +86,19 @@ describe("memory_query", () => {
     expect(found).not.toContain("loose/1");
   });
 
+  it("weighs the turns of a window by their distance: the turn after the match ranks above one four turns before", async () => {
+    const turn = (text: string) => `---\nsession: evening\n---\n${text}\n`;
+    // Turns of equal length around the match, so that only their distance to it tells them apart.
+    const filler = ["alpha bravo", "charlie delta", "echo foxtrot", "golf hotel", "india juliet"];
+    const lines = [...filler, "birthday cake", ...filler.map((text) => text.toUpperCase())];
+    for (const [i, text] of lines.entries()) await write({ path: `chat/${i}`, body: turn(text) });
+    for (let i = 0; i < 20; i++) await write({ path: `other/${i}`, body: `Note ${i} about the garden.` });
+    const found = await paths("birthday cake");
+    expect(found[0]).toBe("chat/5");
+    expect(found).toContain("chat/1");
+    expect(found.indexOf("chat/6")).toBeLessThan(found.indexOf("chat/1"));
+  });
+
   it("ranks within the caller's scopes, however many better matches other scopes hold", async () => {
     await store.writePages(
       Array.from({ length: 120 }, (_, i) =>

@@ -139,4 +139,28 @@ describe("lexical index windows", () => {
     expect(unrelated).toBe(0);
     expect(unknown).toBe(0);
   });
+
+  it("counts each passage of a window at its weight: a term in a down-weighted passage adds less", () => {
+    const index = createLexicalIndex();
+    index.add(1, ["cake", "parti"]);
+    index.add(2, ["monica", "bring"]);
+    for (let key = 10; key < 30; key++) index.add(key, ["filler", `word${key}`]);
+    const [full, half, none] = index.windowScores(
+      q("cake", "monica"),
+      [
+        [1, 2],
+        [1, 2],
+        [1, 2],
+      ],
+      [
+        [1, 1],
+        [1, 0.5],
+        [1, 0],
+      ],
+    );
+    const [alone] = index.windowScores(q("cake", "monica"), [[1]]);
+    expect(half).toBeLessThan(full as number);
+    expect(half).toBeGreaterThan(alone as number);
+    expect(none).toBeCloseTo(alone as number, 10);
+  });
 });

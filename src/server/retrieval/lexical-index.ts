@@ -106,7 +106,11 @@ export interface LexicalIndex {
    * one passage: term frequencies summed over the window, its length against the average passage length times
    * the window's size. No feedback or proximity; unknown keys count for nothing.
    */
-  windowScores(query: ReadonlyMap<string, number>, windows: readonly (readonly number[])[]): number[];
+  windowScores(
+    query: ReadonlyMap<string, number>,
+    windows: readonly (readonly number[])[],
+    weights?: readonly (readonly number[])[],
+  ): number[];
   /** Folds passages added since the last compaction into the flat base arrays (one copy; frees the tails). */
   compact(): void;
   /** The content as flat arrays (compacts first). Arrays that later changes mutate are copies. */
@@ -650,36 +654,71 @@ export function createLexicalIndex(
         options.limit,
       );
     },
-    windowScores(query, windows) {
-      const weights = new Map<number, number>();
+    windowScores(query, windows, weights) {
+      // Query terms numbered 0..n-1 with their weights; each passage's counts of them are read once, however many
+      // windows hold it (a turn is in the windows of up to ten others).
+      const column = new Map<number, number>();
+      const termWeights: number[] = [];
       for (const [term, weight] of query) {
         const id = termIds.get(term);
-        if (id !== undefined && (df[id] ?? 0) > 0 && weight > 0)
-          weights.set(id, (weights.get(id) ?? 0) + weight * idf(id));
+        if (id === undefined || (df[id] ?? 0) <= 0 || weight <= 0) continue;
+        let at = column.get(id);
+        if (at === undefined) {
+          at = termWeights.length;
+          column.set(id, at);
+          termWeights.push(0);
+        }
+        termWeights[at] = (termWeights[at] as number) + weight * idf(id);
       }
+      const n = termWeights.length;
       const average = liveCount > 0 ? totalLength / liveCount : 1;
-      const tf = new Map<number, number>();
-      return windows.map((window) => {
-        if (weights.size === 0) return 0;
-        tf.clear();
+      const counted = new Map<number, { length: number; counts: Float64Array | undefined } | null>();
+      const countsOf = (key: number) => {
+        let entry = counted.get(key);
+        if (entry === undefined) {
+          const slot = slotOf(key);
+          if (slot < 0) entry = null;
+          else {
+            const data = slot < baseSlots ? baseSequence : tailSequence.data;
+            const start = sequenceStart[slot] as number;
+            const length = lengths[slot] as number;
+            let counts: Float64Array | undefined;
+            for (let p = start; p < start + length; p++) {
+              const at = column.get(data[p] as number);
+              if (at === undefined) continue;
+              counts ??= new Float64Array(n);
+              counts[at] = (counts[at] as number) + 1;
+            }
+            entry = { length, counts };
+          }
+          counted.set(key, entry);
+        }
+        return entry;
+      };
+      const tf = new Float64Array(n);
+      return windows.map((window, w) => {
+        if (n === 0) return 0;
+        tf.fill(0);
         let length = 0;
         let passages = 0;
-        for (const key of window) {
-          const slot = slotOf(key);
-          if (slot < 0) continue;
-          passages += 1;
-          const data = slot < baseSlots ? baseSequence : tailSequence.data;
-          const start = sequenceStart[slot] as number;
-          length += lengths[slot] as number;
-          for (let p = start; p < start + (lengths[slot] as number); p++) {
-            const id = data[p] as number;
-            if (weights.has(id)) tf.set(id, (tf.get(id) ?? 0) + 1);
-          }
+        const shares = weights?.[w];
+        for (let i = 0; i < window.length; i++) {
+          const share = shares?.[i] ?? 1;
+          if (share <= 0) continue;
+          const entry = countsOf(window[i] as number);
+          if (!entry) continue;
+          passages += share;
+          length += share * entry.length;
+          const counts = entry.counts;
+          if (counts)
+            for (let at = 0; at < n; at++) tf[at] = (tf[at] as number) + share * (counts[at] as number);
         }
         const norm = params.k1 * (1 - params.b + (params.b * length) / (average * Math.max(1, passages)));
         let score = 0;
-        for (const [id, count] of tf)
-          score += ((weights.get(id) as number) * count * (params.k1 + 1)) / (count + norm);
+        for (let at = 0; at < n; at++) {
+          const count = tf[at] as number;
+          if (count > 0) score += ((termWeights[at] as number) * count * (params.k1 + 1)) / (count + norm);
+        }
         return score;
       });
     },

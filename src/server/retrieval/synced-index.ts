@@ -54,7 +54,11 @@ export interface SyncedIndex<Meta> {
   /** Writes the snapshot now (after any refresh in flight); a no-op without a snapshot file. */
   persist(): Promise<void>;
   search(query: ReadonlyMap<string, number>, options: LexicalSearchOptions): LexicalHit[];
-  windowScores(query: ReadonlyMap<string, number>, windows: readonly (readonly number[])[]): number[];
+  windowScores(
+    query: ReadonlyMap<string, number>,
+    windows: readonly (readonly number[])[],
+    weights?: readonly (readonly number[])[],
+  ): number[];
   meta(key: number): Meta | undefined;
   /**
    * The nearest live keys before and after `key` (at most `count` each side, nearest first) whose metadata
@@ -288,7 +292,7 @@ export function createSyncedIndex<Meta>(
     refresh,
     persist,
     search: (query, searchOptions) => index.search(query, searchOptions),
-    windowScores: (query, windows) => index.windowScores(query, windows),
+    windowScores: (query, windows, weights) => index.windowScores(query, windows, weights),
     meta: (key) => (index.has(key) ? metas.get(key) : undefined),
     around(key, count, belongs, scan = 64) {
       const at = metas.indexOf(key);
