@@ -10,6 +10,7 @@ import {
   PROMPT_NAMES,
   proposeMemoryPageText,
 } from "../../protocol/prompts.js";
+import type { MemoryStore } from "../memory/store.js";
 import type { PromptSpec } from "./prompts.js";
 
 /** Scopes completed at most (a completion answer shows 100). */
@@ -21,12 +22,12 @@ export interface GatewayPromptSources {
   /** When this process serves context: connector names complete a document's source. */
   context?: { catalogue: { listConnectors(): Promise<readonly { name: string }[]> } } | undefined;
   /** When this process serves memory: the scopes holding a page complete a project or scope. */
-  memory?: { store: { scopes(limit: number): Promise<string[]> } } | null | undefined;
+  memory?: { store: Pick<MemoryStore, "pageScopes"> } | null | undefined;
 }
 
 export function createGatewayPrompts(sources: GatewayPromptSources): PromptSpec[] {
   const { context, memory } = sources;
-  const scopes = async () => (memory ? memory.store.scopes(MAX_SCOPES) : []);
+  const scopes = async () => (memory ? (await memory.store.pageScopes("", MAX_SCOPES)).scopes : []);
   const connectors = async () =>
     context ? (await context.catalogue.listConnectors()).map((connector) => connector.name) : [];
   return [

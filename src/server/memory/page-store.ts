@@ -108,8 +108,6 @@ export interface MemoryPageStore {
   /** Counts every page write of every process or replica. */
   generation(): Promise<number>;
   languages(): Promise<string[]>;
-  /** The scopes that hold a page, in order, at most `limit` (prompt and resource argument completion). */
-  scopes(limit: number): Promise<string[]>;
   /** Applies a write directly: for expiry, tests and benchmarks; agents only ever write through approvals. */
   writePage(write: PageWrite, at: string): Promise<PageRecord>;
   /** Applies many writes in one transaction, each exactly as writePage would (imports and benchmarks). */
@@ -584,19 +582,17 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
       return { pages, next_cursor: rows.length > query.limit && last ? encodePageCursor(last) : null };
     },
     async pageScopes(prefix, limit) {
-      const params = new Params();
-      const where = startsWith("scope", prefix, params);
+      // A skip scan over the (scope, path) key from the prefix on, like languages(): one index seek per scope,
+      // never a walk over the pages (scopes sort bytewise on both backends, so the matches are contiguous).
       const rows = await db.all<{ scope: string }>(
-        `SELECT DISTINCT scope FROM pages WHERE ${where} ORDER BY scope LIMIT ${params.add(limit)}`,
-        params.values,
+        `WITH RECURSIVE present(scope, n) AS (
+          SELECT (SELECT MIN(scope) FROM pages WHERE scope >= $1), 1
+          UNION ALL SELECT (SELECT MIN(scope) FROM pages WHERE scope > present.scope), present.n + 1 FROM present
+            WHERE present.scope IS NOT NULL AND substr(present.scope, 1, length($1)) = $1 AND present.n < $2)
+        SELECT scope FROM present WHERE scope IS NOT NULL AND substr(scope, 1, length($1)) = $1 ORDER BY scope`,
+        [prefix, MAX_COUNTED_COMPLETIONS],
       );
-      const counting = new Params();
-      const count = await db.get<{ n: number | string }>(
-        `SELECT COUNT(*) AS n FROM (SELECT DISTINCT scope FROM pages WHERE ${startsWith("scope", prefix, counting)}
-         LIMIT ${counting.add(MAX_COUNTED_COMPLETIONS)}) AS matching`,
-        counting.values,
-      );
-      return { scopes: rows.map((row) => row.scope), total: Number(count?.n ?? 0) };
+      return { scopes: rows.slice(0, limit).map((row) => row.scope), total: rows.length };
     },
     async pagePaths(scope, prefix, limit) {
       const where = (params: Params) =>
@@ -678,18 +674,6 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
             WHERE present.language IS NOT NULL)
         SELECT language FROM present WHERE language IS NOT NULL`);
       return rows.map((row) => row.language);
-    },
-    async scopes(limit) {
-      // A skip scan over the (scope, path) key, like languages(): one index seek per scope, at most `limit`.
-      const rows = await db.all<{ scope: string }>(
-        `WITH RECURSIVE present(scope, n) AS (
-          SELECT MIN(scope), 1 FROM pages
-          UNION ALL SELECT (SELECT MIN(scope) FROM pages WHERE scope > present.scope), present.n + 1 FROM present
-            WHERE present.scope IS NOT NULL AND present.n < $1)
-        SELECT scope FROM present WHERE scope IS NOT NULL`,
-        [limit],
-      );
-      return rows.map((row) => row.scope);
     },
     async writePage(input, at) {
       await db.transaction(async (tx) => {

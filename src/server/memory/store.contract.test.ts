@@ -125,7 +125,7 @@ describeBackends("memory store", (kit) => {
   it("reads languages, scopes, page heads, neighbours, backlinks and edges both ways within the scopes", async () => {
     const store = await open();
     expect(await store.languages()).toEqual([]);
-    expect(await store.scopes(10)).toEqual([]);
+    expect(await store.pageScopes("", 10)).toEqual({ scopes: [], total: 0 });
     await store.writePages(
       [
         page("p", "a", "# A\n\nThe billing queue retries three times before it parks [[b]]."),
@@ -136,8 +136,8 @@ describeBackends("memory store", (kit) => {
       AT,
     );
     expect(await store.languages()).toEqual(["en", "pt"]);
-    expect(await store.scopes(10)).toEqual(["p", "q"]);
-    expect(await store.scopes(1)).toEqual(["p"]);
+    expect(await store.pageScopes("", 10)).toEqual({ scopes: ["p", "q"], total: 2 });
+    expect(await store.pageScopes("", 1)).toEqual({ scopes: ["p"], total: 2 });
     const a = (await store.getPage("p", "a")) as NonNullable<Awaited<ReturnType<MemoryStore["getPage"]>>>;
     const heads = await store.pageHeads([a.key, 999]);
     expect([...heads.values()]).toEqual([
