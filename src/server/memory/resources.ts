@@ -9,6 +9,7 @@ import {
 } from "../mcp/resources.js";
 import { normalizePagePath, normalizeScope } from "./page-path.js";
 import type { MemoryStore, PageRecord } from "./store.js";
+import { describePage } from "./tools.js";
 
 export const MEMORY_RESOURCE_TEMPLATE = "ivoai://memory/{scope}/{+path}";
 
@@ -55,16 +56,7 @@ export function createMemoryResources(store: MemoryStore): ResourceSpec {
         text: page.body,
         mimeType: "text/markdown",
         untrusted: false,
-        meta: {
-          scope: page.scope,
-          path: page.path,
-          title: page.title,
-          tags: page.tags,
-          version: page.version,
-          author: page.author,
-          updated_at: page.updated_at,
-          expires_at: page.expires_at,
-        },
+        meta: describePage(page),
       };
     },
     complete: {

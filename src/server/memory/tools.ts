@@ -128,7 +128,8 @@ function writeScope(
   return normalizeScope(chosen);
 }
 
-const describePage = (page: PageRecord): z.infer<typeof pageSchema> => ({
+/** A page as tools (and the page's resource `_meta`) describe it: everything but its body. */
+export const describePage = (page: PageRecord): z.infer<typeof pageSchema> => ({
   scope: page.scope,
   path: page.path,
   title: page.title,
