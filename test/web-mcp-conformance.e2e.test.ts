@@ -9,11 +9,10 @@ import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { initRoot, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
-import { ensureNpmTools } from "./npm-tools.js";
+import { ensureNpmTools, NODE22_VERSION } from "./npm-tools.js";
 import { answerConsent, obtainTokens } from "./oauth-flow.js";
 
 const CONFORMANCE_VERSION = "0.2.0-alpha.12";
-const NODE22_VERSION = "22.23.5";
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
