@@ -42,4 +42,18 @@ describe("date terms", () => {
       "date:2027",
     ]);
   });
+
+  it("reads a 1 MiB page of digits, month names and long runs of spaces in linear time", () => {
+    const hostile = [
+      `1${" ".repeat(1 << 18)}`,
+      `may${" ".repeat(1 << 18)},`,
+      "1 ".repeat(1 << 17),
+      "may 1 ".repeat(1 << 15),
+    ].join("x");
+    const started = performance.now();
+    const found = dateExpressionTerms(hostile, day("2026-06-10"));
+    expect(performance.now() - started).toBeLessThan(2000);
+    // "may 1" is a day of May each time: one term, weighed once per expression.
+    expect(found.get("date:2026-05-01")).toBeGreaterThan(1000);
+  });
 });

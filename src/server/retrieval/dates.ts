@@ -42,6 +42,15 @@ const MONTHS: Record<string, number> = {
   dezembro: 12,
 };
 
+/**
+ * A month by name, with an optional day before or after it and an optional year ("3rd of may", "may 3, 2026").
+ * Built once; each run of spaces is owned by the digit or name before it, so a scan is linear in the text.
+ */
+const NAMED_MONTH = new RegExp(
+  `\\b(?:(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+|de\\s+)?)?(${Object.keys(MONTHS).join("|")})\\b(?:\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b)?(?:,?\\s+(?:de\\s+)?(\\d{4})\\b)?`,
+  "g",
+);
+
 const DAY_MS = 86_400_000;
 const pad = (value: number) => String(value).padStart(2, "0");
 const dayOf = (time: number) => new Date(time).toISOString().slice(0, 10);
@@ -91,12 +100,7 @@ export function dateExpressionTerms(text: string, today: number): Map<string, nu
     const [, y, m, d] = match;
     add([d ? `date:${y}-${m}-${d}` : `date:${y}-${m}`]);
   }
-  const monthNames = Object.keys(MONTHS).join("|");
-  const named = new RegExp(
-    `\\b(?:(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+|de\\s+)?)?(${monthNames})\\b(?:\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b)?(?:,?\\s+(?:de\\s+)?(\\d{4})\\b)?`,
-    "g",
-  );
-  for (const match of lower.matchAll(named)) {
+  for (const match of lower.matchAll(NAMED_MONTH)) {
     const [whole, before, name, after, givenYear] = match;
     const m = MONTHS[name as string] as number;
     // "may" alone is mostly the verb: a bare month name counts only after "in"/"em"/"during" or with a day or year.
