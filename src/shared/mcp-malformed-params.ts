@@ -3,8 +3,7 @@
 // Shared by the gateway's MCP endpoints and the session router, whose servers both answer through the SDK.
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-
-type RawHandler = (request: unknown, extra: unknown) => Promise<unknown>;
+import { requestHandlers } from "./mcp-sdk-handlers.js";
 
 /** A message that says what was wrong in a line, bounded (the params are the caller's). */
 function summary(issues: readonly { path?: readonly PropertyKey[]; message?: string }[]): string {
@@ -31,8 +30,7 @@ function isZodError(error: unknown): error is { issues: { path?: PropertyKey[]; 
  * handlers themselves (asynchronous) pass unchanged. Call it after the last handler is set.
  */
 export function answerMalformedParams(server: Server): void {
-  // The SDK has no public accessor; the endpoint and router tests fail if this stops finding the handlers.
-  const handlers = (server as unknown as { _requestHandlers?: Map<string, RawHandler> })._requestHandlers;
+  const handlers = requestHandlers(server);
   if (!handlers) return;
   for (const [method, handler] of handlers) {
     handlers.set(method, (request, extra) => {

@@ -3,6 +3,7 @@
 // templates' variables. The SDK registers the templates (templates/list, capabilities); the handlers it installs
 // for list, read and complete are replaced, because its list ignores cursors and its read neither audits nor
 // tells a malformed URI from a missing resource.
+
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
   type CompleteRequest,
@@ -23,6 +24,7 @@ import type { Scope } from "../../protocol/scopes.js";
 import { estimateTokens } from "../../protocol/tool-envelope.js";
 import { isIvoaiError } from "../../shared/errors.js";
 import type { Logger } from "../../shared/logger.js";
+import { requestHandlers } from "../../shared/mcp-sdk-handlers.js";
 import type { ToolCallEvent } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 
@@ -104,17 +106,9 @@ export interface ResourceRegistration {
   logger: Logger;
 }
 
-type RawHandler = (request: unknown, extra: unknown) => Promise<unknown>;
-
-/**
- * The handler the SDK installed for a method, to delegate what is not ours (fixed resources such as Web MCP's
- * skill, prompt completion). The SDK has no public getter; endpoint tests fail if this stops finding it.
- */
-function sdkHandler(server: McpServer, method: string): RawHandler | undefined {
-  return (server.server as unknown as { _requestHandlers?: Map<string, RawHandler> })._requestHandlers?.get(
-    method,
-  );
-}
+/** The handler the SDK installed for a method, to delegate what is not ours (fixed resources such as Web MCP's
+ * skill, prompt completion). */
+const sdkHandler = (server: McpServer, method: string) => requestHandlers(server.server)?.get(method);
 
 /**
  * Registers the offered specs on a per-request server (no I/O: it runs for every request) and answers
