@@ -2,7 +2,6 @@
 // and the official SDK client, which validates structuredContent against the listed outputSchema, accepts
 // the tools' answers (success, failure and pending approval) over real HTTP.
 import { execFile } from "node:child_process";
-import path from "node:path";
 import { promisify } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

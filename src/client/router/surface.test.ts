@@ -558,5 +558,14 @@ describe("the router's resources, prompts, completion and logging", () => {
       code: -32603,
       message: expect.stringContaining("no knowledge source answered resources/list"),
     });
+    // The caller's URI comes back in the error cut short, its control characters escaped.
+    const hostile = `ivoai://context/docs/\u001b[2J${"x".repeat(5000)}.md`;
+    const error = (await alone.client
+      .readResource({ uri: hostile })
+      .catch((caught: unknown) => caught)) as Error;
+    expect(error.message).toContain("could not be read");
+    expect(error.message).toContain("\\x1b[2J");
+    expect(error.message).not.toContain("\u001b");
+    expect(error.message.length).toBeLessThan(1000);
   });
 });

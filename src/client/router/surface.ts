@@ -1,6 +1,7 @@
 // The MCP surface beyond tools when the router answers itself: resources, prompts, completion and logging
 // federated over the selected sources, read the way tool reads are (priority order, failover within a group,
 // the pool's deadlines and breaker), every answer naming the source it came from.
+
 import {
   type CompleteRequest,
   type CompleteResult,
@@ -15,6 +16,7 @@ import {
   type ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { oneLine } from "../../shared/terminal-text.js";
 import { failureStatus, type Provenance, provenanceOf } from "./federation.js";
 import type { Source, SourceGroup } from "./selection.js";
 import { type EndpointName, UpstreamAnswer, type UpstreamPool } from "./upstream.js";
@@ -68,6 +70,9 @@ export interface FederatedSurface {
 type MemberOutcome<T> =
   | { ok: true; value: T; source: Source; failedOverFrom: string[] }
   | { ok: false; answer?: UpstreamAnswer; source: Source; status: string; error: string };
+
+/** A caller's URI as an error message repeats it: cut, control characters escaped. */
+const shown = (uri: string) => oneLine(uri.length > 512 ? `${uri.slice(0, 512)}…` : uri);
 
 /** Groups in the order their answers win: the primary's priority, then the group key. */
 export function byPriority(groups: readonly SourceGroup[]): SourceGroup[] {
@@ -152,6 +157,22 @@ export function createFederatedSurface(options: SurfaceOptions): FederatedSurfac
   /** Every group at once; the outcomes come back in priority order, so the first success wins a merge. */
   const everyGroup = <T>(endpoint: EndpointName, use: (source: Source) => Promise<T>) =>
     Promise.all(groups(endpoint).map((group) => inGroup(group, use)));
+  /** Every answering source's entries, in priority order, the first source winning a key; each names its source. */
+  const union = <V, E extends { _meta?: Record<string, unknown> | undefined }>(
+    outcomes: readonly MemberOutcome<V>[],
+    entries: (value: V) => readonly E[],
+    key: (entry: E) => string,
+  ): E[] => {
+    const byKey = new Map<string, E>();
+    for (const outcome of outcomes) {
+      if (!outcome.ok) continue;
+      for (const entry of entries(outcome.value)) {
+        if (!byKey.has(key(entry)))
+          byKey.set(key(entry), { ...entry, _meta: { ...entry._meta, ...sourceMeta(outcome) } });
+      }
+    }
+    return [...byKey.values()];
+  };
 
   return {
     async listResources(endpoint, cursor) {
@@ -212,19 +233,13 @@ export function createFederatedSurface(options: SurfaceOptions): FederatedSurfac
     async listResourceTemplates(endpoint, cursor) {
       noCursor(cursor, "resources/templates/list");
       const outcomes = await everyGroup(endpoint, (source) => pool.listResourceTemplates(source, endpoint));
-      const byTemplate = new Map<string, ListResourceTemplatesResult["resourceTemplates"][number]>();
-      for (const outcome of outcomes) {
-        if (!outcome.ok) continue;
-        for (const template of outcome.value.resourceTemplates) {
-          if (!byTemplate.has(template.uriTemplate)) {
-            byTemplate.set(template.uriTemplate, {
-              ...template,
-              _meta: { ...template._meta, ...sourceMeta(outcome) },
-            });
-          }
-        }
-      }
-      return { resourceTemplates: [...byTemplate.values()] };
+      return {
+        resourceTemplates: union(
+          outcomes,
+          (value) => value.resourceTemplates,
+          (template) => template.uriTemplate,
+        ),
+      };
     },
 
     async readResource(endpoint, uri) {
@@ -250,24 +265,24 @@ export function createFederatedSurface(options: SurfaceOptions): FederatedSurfac
         );
       }
       if (failures.length > 0) {
-        throw new McpError(ErrorCode.InternalError, `resource ${uri} could not be read: ${unavailable}`);
+        throw new McpError(
+          ErrorCode.InternalError,
+          `resource ${shown(uri)} could not be read: ${unavailable}`,
+        );
       }
-      throw new McpError(RESOURCE_NOT_FOUND, `Resource ${uri} not found`, { uri });
+      throw new McpError(RESOURCE_NOT_FOUND, `Resource ${shown(uri)} not found`, { uri: shown(uri) });
     },
 
     async listPrompts(endpoint, cursor) {
       noCursor(cursor, "prompts/list");
       const outcomes = await everyGroup(endpoint, (source) => pool.listPrompts(source, endpoint));
-      const byName = new Map<string, ListPromptsResult["prompts"][number]>();
-      for (const outcome of outcomes) {
-        if (!outcome.ok) continue;
-        for (const prompt of outcome.value.prompts) {
-          if (!byName.has(prompt.name)) {
-            byName.set(prompt.name, { ...prompt, _meta: { ...prompt._meta, ...sourceMeta(outcome) } });
-          }
-        }
-      }
-      return { prompts: [...byName.values()] };
+      return {
+        prompts: union(
+          outcomes,
+          (value) => value.prompts,
+          (prompt) => prompt.name,
+        ),
+      };
     },
 
     async getPrompt(endpoint, name, args) {
