@@ -2,7 +2,10 @@
 // 500,000 pages (`--pages=N`) through /v1/memory/mcp with one persistent official MCP client, with the gateway's
 // start time and resident memory, and the in-process split (memory_query without HTTP, the bare lexical index).
 // The seeded store is cached under the temp dir (`--fresh` reseeds): seeding 500,000 pages takes minutes.
-import { copyFile, writeFile } from "node:fs/promises";
+// `--ab=<git revision>` times memory_query of this tree against that revision instead: both gateways built and
+// started as child processes, each on its own copy of the same seeded store, the same queries sent to them in
+// alternating rounds (`--rounds=N`) through the official MCP client, so the machine's load hits both alike.
+import { copyFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -21,11 +24,21 @@ import { silentLogger } from "../src/shared/logger.js";
 import { episodeScope, loadConversationSet, utterancePage, utterancePath } from "./lib/friendsqa.js";
 import { loadCollection, mean, percentile } from "./lib/ir.js";
 import { seededMemoryStore } from "./lib/memory-seed.js";
+import { cpuMsOf } from "./lib/proc-cpu.js";
+import {
+  type BuiltRevision,
+  buildRevision,
+  currentRevision,
+  runBin,
+  startRevisionServer,
+} from "./lib/revision-build.js";
 import { createBenchTree, machineLine } from "./lib/server-tree.js";
 
 const pagesForLatency = Number(process.argv.find((arg) => arg.startsWith("--pages="))?.slice(8) ?? "500000");
 const measured = Number(process.argv.find((arg) => arg.startsWith("--queries="))?.slice(10) ?? "1000");
 const WARM_UP = 200;
+const abRevision = process.argv.find((arg) => arg.startsWith("--ab="))?.slice(5);
+const abRounds = Number(process.argv.find((arg) => arg.startsWith("--rounds="))?.slice(9) ?? "10");
 
 /** Stock BM25 (Lucene's k1 0.9, b 0.4, same analyser, no feedback or proximity). */
 const STOCK_BM25 = { ...DEFAULT_LEXICAL_PARAMS, k1: 0.9, b: 0.4, feedbackDocs: 0, proximityWeight: 0 };
@@ -292,6 +305,119 @@ async function latency() {
   };
 }
 
+/** A gateway of one revision on a server tree of its own, holding a copy of the seeded store. */
+async function abGateway(revision: BuiltRevision, seedFile: string, root: string) {
+  await runBin(revision.bin, [
+    "server",
+    "init",
+    "--root",
+    root,
+    "--public-url",
+    "http://127.0.0.1:0",
+    "--listen",
+    "127.0.0.1:0",
+  ]);
+  const file = memoryFile(serverPaths(root));
+  for (const suffix of ["-wal", "-shm"]) await rm(`${file}${suffix}`, { force: true });
+  await copyFile(seedFile, file);
+  const server = await startRevisionServer(revision.bin, root);
+  try {
+    const { code } = JSON.parse(
+      await runBin(revision.bin, ["server", "enrollment", "create", "--root", root, "--json"]),
+    ) as {
+      code: string;
+    };
+    const response = await fetch(`${server.url}/v1/enroll`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ code, client_name: "bench" }),
+    });
+    const { credential } = (await response.json()) as { credential: string };
+    const client = new Client({ name: "ivoai-bench", version: "1" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/v1/memory/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${credential}`, "x-ivoai-project": "project-3" } },
+      }),
+    );
+    return { revision, server, client, times: [] as number[], cpuMs: 0 as number | undefined, calls: 0 };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+
+/**
+ * memory_query through /v1/memory/mcp of this tree's gateway and of `--ab`'s, on copies of one seeded store, in
+ * alternating rounds of the same queries (the order within a round alternates too), with each server's CPU time.
+ */
+async function abLatency(revisionName: string) {
+  const seed = await seededMemoryStore(pagesForLatency, { fresh: process.argv.includes("--fresh") });
+  const revisions = [await currentRevision(), await buildRevision(revisionName)];
+  const tree = await createBenchTree("memory-ab");
+  const queries = ["cranfield", "adi", "faquad"].flatMap((name) =>
+    loadCollection(name).queries.map((query) => query.text),
+  );
+  const sides: Awaited<ReturnType<typeof abGateway>>[] = [];
+  try {
+    // One after the other, so that each start time is its own.
+    for (const [i, revision] of revisions.entries())
+      sides.push(await abGateway(revision, seed.file, path.join(tree.root, `side-${i}`)));
+    const call = async (side: (typeof sides)[0], query: string) => {
+      const begin = performance.now();
+      const result = await side.client.callTool({ name: "memory_query", arguments: { query, limit: 10 } });
+      if (result.isError) throw new Error(`${side.revision.label}: ${JSON.stringify(result.content)}`);
+      return performance.now() - begin;
+    };
+    // Call by call, each query to both, whichever went first going second next: the machine's load changes
+    // within a second, and alternating rounds of many calls each still saw it hit one side more.
+    const both = async (i: number, query: string) => {
+      const times = [];
+      for (const side of i % 2 === 0 ? sides : [...sides].reverse()) times.push(await call(side, query));
+      return i % 2 === 0 ? times : times.reverse();
+    };
+    for (let i = 0; i < WARM_UP; i++) await both(i, queries[i % queries.length] as string);
+    const perRound = Math.ceil(measured / abRounds);
+    const roundRatios: number[] = [];
+    for (let round = 0; round < abRounds; round++) {
+      // A server is idle while the other serves: its CPU time over the round is its own calls'.
+      const cpuBefore = sides.map((side) => cpuMsOf(side.server.pid));
+      const times = sides.map(() => [] as number[]);
+      for (let i = round * perRound; i < (round + 1) * perRound; i++) {
+        const pair = await both(i, queries[(WARM_UP + i) % queries.length] as string);
+        for (const [s, time] of pair.entries()) times[s]?.push(time);
+      }
+      for (const [s, side] of sides.entries()) {
+        const before = cpuBefore[s];
+        const after = cpuMsOf(side.server.pid);
+        side.cpuMs =
+          side.cpuMs === undefined || before === undefined || after === undefined
+            ? undefined
+            : side.cpuMs + after - before;
+        side.calls += perRound;
+        side.times.push(...(times[s] as number[]));
+      }
+      roundRatios.push(summary(times[0] as number[]).p50 / summary(times[1] as number[]).p50);
+    }
+    const rows = [];
+    for (const side of sides)
+      rows.push({
+        label: side.revision.label,
+        commit: side.revision.commit,
+        ...summary(side.times),
+        cpuPerCall: side.cpuMs === undefined ? undefined : side.cpuMs / side.calls,
+        startSeconds: side.server.startSeconds,
+        rss: await side.server.rssMiB(),
+      });
+    return { seed, rows, roundRatios: roundRatios.sort((a, b) => a - b), perRound };
+  } finally {
+    for (const side of sides) {
+      await side.client.close();
+      await side.server.stop();
+    }
+    await tree.cleanup();
+  }
+}
+
 const c = await conversations(false);
 const cShared = await conversations(true);
 const q = await quality();
@@ -319,6 +445,42 @@ const qualityReport = [
 if (process.argv.includes("--quality-only")) {
   // Recall only (deterministic, seconds): for development; never saved.
   process.stdout.write(`${qualityReport.join("\n")}\n`);
+  process.exit(0);
+}
+if (abRevision !== undefined) {
+  const ab = await abLatency(abRevision);
+  const [ours, theirs] = ab.rows as [(typeof ab.rows)[0], (typeof ab.rows)[0]];
+  const ms = (value: number | undefined) => (value === undefined ? "n/a" : value.toFixed(2));
+  const report = [
+    "# memory",
+    "",
+    `${machineLine()}, ${new Date().toISOString()}.`,
+    "",
+    ...qualityReport,
+    `## memory_query latency at ${pagesForLatency.toLocaleString("en")} pages, this tree against ${abRevision} in the same run`,
+    "",
+    `Both gateways run as child processes (\`ivoai server start\` of each revision's own build), each on its own copy of the same seeded store; one persistent official MCP client each, caller's scopes project-3 and _global. After ${WARM_UP} warm-up calls each, ${(ab.perRound * abRounds).toLocaleString("en")} calls each in ${abRounds} rounds of ${ab.perRound}, each query sent to one gateway then the other (which goes first alternates), so that the machine's load hits both alike. Server CPU: the process's user + system time over the measured calls (10 ms ticks).`,
+    "",
+    "| gateway | p50 ms | p90 ms | p99 ms | server CPU ms/call | start s (index load) | RSS MiB after |",
+    "|---|---|---|---|---|---|---|",
+    ...ab.rows.map(
+      (row) =>
+        `| ${row.label.replaceAll("|", "\\|")} | **${ms(row.p50)}** | ${ms(row.p90)} | ${ms(row.p99)} | ${ms(row.cpuPerCall)} | ${row.startSeconds.toFixed(1)} | ${row.rss === undefined ? "n/a" : row.rss.toFixed(0)} |`,
+    ),
+    "",
+    `This tree / ${abRevision}: p50 **${(ours.p50 / theirs.p50).toFixed(3)}×**, p99 ${(ours.p99 / theirs.p99).toFixed(3)}×` +
+      (ours.cpuPerCall !== undefined && theirs.cpuPerCall !== undefined
+        ? `, server CPU per call ${(ours.cpuPerCall / theirs.cpuPerCall).toFixed(3)}×`
+        : "") +
+      `. Per-round p50 ratio (how much it varies between rounds): min ${(ab.roundRatios[0] as number).toFixed(3)}, median ${percentile(ab.roundRatios, 50).toFixed(3)}, max ${(ab.roundRatios.at(-1) as number).toFixed(3)}.`,
+    "",
+    ab.seed.seeded
+      ? `Seeding ${pagesForLatency.toLocaleString("en")} pages through the store's write path (5,000 per transaction): ${ab.seed.seconds.toFixed(0)} s.`
+      : "The seeded store came from the cache of an earlier run (same seed, same write path).",
+    "",
+  ].join("\n");
+  process.stdout.write(`${report}\n`);
+  if (!process.argv.includes("--no-save")) await writeFile(path.resolve("bench/results/memory.md"), report);
   process.exit(0);
 }
 const l = await latency();
