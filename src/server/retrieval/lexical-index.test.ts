@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { createLexicalIndex, DEFAULT_LEXICAL_PARAMS } from "./lexical-index.js";
+import {
+  ALLOWED_BITMAPS,
+  createLexicalIndex,
+  DEFAULT_LEXICAL_PARAMS,
+  type LexicalIndex,
+  type LexicalParams,
+} from "./lexical-index.js";
 
 const q = (...terms: string[]) => new Map(terms.map((term) => [term, 1]));
 
@@ -118,6 +124,93 @@ describe("lexical index groups", () => {
     expect(index.search(q("budget"), { limit: 10 }).map((hit) => hit.key)).not.toContain(100);
     // A group left out of the mask has no results at all.
     expect(index.search(q("holiday"), { limit: 10, groups: new Uint8Array([0, 1]) })).toEqual([]);
+  });
+
+  it("keeps a mask's bitmap of allowed passages right through additions, removals, updates and growth", () => {
+    // Passages of four groups from a small vocabulary (a fixed LCG), so that every query matches many of each.
+    let seed = 7;
+    const random = () => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const vocabulary = Array.from({ length: 40 }, (_, i) => `t${i}`);
+    const passage = () =>
+      Array.from(
+        { length: 3 + Math.floor(random() * 8) },
+        () => vocabulary[Math.floor(random() * 40)] as string,
+      );
+    const check = (params: LexicalParams) => {
+      const index = createLexicalIndex(params);
+      /** Every change made so far, to replay on an index that never searched (its bitmap made at the end). */
+      const changes: ((target: LexicalIndex) => void)[] = [];
+      const change = (apply: (target: LexicalIndex) => void) => {
+        apply(index);
+        changes.push(apply);
+      };
+      let live: { key: number; terms: string[]; group: number }[] = [];
+      let next = 1;
+      const add = (count: number) => {
+        for (let i = 0; i < count; i++) {
+          const entry = { key: next++, terms: passage(), group: Math.floor(random() * 4) };
+          change((target) => target.add(entry.key, entry.terms, entry.group));
+          live.push(entry);
+        }
+      };
+      const remove = (key: number) => {
+        expect(index.has(key)).toBe(true);
+        change((target) => target.remove(key));
+        live = live.filter((entry) => entry.key !== key);
+      };
+      const mask = new Uint8Array([1, 0, 1, 0]);
+      const queries = [q("t1", "t2"), q("t3"), q("t5", "t7", "t9"), q("t0", "t39")];
+      const same = () => {
+        const replayed = createLexicalIndex(params);
+        for (const apply of changes) apply(replayed);
+        for (const query of queries) {
+          // The same groups, as a mask of another length.
+          const expected = replayed.search(query, { limit: 20, groups: new Uint8Array([1, 0, 1]) });
+          expect(expected.length).toBeGreaterThan(0);
+          expect(index.search(query, { limit: 20, groups: mask })).toEqual(expected);
+        }
+      };
+      add(300);
+      same();
+      // Removals of allowed and other passages, updates (a page rewritten: old key gone, a new one in another
+      // group), and enough additions to grow every per-slot array (and the bitmap) past its first capacity.
+      for (const entry of live.slice(0, 120).filter((_, i) => i % 3 === 0)) remove(entry.key);
+      for (const entry of live.slice(0, 60).filter((_, i) => i % 2 === 0)) {
+        remove(entry.key);
+        const updated = { key: next++, terms: entry.terms, group: (entry.group + 1) % 4 };
+        change((target) => target.add(updated.key, updated.terms, updated.group));
+        live.push(updated);
+      }
+      add(2_500);
+      same();
+      // More masks than the index keeps bitmaps for: the first one is made again, still right.
+      for (let other = 0; other < ALLOWED_BITMAPS + 2; other++)
+        index.search(q("t1"), {
+          limit: 5,
+          groups: new Uint8Array([0, 1, 0, 0, ...new Array(other).fill(0), 1]),
+        });
+      for (const entry of live.slice(-50)) remove(entry.key);
+      same();
+      change((target) => target.compact());
+      add(10);
+      same();
+    };
+    check(DEFAULT_LEXICAL_PARAMS);
+    // Without feedback or proximity, a confined search is the full ranking with other groups left out.
+    const plain = { ...DEFAULT_LEXICAL_PARAMS, feedbackDocs: 0, proximityWeight: 0 };
+    check(plain);
+    const index = createLexicalIndex(plain);
+    for (let key = 1; key <= 2_000; key++) index.add(key, passage(), key % 3);
+    for (let key = 1; key <= 2_000; key += 7) index.remove(key);
+    const mask = new Uint8Array([0, 1, 1]);
+    for (const query of [q("t1", "t2"), q("t4")]) {
+      const everything = index.search(query, { limit: 2_000 });
+      const allowed = everything.filter((hit) => hit.key % 3 !== 0).slice(0, 50);
+      expect(index.search(query, { limit: 50, groups: mask })).toEqual(allowed);
+    }
   });
 });
 

@@ -13,7 +13,9 @@ export interface LexicalSearchOptions {
   feedback?: boolean;
   /**
    * Only passages whose group (given when added) is set in this mask are results or feedback passages: a
-   * filter applied while ranking, so that passages of other groups do not crowd the allowed ones out.
+   * filter applied while ranking, so that passages of other groups do not crowd the allowed ones out. Passages
+   * of other groups are not even scored: the index keeps a bitmap of the allowed live passages per mask lately
+   * searched with (kept in step with additions and removals), checked before each posting is scored.
    */
   groups?: Uint8Array;
   /**
@@ -122,6 +124,22 @@ export interface LexicalIndex {
 
 const EMPTY = new Int32Array(0);
 
+/** Group masks whose passage bitmaps an index keeps (most recently used first), e.g. callers' sets of scopes. */
+export const ALLOWED_BITMAPS = 16;
+
+/** The bitmap of the live passages in a mask's groups: bit `slot & 31` of word `slot >>> 5`. */
+interface AllowedBitmap {
+  mask: Uint8Array;
+  bits: Int32Array;
+}
+
+/** Whether two group masks allow the same groups (a shorter mask allows none of the groups past its end). */
+function sameGroups(a: Uint8Array, b: Uint8Array): boolean {
+  const length = Math.max(a.length, b.length);
+  for (let group = 0; group < length; group++) if ((a[group] === 1) !== (b[group] === 1)) return false;
+  return true;
+}
+
 /** A new index, empty or restored from `state` (whose flat arrays it keeps without copying). */
 export function createLexicalIndex(
   params: LexicalParams = DEFAULT_LEXICAL_PARAMS,
@@ -176,6 +194,8 @@ export function createLexicalIndex(
   let normsValid = false;
   let touched = new Int32Array(keys.length);
   let touchedCount = 0;
+  /** Bitmaps of the allowed live slots for the group masks searched lately, most recent first. */
+  let bitmaps: AllowedBitmap[] = [];
 
   const grow = () => {
     const capacity = keys.length * 2;
@@ -187,6 +207,7 @@ export function createLexicalIndex(
     cells = new Float32Array(capacity * 2);
     normsValid = false;
     touched = new Int32Array(capacity);
+    for (const bitmap of bitmaps) bitmap.bits = sized(bitmap.bits, Int32Array, (capacity >>> 5) + 1);
   };
 
   const slotOf = (key: number): number => {
@@ -299,11 +320,28 @@ export function createLexicalIndex(
     normsValid = true;
   };
 
-  const accumulateList = (data: Int32Array, from: number, to: number, factor: number) => {
+  const accumulateList = (
+    data: Int32Array,
+    from: number,
+    to: number,
+    factor: number,
+    allowed: Int32Array | undefined,
+  ) => {
     const out = cells;
     const seen = touched;
     let count = touchedCount;
-    if (liveCount === slots) {
+    if (allowed !== undefined) {
+      // Only allowed live slots are scored (the bitmap leaves removed ones out too).
+      for (let i = from; i < to; i += 2) {
+        const slot = data[i] as number;
+        if (((allowed[slot >>> 5] as number) & (1 << (slot & 31))) === 0) continue;
+        const tf = data[i + 1] as number;
+        const cell = slot * 2;
+        const previous = out[cell + 1] as number;
+        if (previous === 0) seen[count++] = slot;
+        out[cell + 1] = previous + (factor * tf) / (tf + (out[cell] as number));
+      }
+    } else if (liveCount === slots) {
       for (let i = from; i < to; i += 2) {
         const slot = data[i] as number;
         const tf = data[i + 1] as number;
@@ -326,17 +364,36 @@ export function createLexicalIndex(
     touchedCount = count;
   };
 
-  /** Adds the BM25 contributions of `weights` into `scores`, noting newly touched slots. */
-  const accumulate = (weights: ReadonlyMap<number, number>): void => {
+  /**
+   * Adds the BM25 contributions of `weights` into `scores`, noting newly touched slots (only the slots set in
+   * `allowed`, when given).
+   */
+  const accumulate = (weights: ReadonlyMap<number, number>, allowed?: Int32Array): void => {
     prepareNorms();
     for (const [id, weight] of weights) {
       if (weight <= 0 || id >= termText.length) continue;
       const factor = weight * idf(id) * (params.k1 + 1);
       if (id + 1 < baseStart.length)
-        accumulateList(basePostings, baseStart[id] as number, baseStart[id + 1] as number, factor);
+        accumulateList(basePostings, baseStart[id] as number, baseStart[id + 1] as number, factor, allowed);
       const tail = tails[id];
-      if (tail) accumulateList(tail.data, 0, tail.length, factor);
+      if (tail) accumulateList(tail.data, 0, tail.length, factor, allowed);
     }
+  };
+
+  /** The bitmap of the live slots in `mask`'s groups: kept from an earlier search, or made (one pass). */
+  const allowedSlots = (mask: Uint8Array): Int32Array => {
+    const at = bitmaps.findIndex((bitmap) => sameGroups(bitmap.mask, mask));
+    if (at >= 0) {
+      const found = bitmaps[at] as AllowedBitmap;
+      if (at > 0) bitmaps = [found, ...bitmaps.slice(0, at), ...bitmaps.slice(at + 1)];
+      return found.bits;
+    }
+    const bits = new Int32Array((keys.length >>> 5) + 1);
+    for (let slot = 0; slot < slots; slot++)
+      if (alive[slot] === 1 && mask[groups[slot] as number] === 1)
+        bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
+    bitmaps = [{ mask: mask.slice(), bits }, ...bitmaps.slice(0, ALLOWED_BITMAPS - 1)];
+    return bits;
   };
 
   const reset = () => {
@@ -348,7 +405,7 @@ export function createLexicalIndex(
    * The best `limit` touched slots, by score then key; a binary heap of (slot, score) with no allocation per slot.
    * With `rescale`, every touched score is multiplied by it on the way (0 clears them: the search's last pass).
    */
-  const topK = (limit: number, rescale?: number, mask?: Uint8Array): LexicalHit[] => {
+  const topK = (limit: number, rescale?: number): LexicalHit[] => {
     const heap = new Int32Array(Math.max(1, limit));
     const heapScore = new Float64Array(Math.max(1, limit));
     let size = 0;
@@ -366,7 +423,6 @@ export function createLexicalIndex(
       const score = cells[slot * 2 + 1] as number;
       if (rescale !== undefined) cells[slot * 2 + 1] = score * rescale;
       if (size === limit && score < floor) continue;
-      if (mask !== undefined && mask[groups[slot] as number] !== 1) continue;
       if (size < limit) {
         let at = size++;
         while (at > 0) {
@@ -554,6 +610,8 @@ export function createLexicalIndex(
     groups[slot] = group;
     lengths[slot] = length;
     alive[slot] = 1;
+    for (const { mask, bits } of bitmaps)
+      if (mask[group] === 1) bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
     unordered?.set(key, slot);
     distinctTerms(slot, (id, tf) => {
       let tail = tails[id];
@@ -605,6 +663,7 @@ export function createLexicalIndex(
       if (slot < 0) return false;
       unordered?.delete(key);
       alive[slot] = 0;
+      for (const { bits } of bitmaps) bits[slot >>> 5] = (bits[slot >>> 5] as number) & ~(1 << (slot & 31));
       distinctTerms(slot, (id) => {
         df[id] = (df[id] as number) - 1;
       });
@@ -623,24 +682,26 @@ export function createLexicalIndex(
       const depth = Math.max(options.limit, params.proximityWeight > 0 ? params.proximityDepth : 0);
       let hits: LexicalHit[];
       let originalFactor = 1;
+      // Confined to groups, only the allowed passages are scored, so every touched slot is a candidate.
+      const allowed = options.groups === undefined ? undefined : allowedSlots(options.groups);
       try {
-        accumulate(weights);
+        accumulate(weights, allowed);
         if (options.feedback !== false && params.feedbackDocs > 0) {
           // The second pass reuses the first: its scores are scaled for the expanded query while the feedback
           // passages are picked (by the unscaled scores), then only the expansion terms' postings are added.
           const scale =
             params.originalWeight / [...weights.values()].reduce((sum, weight) => sum + weight, 0);
-          const rm3 = expansion(weights, topK(params.feedbackDocs, scale, options.groups));
+          const rm3 = expansion(weights, topK(params.feedbackDocs, scale));
           if (rm3) {
             originalFactor = rm3.originalFactor;
-            accumulate(rm3.added);
+            accumulate(rm3.added, allowed);
           } else {
             // No expansion after all (rare): the first pass again, unscaled.
             reset();
-            accumulate(weights);
+            accumulate(weights, allowed);
           }
         }
-        hits = topK(depth, 0, options.groups);
+        hits = topK(depth, 0);
       } finally {
         reset();
       }
