@@ -15,7 +15,8 @@ export interface LexicalSearchOptions {
    * Only passages whose group (given when added) is set in this mask are results or feedback passages: a
    * filter applied while ranking, so that passages of other groups do not crowd the allowed ones out. Passages
    * of other groups are not even scored: the index keeps a bitmap of the allowed live passages per mask lately
-   * searched with (kept in step with additions and removals), checked before each posting is scored.
+   * searched with (kept in step with additions and removals), checked before each posting is scored (a mask
+   * that finds every kept bitmap in use is searched without one: all scored, others left out at the top-k).
    */
   groups?: Uint8Array;
   /**
@@ -126,11 +127,19 @@ const EMPTY = new Int32Array(0);
 
 /** Group masks whose passage bitmaps an index keeps (most recently used first), e.g. callers' sets of scopes. */
 export const ALLOWED_BITMAPS = 16;
+/**
+ * Searches since its last use after which the least recently used bitmap may give way to a new mask's. Making
+ * one is a pass over every passage (~1.5–3 ms at 500,000 on a busy machine, where a search is a few ms): while
+ * more masks than the index keeps are all in use, the ones without a bitmap are searched as before one existed.
+ */
+const BITMAP_COLD_AFTER = ALLOWED_BITMAPS * 4;
 
 /** The bitmap of the live passages in a mask's groups: bit `slot & 31` of word `slot >>> 5`. */
 interface AllowedBitmap {
   mask: Uint8Array;
   bits: Int32Array;
+  /** The search that last used it. */
+  used: number;
 }
 
 /** Whether two group masks allow the same groups (a shorter mask allows none of the groups past its end). */
@@ -196,6 +205,8 @@ export function createLexicalIndex(
   let touchedCount = 0;
   /** Bitmaps of the allowed live slots for the group masks searched lately, most recent first. */
   let bitmaps: AllowedBitmap[] = [];
+  /** Searches confined to groups so far (the clock of `used`). */
+  let confinedSearches = 0;
 
   const grow = () => {
     const capacity = keys.length * 2;
@@ -380,19 +391,28 @@ export function createLexicalIndex(
     }
   };
 
-  /** The bitmap of the live slots in `mask`'s groups: kept from an earlier search, or made (one pass). */
-  const allowedSlots = (mask: Uint8Array): Int32Array => {
+  /**
+   * The bitmap of the live slots in `mask`'s groups: kept from an earlier search, or made (one pass) unless every
+   * bitmap kept is still in use (undefined: the search scores every passage and leaves other groups out at the
+   * top-k, as before bitmaps).
+   */
+  const allowedSlots = (mask: Uint8Array): Int32Array | undefined => {
+    const now = ++confinedSearches;
     const at = bitmaps.findIndex((bitmap) => sameGroups(bitmap.mask, mask));
     if (at >= 0) {
       const found = bitmaps[at] as AllowedBitmap;
+      found.used = now;
       if (at > 0) bitmaps = [found, ...bitmaps.slice(0, at), ...bitmaps.slice(at + 1)];
       return found.bits;
     }
+    const oldest = bitmaps.at(-1);
+    if (bitmaps.length === ALLOWED_BITMAPS && oldest && now - oldest.used < BITMAP_COLD_AFTER)
+      return undefined;
     const bits = new Int32Array((keys.length >>> 5) + 1);
     for (let slot = 0; slot < slots; slot++)
       if (alive[slot] === 1 && mask[groups[slot] as number] === 1)
         bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
-    bitmaps = [{ mask: mask.slice(), bits }, ...bitmaps.slice(0, ALLOWED_BITMAPS - 1)];
+    bitmaps = [{ mask: mask.slice(), bits, used: now }, ...bitmaps.slice(0, ALLOWED_BITMAPS - 1)];
     return bits;
   };
 
@@ -404,8 +424,9 @@ export function createLexicalIndex(
   /**
    * The best `limit` touched slots, by score then key; a binary heap of (slot, score) with no allocation per slot.
    * With `rescale`, every touched score is multiplied by it on the way (0 clears them: the search's last pass).
+   * With `mask`, slots of groups it leaves out are passed over (a confined search without a bitmap).
    */
-  const topK = (limit: number, rescale?: number): LexicalHit[] => {
+  const topK = (limit: number, rescale?: number, mask?: Uint8Array): LexicalHit[] => {
     const heap = new Int32Array(Math.max(1, limit));
     const heapScore = new Float64Array(Math.max(1, limit));
     let size = 0;
@@ -423,6 +444,7 @@ export function createLexicalIndex(
       const score = cells[slot * 2 + 1] as number;
       if (rescale !== undefined) cells[slot * 2 + 1] = score * rescale;
       if (size === limit && score < floor) continue;
+      if (mask !== undefined && mask[groups[slot] as number] !== 1) continue;
       if (size < limit) {
         let at = size++;
         while (at > 0) {
@@ -682,8 +704,9 @@ export function createLexicalIndex(
       const depth = Math.max(options.limit, params.proximityWeight > 0 ? params.proximityDepth : 0);
       let hits: LexicalHit[];
       let originalFactor = 1;
-      // Confined to groups, only the allowed passages are scored, so every touched slot is a candidate.
+      // Confined to groups with a bitmap, only the allowed passages are scored: every touched slot is a candidate.
       const allowed = options.groups === undefined ? undefined : allowedSlots(options.groups);
+      const mask = allowed === undefined ? options.groups : undefined;
       try {
         accumulate(weights, allowed);
         if (options.feedback !== false && params.feedbackDocs > 0) {
@@ -691,7 +714,7 @@ export function createLexicalIndex(
           // passages are picked (by the unscaled scores), then only the expansion terms' postings are added.
           const scale =
             params.originalWeight / [...weights.values()].reduce((sum, weight) => sum + weight, 0);
-          const rm3 = expansion(weights, topK(params.feedbackDocs, scale));
+          const rm3 = expansion(weights, topK(params.feedbackDocs, scale, mask));
           if (rm3) {
             originalFactor = rm3.originalFactor;
             accumulate(rm3.added, allowed);
@@ -701,7 +724,7 @@ export function createLexicalIndex(
             accumulate(weights, allowed);
           }
         }
-        hits = topK(depth, 0);
+        hits = topK(depth, 0, mask);
       } finally {
         reset();
       }
