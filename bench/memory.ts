@@ -6,6 +6,7 @@
 // started as child processes, each on its own copy of the same seeded store, the same queries sent to them in
 // alternating rounds (`--rounds=N`) through the official MCP client, so the machine's load hits both alike.
 import { copyFile, rm, writeFile } from "node:fs/promises";
+import { availableParallelism, loadavg } from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -358,6 +359,7 @@ async function abLatency(revisionName: string) {
     loadCollection(name).queries.map((query) => query.text),
   );
   const sides: Awaited<ReturnType<typeof abGateway>>[] = [];
+  const loadBefore = loadavg()[0] as number;
   try {
     // One after the other, so that each start time is its own.
     for (const [i, revision] of revisions.entries())
@@ -408,7 +410,13 @@ async function abLatency(revisionName: string) {
         startSeconds: side.server.startSeconds,
         rss: await side.server.rssMiB(),
       });
-    return { seed, rows, roundRatios: roundRatios.sort((a, b) => a - b), perRound };
+    return {
+      seed,
+      rows,
+      roundRatios: roundRatios.sort((a, b) => a - b),
+      perRound,
+      load: { before: loadBefore, after: loadavg()[0] as number },
+    };
   } finally {
     for (const side of sides) {
       await side.client.close();
@@ -473,6 +481,8 @@ if (abRevision !== undefined) {
         ? `, server CPU per call ${(ours.cpuPerCall / theirs.cpuPerCall).toFixed(3)}×`
         : "") +
       `. Per-round p50 ratio (how much it varies between rounds): min ${(ab.roundRatios[0] as number).toFixed(3)}, median ${percentile(ab.roundRatios, 50).toFixed(3)}, max ${(ab.roundRatios.at(-1) as number).toFixed(3)}.`,
+    "",
+    `Load average (1 min) of the machine: ${ab.load.before.toFixed(2)} before the gateways started, ${ab.load.after.toFixed(2)} after the calls, on ${availableParallelism()} CPUs (other work on it slows both sides alike, but widens the spread).`,
     "",
     ab.seed.seeded
       ? `Seeding ${pagesForLatency.toLocaleString("en")} pages through the store's write path (5,000 per transaction): ${ab.seed.seconds.toFixed(0)} s.`

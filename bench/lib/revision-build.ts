@@ -24,7 +24,9 @@ const git = async (args: readonly string[], cwd = process.cwd()) =>
 /** This checkout's built binary (the bench runner built it), labelled with HEAD and whether the tree is dirty. */
 export async function currentRevision(): Promise<BuiltRevision> {
   const head = await git(["log", "-1", "--format=%h %s"]);
-  const dirty = (await git(["status", "--porcelain", "--untracked-files=no"])).length > 0;
+  // A results file the bench itself wrote does not make the build differ from HEAD.
+  const dirty =
+    (await git(["status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results"])).length > 0;
   return {
     commit: "working tree",
     label: `${head.slice(0, 60)}${dirty ? " + uncommitted changes" : ""}`,
