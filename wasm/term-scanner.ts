@@ -16,7 +16,7 @@ const PENDING: i32 = -2;
 const WIDE: i32 = -3;
 /** What emit returns for a text whose terms need units above 0xFF. */
 const NEEDS_WIDE: i32 = -0x40000000;
-/** Bytes allocated past the term pool's and the output's ends, for copies eight bytes at a time. */
+/** Bytes allocated past the input's, the term pool's and the output's ends, for eight-byte loads and copies. */
 const SLACK: usize = 8;
 
 /** Word-ness of every BMP unit: 2 for a letter or digit, else 1 (written by the host once). */
@@ -107,7 +107,7 @@ export function entries(): i32 {
 export function inputPointer(units: i32): usize {
   if (units > inputCapacity) {
     inputCapacity = max(units, inputCapacity << 1);
-    input = heap.alloc((<usize>inputCapacity) << 1);
+    input = heap.alloc(((<usize>inputCapacity) << 1) + SLACK);
   }
   return input;
 }
@@ -143,10 +143,9 @@ function rehash(): void {
 
 /** The word's first four units (zeros past its end), as one number. */
 function prefixOf(at: usize, length: i32): u64 {
-  if (length >= 4) return load<u64>(at);
-  let prefix: u64 = 0;
-  for (let i = 0; i < length; i++) prefix |= (<u64>load<u16>(at + ((<usize>i) << 1))) << ((<u64>i) << 4);
-  return prefix;
+  // Eight bytes whatever the length (the input has SLACK bytes past its end), the ones past the word masked.
+  const all = load<u64>(at);
+  return length >= 4 ? all : all & (((<u64>1) << ((<u64>length) << 4)) - 1);
 }
 
 /** The entry of the `length` units at `at` (in input or anywhere in memory), added with `wordFlags` when new. */
@@ -161,7 +160,7 @@ function find(at: usize, length: i32, hash: i32, wordFlags: u8): i32 {
     const entry = (stored & 0xffffff) - 1;
     if (length <= 4) return entry;
     const start = pool + ((<usize>load<i32>(records + ((<usize>entry) << 3))) << 1);
-    if (sameUnits(start + 8, at + 8, ((<usize>length) << 1) - 8)) return entry;
+    if (sameTail(start, at, (<usize>length) << 1)) return entry;
   }
   // biome-ignore lint/correctness/noUnreachable: AssemblyScript wants a return after the endless loop.
   return -1;
@@ -192,12 +191,13 @@ function add(at: usize, length: i32, hash: i32, prefix: u64, wordFlags: u8, slot
   return entry;
 }
 
-/** Whether `bytes` bytes at a and b are equal: eight at a time (unaligned loads are cheap), then by unit. */
-function sameUnits(a: usize, b: usize, bytes: usize): bool {
-  let i: usize = 0;
-  for (; i + 8 <= bytes; i += 8) if (load<u64>(a + i) !== load<u64>(b + i)) return false;
-  for (; i < bytes; i += 2) if (load<u16>(a + i) !== load<u16>(b + i)) return false;
-  return true;
+/**
+ * Whether the `bytes` (more than 8) bytes at a and b are equal past their first eight (compared already):
+ * eight at a time (unaligned loads are cheap), the last eight overlapping the ones before.
+ */
+function sameTail(a: usize, b: usize, bytes: usize): bool {
+  for (let i: usize = 8; i + 8 < bytes; i += 8) if (load<u64>(a + i) !== load<u64>(b + i)) return false;
+  return load<u64>(a + bytes - 8) === load<u64>(b + bytes - 8);
 }
 
 function hashOf(at: usize, length: i32): i32 {
