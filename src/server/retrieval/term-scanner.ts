@@ -103,8 +103,24 @@ export function chunkTerms(
   lexiconLimit = LEXICON_LIMIT,
 ): ChunkTerms | undefined {
   if (scanner === undefined) scanner = load();
-  const exports = scanner;
-  if (!exports) return undefined;
+  if (!scanner) return undefined;
+  try {
+    return scan(scanner, text, bounds, header, language, lexiconLimit);
+  } catch {
+    // A trap (its memory could not grow) may leave the module half-way: the JavaScript analyser takes over.
+    scanner = null;
+    return undefined;
+  }
+}
+
+function scan(
+  exports: ScannerExports,
+  text: string,
+  bounds: Int32Array,
+  header: (language: Language) => string,
+  language: Language | undefined,
+  lexiconLimit: number,
+): ChunkTerms | undefined {
   const lower = text.toLowerCase();
   if (SURROGATE.test(lower)) return undefined;
   writeUnits(exports, exports.inputPointer(lower.length), lower);
