@@ -2,22 +2,11 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { createRandom } from "../../../bench/lib/corpus.js";
 import { DEMO_CORPUS } from "../../cli/commands/demo-corpus.js";
 import { planChunks } from "../context/ingest-prepare.js";
 import { analyzeWithOffsets, joinedTermsBetween } from "./analyzer.js";
 import { chunkTerms } from "./term-scanner.js";
-
-// Mulberry32, so a failure names a reproducible seed.
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Pieces whose terms stay within Latin-1 (the module's own path), then pieces that need the JavaScript analyser.
 const LATIN = [
@@ -87,7 +76,7 @@ describe("chunkTerms (WebAssembly) against the JavaScript analyser", () => {
   it("gives the same plan for random texts in both languages, with headers and overlapping chunks", () => {
     let own = 0;
     for (let seed = 1; seed <= 400; seed++) {
-      const next = random(seed);
+      const next = createRandom(seed);
       // Every fourth text may hold pieces whose terms leave Latin-1: those go to the JavaScript analyser.
       const pieces = seed % 4 === 0 ? PIECES : LATIN;
       const input = {
@@ -128,7 +117,7 @@ describe("chunkTerms (WebAssembly) against the JavaScript analyser", () => {
   });
 
   it("starts its lexicon afresh when it would pass its limit, with the same terms", () => {
-    const next = random(99);
+    const next = createRandom(99);
     for (let round = 0; round < 20; round++) {
       // A new text each round, so that nothing of the previous scan can stand in for this one.
       const text = randomText(next, 400);
