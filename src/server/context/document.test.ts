@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cpuMs } from "../../../test/cpu-time.js";
-import { extractTitle } from "./document.js";
+import { extractTitle, normalizeText } from "./document.js";
 
 describe("document titles", () => {
   it("take the YAML front-matter title, else the first heading of the body, else the file name", () => {
@@ -32,5 +32,36 @@ describe("document titles", () => {
         cpuMs(() => extractTitle(text, "x.md")),
         name,
       ).toBeLessThan(100);
+  });
+});
+
+describe("document text normalisation", () => {
+  it("is NFC with LF line ends, whether or not the text has characters from U+0300 on", () => {
+    // Every character below U+0300, alone and before each other, is left as it is by NFC.
+    const below = Array.from({ length: 0x300 }, (_, code) => String.fromCharCode(code)).join("");
+    expect(normalizeText(below)).toBe(below.replace(/\r\n?/g, "\n"));
+    const pieces = [
+      "e",
+      "\u0301",
+      "A\u030a",
+      "\u212b",
+      "\u1100\u1161",
+      "\uac00\u11a8",
+      "ç",
+      "\r\n",
+      "\r",
+      "“x”",
+      "ﬁ",
+    ];
+    let state = 7;
+    for (let round = 0; round < 500; round++) {
+      let text = "";
+      for (let i = 0; i < 12; i++) {
+        state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+        text += pieces[state % pieces.length];
+      }
+      expect(normalizeText(text)).toBe(text.replace(/\r\n?/g, "\n").normalize("NFC"));
+    }
+    expect(normalizeText("Ame\u0301lie\r\n")).toBe("Amélie\n");
   });
 });

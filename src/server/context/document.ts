@@ -20,8 +20,16 @@ export function documentId(source: string, relPath: string): string {
 }
 
 /** Line endings unified and Unicode composed, so the same content always yields the same chunks. */
+/**
+ * A character from U+0300 on. Below it every character is its own NFC form and combines with nothing
+ * (NFC_Quick_Check=Yes, canonical combining class 0), so a text without one is already in NFC.
+ */
+const MAY_CHANGE_UNDER_NFC = /[\u0300-\uffff]/;
+
 export function normalizeText(text: string): string {
-  return (text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text).normalize("NFC");
+  const lines = text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
+  // normalize() copies the whole text to check it: a text in Latin-1 and its neighbours is skipped.
+  return MAY_CHANGE_UNDER_NFC.test(lines) ? lines.normalize("NFC") : lines;
 }
 
 /**

@@ -3,6 +3,7 @@
 
 import { hash } from "node:crypto";
 import { analyzeText, analyzeWithOffsets, joinedTermsBetween, type Language } from "../retrieval/analyzer.js";
+import { type ChunkTerms, chunkTerms } from "../retrieval/term-scanner.js";
 import type { DocumentReplacement } from "./catalogue.js";
 import { chunkText, DEFAULT_CHUNK_POLICY } from "./chunker.js";
 import { SkipError, type SkipReason } from "./connectors/safe-fs.js";
@@ -34,37 +35,45 @@ export interface PlanInput {
   text: string;
 }
 
-export function planChunks(input: PlanInput): ChunkPlan {
-  // Analyse the whole text once; each chunk takes the terms inside its range, after the title's terms
-  // (the title repeated as a header acts as a title field, BM25F-style).
-  const analysed = analyzeWithOffsets(input.text);
-  const header = analyzeText(input.title, analysed.language).join(" ");
+export function planChunks(input: PlanInput, scanner: "wasm" | "js" = "wasm"): ChunkPlan {
   const chunks = chunkText(input.id, input.text, DEFAULT_CHUNK_POLICY);
   const bounds = new Int32Array(chunks.length * 2);
-  const termEnds = new Int32Array(chunks.length);
   const ids: string[] = [];
-  const terms: string[] = [];
-  let termsLength = 0;
   for (const chunk of chunks) {
-    const body = joinedTermsBetween(analysed, chunk.unitStart, chunk.unitEnd);
-    // A chunk without terms of its own (whitespace, stopwords) stays out of the index entirely.
-    const chunkTerms = body && header ? `${header} ${body}` : body;
     if (chunk.id.length !== CHUNK_ID_LENGTH) throw new Error("chunk ids are 32 characters");
     ids.push(chunk.id);
-    terms.push(chunkTerms);
-    termsLength += chunkTerms.length;
     bounds[chunk.index * 2] = chunk.unitStart;
     bounds[chunk.index * 2 + 1] = chunk.unitEnd;
-    termEnds[chunk.index] = termsLength;
   }
-  return {
-    language: analysed.language,
-    count: chunks.length,
-    ids: ids.join(""),
-    bounds,
-    terms: terms.join(""),
-    termEnds,
-  };
+  // The title's terms lead each chunk's own (a header acting as a title field, BM25F-style).
+  const header = (language: Language) => analyzeText(input.title, language).join(" ");
+  const planned =
+    (scanner === "wasm" ? chunkTerms(input.text, bounds, header) : undefined) ??
+    chunkTermsInJs(input.text, bounds, header);
+  return { count: chunks.length, ids: ids.join(""), bounds, ...planned };
+}
+
+/** chunkTerms's reference: the whole text analysed once, each chunk taking the terms inside its range. */
+function chunkTermsInJs(
+  text: string,
+  bounds: Int32Array,
+  header: (language: Language) => string,
+): ChunkTerms {
+  const analysed = analyzeWithOffsets(text);
+  const headerTerms = header(analysed.language);
+  const count = bounds.length / 2;
+  const termEnds = new Int32Array(count);
+  const terms: string[] = [];
+  let termsLength = 0;
+  for (let index = 0; index < count; index++) {
+    const body = joinedTermsBetween(analysed, bounds[index * 2] as number, bounds[index * 2 + 1] as number);
+    // A chunk without terms of its own (whitespace, stopwords) stays out of the index entirely.
+    const own = body && headerTerms ? `${headerTerms} ${body}` : body;
+    terms.push(own);
+    termsLength += own.length;
+    termEnds[index] = termsLength;
+  }
+  return { language: analysed.language, terms: terms.join(""), termEnds };
 }
 
 /** One file as read by the committing thread. */

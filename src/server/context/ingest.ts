@@ -10,6 +10,9 @@ import { createInlinePreparer, type DocumentPreparer } from "./prepare-pool.js";
 
 export { PIPELINE_VERSION };
 
+/** Entries read ahead of the oldest one not yet committed (see `inflight`). */
+const MAX_INFLIGHT = 512;
+
 /** An entry of one ingest run waiting its turn to be decided and committed. */
 type Pending =
   | { kind: "skip"; relPath: string; reason: SkipReason }
@@ -118,7 +121,8 @@ export async function ingestConnector(
   const preparer = options.preparer ?? createInlinePreparer();
   // Every entry in discovery order: files read and being prepared (on worker threads), files whose stat says
   // unchanged, and skips. Settled oldest first, so a run decides exactly as one thread doing each file in turn
-  // would. Deep enough that workers keep busy while this thread commits a batch, bounded in count and bytes.
+  // would. Deep enough that workers keep busy while this thread commits a batch or the catalogue checkpoints its
+  // log, bounded in count and bytes.
   let inflightBytes = 0;
   const inflight: Pending[] = [];
   const settleOldest = async () => {
@@ -169,7 +173,7 @@ export async function ingestConnector(
     if (batch.length >= batchSize || batchBytes >= 8 * 1024 * 1024) await flush();
   };
   const drain = async () => {
-    while (inflight.length >= 128 || inflightBytes > 64 * 1024 * 1024) await settleOldest();
+    while (inflight.length >= MAX_INFLIGHT || inflightBytes > 64 * 1024 * 1024) await settleOldest();
   };
 
   try {

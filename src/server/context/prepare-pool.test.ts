@@ -1,9 +1,11 @@
+import { readdirSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { niceOf } from "../../shared/thread-priority.js";
 import { type PrepareJob, prepareDocument } from "./ingest-prepare.js";
-import { createWorkerPreparer, PREPARE_FORMAT } from "./prepare-pool.js";
+import { createWorkerPreparer, PREPARE_FORMAT, WORKER_NICE_STEPS } from "./prepare-pool.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -39,6 +41,22 @@ describe("the ingest worker pool", () => {
       const results = await Promise.all([pool.prepare(job()), pool.prepare(job())]);
       expect(results).toEqual([prepareDocument(job()), prepareDocument(job())]);
       expect(reasons).toEqual([expect.stringContaining(`format ${PREPARE_FORMAT - 1}`)]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("runs the built binary's workers below the committing thread's priority, with the inline result", async () => {
+    const pool = createWorkerPreparer(path.resolve("dist/ivoai.mjs"), { threads: 2 });
+    try {
+      const results = await Promise.all([pool.prepare(job()), pool.prepare(job())]);
+      expect(results).toEqual([prepareDocument(job()), prepareDocument(job())]);
+      const mine = niceOf(process.pid);
+      const lowered = readdirSync("/proc/self/task").filter(
+        (task) => niceOf(Number(task)) === Math.min(19, mine + WORKER_NICE_STEPS),
+      );
+      expect(lowered).toHaveLength(2);
+      expect(niceOf(process.pid)).toBe(mine);
     } finally {
       await pool.close();
     }

@@ -3,6 +3,7 @@
 // per job; the caller commits them in submission order.
 import { availableParallelism } from "node:os";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { lowerThreadPriority } from "../../shared/thread-priority.js";
 import { type Prepared, type PrepareJob, prepareDocument } from "./ingest-prepare.js";
 
 export interface DocumentPreparer {
@@ -19,6 +20,8 @@ export function createInlinePreparer(): DocumentPreparer {
 }
 
 const WORKER_ROLE = "ivoai-prepare";
+/** How much lower than their process's threads workers run (nice +5: about a third of a core's share). */
+export const WORKER_NICE_STEPS = 5;
 /** The shape of the messages between the pool and its workers; raise it whenever PrepareJob or Prepared change. */
 export const PREPARE_FORMAT = 2;
 /** How long started workers have to say they are ready before the pool works inline instead. */
@@ -130,6 +133,8 @@ export function runPrepareWorkerIfAsked(): boolean {
   if (isMainThread || (workerData as { role?: string } | undefined)?.role !== WORKER_ROLE || !parentPort)
     return false;
   const port = parentPort;
+  // The committing thread is the one that must never wait for a core: preparation yields to it.
+  lowerThreadPriority(WORKER_NICE_STEPS);
   // Says which message format this build speaks; a pool of another build falls back to inline work.
   port.postMessage({ ready: PREPARE_FORMAT });
   port.on("message", ({ id, job }: { id: number; job: PrepareJob }) => {
