@@ -73,9 +73,12 @@ for major in "${majors[@]}"; do
   mkdir -p "$tree/.tmp"
   tar -C "$root" --exclude=./node_modules --exclude=./.tmp --exclude=./dist --exclude=./release --exclude=./.git \
     -cf - . | tar -C "$tree" -xf -
-  # The tests' tool caches (Node builds, conformance suites) are shared with the Node 20 run.
+  # The tests' tool caches (Node builds, agent CLIs, conformance suites: npm installs with a package.json) are
+  # shared with the Node 20 run. Nothing else of its .tmp is: a test's own scratch there (a child bundled beside
+  # the tree's node_modules, say) would resolve the Node 20 build's native modules through the link.
   for cached in "$root"/.tmp/*/; do
-    case "$(basename "$cached")" in ci-node-*) ;; *) ln -s "${cached%/}" "$tree/.tmp/" ;; esac
+    case "$(basename "$cached")" in ci-node-*) continue ;; esac
+    if [ -f "$cached/package.json" ] && [ -d "$cached/node_modules" ]; then ln -s "${cached%/}" "$tree/.tmp/"; fi
   done
   (
     cd "$tree"
