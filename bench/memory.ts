@@ -33,7 +33,7 @@ import {
   runBin,
   startRevisionServer,
 } from "./lib/revision-build.js";
-import { createBenchTree, machineLine } from "./lib/server-tree.js";
+import { createBenchTree, machineLine, serverInitArgs } from "./lib/server-tree.js";
 
 const pagesForLatency = Number(process.argv.find((arg) => arg.startsWith("--pages="))?.slice(8) ?? "500000");
 const measured = Number(process.argv.find((arg) => arg.startsWith("--queries="))?.slice(10) ?? "1000");
@@ -306,18 +306,22 @@ async function latency() {
   };
 }
 
+/** The report's line on where the 500,000-page store came from. */
+function seedLine(seed: { seeded: boolean; seconds: number }): string {
+  return seed.seeded
+    ? `Seeding ${pagesForLatency.toLocaleString("en")} pages through the store's write path (5,000 per transaction): ${seed.seconds.toFixed(0)} s.`
+    : "The seeded store came from the cache of an earlier run (same seed, same write path).";
+}
+
+/** Prints the report and, unless `--no-save`, keeps it as bench/results/memory.md. */
+async function publish(report: string): Promise<void> {
+  process.stdout.write(`${report}\n`);
+  if (!process.argv.includes("--no-save")) await writeFile(path.resolve("bench/results/memory.md"), report);
+}
+
 /** A gateway of one revision on a server tree of its own, holding a copy of the seeded store. */
 async function abGateway(revision: BuiltRevision, seedFile: string, root: string) {
-  await runBin(revision.bin, [
-    "server",
-    "init",
-    "--root",
-    root,
-    "--public-url",
-    "http://127.0.0.1:0",
-    "--listen",
-    "127.0.0.1:0",
-  ]);
+  await runBin(revision.bin, serverInitArgs(root));
   const file = memoryFile(serverPaths(root));
   for (const suffix of ["-wal", "-shm"]) await rm(`${file}${suffix}`, { force: true });
   await copyFile(seedFile, file);
@@ -484,13 +488,10 @@ if (abRevision !== undefined) {
     "",
     `Load average (1 min) of the machine: ${ab.load.before.toFixed(2)} before the gateways started, ${ab.load.after.toFixed(2)} after the calls, on ${availableParallelism()} CPUs (other work on it slows both sides alike, but widens the spread).`,
     "",
-    ab.seed.seeded
-      ? `Seeding ${pagesForLatency.toLocaleString("en")} pages through the store's write path (5,000 per transaction): ${ab.seed.seconds.toFixed(0)} s.`
-      : "The seeded store came from the cache of an earlier run (same seed, same write path).",
+    seedLine(ab.seed),
     "",
   ].join("\n");
-  process.stdout.write(`${report}\n`);
-  if (!process.argv.includes("--no-save")) await writeFile(path.resolve("bench/results/memory.md"), report);
+  await publish(report);
   process.exit(0);
 }
 const l = await latency();
@@ -514,10 +515,7 @@ const report = [
     `Resident memory of the bench process (gateway in process, after GC): ${l.rss.before.toFixed(0)} MiB before the start, ` +
     `${l.rss.started.toFixed(0)} MiB once started, ${l.rss.served.toFixed(0)} MiB after the queries.`,
   "",
-  l.seed.seeded
-    ? `Seeding ${pagesForLatency.toLocaleString("en")} pages through the store's write path (5,000 per transaction): ${l.seed.seconds.toFixed(0)} s.`
-    : "The seeded store came from the cache of an earlier run (same seed, same write path).",
+  seedLine(l.seed),
   "",
 ].join("\n");
-process.stdout.write(`${report}\n`);
-if (!process.argv.includes("--no-save")) await writeFile(path.resolve("bench/results/memory.md"), report);
+await publish(report);

@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { addServer } from "../src/client/connections/connect.js";
 import { openRegistry } from "../src/client/connections/registry.js";
 import { percentile } from "./lib/ir.js";
-import { machineLine } from "./lib/server-tree.js";
+import { machineLine, serverInitArgs } from "./lib/server-tree.js";
 
 const BIN = path.resolve("dist/ivoai.mjs");
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
@@ -54,16 +54,7 @@ try {
   for (const name of ["alpha", "beta", "gamma"]) {
     const root = path.join(work, name);
     const docs = path.join(work, `${name}-docs`);
-    await run([
-      "server",
-      "init",
-      "--root",
-      root,
-      "--public-url",
-      "http://127.0.0.1:0",
-      "--listen",
-      "127.0.0.1:0",
-    ]);
+    await run(serverInitArgs(root));
     await spawnDocs(docs, name);
     await run(["server", "connector", "add", "docs", "--type", "filesystem", "--path", docs, "--root", root]);
     await run(["server", "ingest", "--root", root]);

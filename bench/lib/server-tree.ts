@@ -36,3 +36,8 @@ export async function createBenchTree(prefix: string): Promise<BenchTree> {
 export function machineLine(): string {
   return `node ${process.version}, ${process.platform}/${process.arch}`;
 }
+
+/** `ivoai server init` of a loopback tree at `root` (any free port), as the benches that run the binary do it. */
+export function serverInitArgs(root: string): string[] {
+  return ["server", "init", "--root", root, "--public-url", "http://127.0.0.1:0", "--listen", "127.0.0.1:0"];
+}
