@@ -7,14 +7,14 @@ import { getPriority, setPriority } from "node:os";
 /** The kernel's id of the calling thread (the process id on the main thread), from /proc/thread-self. */
 export function currentThreadId(): number | undefined {
   try {
-    const id = Number(path(readlinkSync("/proc/thread-self")));
+    // "<pid>/task/<tid>"
+    const link = readlinkSync("/proc/thread-self");
+    const id = Number(link.slice(link.lastIndexOf("/") + 1));
     return Number.isInteger(id) && id > 0 ? id : undefined;
   } catch {
     return undefined;
   }
 }
-
-const path = (link: string) => link.slice(link.lastIndexOf("/") + 1);
 
 /**
  * Raises the nice value of thread `id` by `steps` (at most to 19): on Linux setpriority(PRIO_PROCESS) with a
