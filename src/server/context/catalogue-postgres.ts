@@ -17,6 +17,7 @@ import {
   documentParams,
   MAX_COUNTED_COMPLETIONS,
   prefixUpperBound,
+  textOf,
 } from "./catalogue.js";
 import type { VectorStore } from "./vectors.js";
 
@@ -282,8 +283,8 @@ export async function openPostgresCatalogue(db: SqlDatabase, changes?: ChangeSig
               chunks.map((chunk) => chunk.id),
               chunks.map((chunk) => chunk.index),
               chunks.map((chunk) => chunk.unitStart),
-              chunks.map((chunk) => chunk.text),
-              chunks.map((chunk) => chunk.terms),
+              chunks.map((chunk) => textOf(chunk.text)),
+              chunks.map((chunk) => textOf(chunk.terms)),
             ],
           );
         }

@@ -132,6 +132,29 @@ describeBackends("context catalogue", (kit) => {
     }
   });
 
+  it("stores chunk texts and terms given as UTF-8 bytes as the same text a string gives", async () => {
+    const catalogue = await open();
+    try {
+      const pieces = ["Ação rápida — ", "Ελληνικά 😀 e fim."];
+      const asBytes = doc("bytes", pieces);
+      asBytes.chunks = asBytes.chunks.map((chunk) => ({
+        ...chunk,
+        text: new TextEncoder().encode(chunk.text as string),
+        terms: new TextEncoder().encode(`${chunk.terms as string} ελλην ação`),
+      }));
+      const before = (await catalogue.chunkTermsAfter(0, 100_000)).at(-1)?.seq ?? 0;
+      await catalogue.replaceDocuments([asBytes]);
+      expect((await catalogue.getDocument("bytes"))?.body).toBe(pieces.join(""));
+      expect((await catalogue.chunkTermsAfter(before, 10)).map((row) => row.terms)).toEqual([
+        "t0 bytes ελλην ação",
+        "t1 bytes ελλην ação",
+      ]);
+      expect((await catalogue.chunkTextsAfter(before, 10)).map((row) => row.text)).toEqual(pieces);
+    } finally {
+      await catalogue.close();
+    }
+  });
+
   it("records a source stat only over the version it was found equal to", async () => {
     const catalogue = await open();
     try {

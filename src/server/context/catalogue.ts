@@ -35,8 +35,17 @@ export interface ChunkInput {
   index: number;
   /** Code-unit offset of the chunk in the document text (chunks overlap; the body is rebuilt from them). */
   unitStart: number;
-  text: string;
-  terms: string;
+  text: Utf8Text;
+  terms: Utf8Text;
+}
+
+/** Text as a string or as its UTF-8 bytes (ingest passes bytes: no string is made or encoded for the catalogue). */
+export type Utf8Text = string | Uint8Array;
+
+export function textOf(text: Utf8Text): string {
+  return typeof text === "string"
+    ? text
+    : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString();
 }
 
 export interface ChunkRow {
@@ -347,9 +356,10 @@ export function openSqliteCatalogue(file: string, options: { readonly?: boolean 
 
   // A document's chunks go in by multi-row INSERTs of up to CHUNK_ROWS rows (same rows, same seq order): per
   // statement, not per row, SQLite's AUTOINCREMENT bookkeeping and the statement's run cost.
+  // Bytes go in as TEXT (their UTF-8 taken as is): bound as they are, a blob.
   const insertChunksOf = (rows: number) =>
     prepared(
-      `INSERT INTO chunks (doc, id, idx, unit_start, text, terms) VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?)").join(", ")}`,
+      `INSERT INTO chunks (doc, id, idx, unit_start, text, terms) VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT))").join(", ")}`,
     );
   const insertChunks = (key: number, chunks: readonly ChunkInput[]) => {
     for (let from = 0; from < chunks.length; from += CHUNK_ROWS) {

@@ -47,28 +47,41 @@ export function chunkText(
   text: string,
   policy: ChunkPolicy = DEFAULT_CHUNK_POLICY,
 ): Chunk[] {
+  const chunks: Chunk[] = [];
+  forEachChunk(text, policy, (start, unitStart, unitEnd) => {
+    const piece = text.slice(unitStart, unitEnd);
+    const index = chunks.length;
+    chunks.push({ id: chunkId(documentId, index, piece), index, start, unitStart, unitEnd, text: piece });
+  });
+  return chunks;
+}
+
+/** chunkText's ranges alone: chunk i is [bounds[2i], bounds[2i+1]) in code units. */
+export function chunkBounds(text: string, policy: ChunkPolicy = DEFAULT_CHUNK_POLICY): Int32Array {
+  const bounds: number[] = [];
+  forEachChunk(text, policy, (_start, unitStart, unitEnd) => bounds.push(unitStart, unitEnd));
+  return Int32Array.from(bounds);
+}
+
+/** Visits each chunk's code-point start and code-unit range, in order. */
+function forEachChunk(
+  text: string,
+  policy: ChunkPolicy,
+  visit: (start: number, unitStart: number, unitEnd: number) => void,
+): void {
   // Code points: the string itself when it has no surrogate pairs (the common case), else split.
   const astral = /[\uD800-\uDFFF]/.test(text);
   const points: ArrayLike<string> = astral ? Array.from(text) : text;
   const unitOffset = astral ? prefixUnits(points as string[]) : undefined;
   const units = (point: number) => (unitOffset ? (unitOffset[point] as number) : point);
   const { maxCodePoints: max, overlap } = policy;
-  const chunks: Chunk[] = [];
   const length = points.length;
   let start = 0;
   while (start < length) {
     let end = Math.min(length, start + max);
     if (end < length) end = astral ? cutPoint(points, start, end) : cutPointUnits(text, start, end);
     // Whitespace-only pieces are kept too: the catalogue rebuilds the exact text from the chunks.
-    const piece = text.slice(units(start), units(end));
-    chunks.push({
-      id: chunkId(documentId, chunks.length, piece),
-      index: chunks.length,
-      start,
-      unitStart: units(start),
-      unitEnd: units(end),
-      text: piece,
-    });
+    visit(start, units(start), units(end));
     if (end >= length) break;
     // Step back by the overlap, then forward to a word start so the next chunk does not begin mid-word.
     let next = Math.max(end - overlap, start + 1);
@@ -76,7 +89,6 @@ export function chunkText(
     else while (next < end && next > start + 1 && !isSpaceCode(text.charCodeAt(next - 1))) next += 1;
     start = next;
   }
-  return chunks;
 }
 
 /** The best end in (start, end]: after the last newline in the second half, else after the last whitespace. */
@@ -90,7 +102,9 @@ function cutPoint(points: ArrayLike<string>, start: number, end: number): number
 /** cutPoint over a text without surrogates, where code points are code units. */
 function cutPointUnits(text: string, start: number, end: number): number {
   const floor = start + Math.floor((end - start) / 2);
-  for (let i = end; i > floor; i--) if (text.charCodeAt(i - 1) === 10) return i;
+  // The last newline before end, found natively; it counts when past the floor.
+  const newline = text.lastIndexOf("\n", end - 1);
+  if (newline >= floor) return newline + 1;
   for (let i = end; i > floor; i--) if (isSpaceCode(text.charCodeAt(i - 1))) return i;
   return end;
 }

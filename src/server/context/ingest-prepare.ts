@@ -1,11 +1,13 @@
 // One document's preparation: bytes → text → canonical document → fingerprint → chunk plan (ranges, ids,
-// analysed terms). Pure, so it runs on worker threads; the committing thread slices chunk texts back itself.
+// analysed terms). Pure, so it runs on worker threads. The text leaves as UTF-8 bytes (the file's own, most of
+// the time) and the terms as UTF-8 too: the committing thread slices chunks out of them and binds the slices,
+// and never makes or encodes a string for them.
 
 import { hash } from "node:crypto";
 import { analyzeText, analyzeWithOffsets, joinedTermsBetween, type Language } from "../retrieval/analyzer.js";
 import { type ChunkTerms, chunkTerms } from "../retrieval/term-scanner.js";
 import type { DocumentReplacement } from "./catalogue.js";
-import { chunkText, DEFAULT_CHUNK_POLICY } from "./chunker.js";
+import { chunkBounds, DEFAULT_CHUNK_POLICY } from "./chunker.js";
 import { SkipError, type SkipReason } from "./connectors/safe-fs.js";
 import { type CanonicalDocument, canonicalDocument } from "./document.js";
 import { decodeText } from "./filter.js";
@@ -15,15 +17,17 @@ export const PIPELINE_VERSION = "p1";
 
 /**
  * A document's chunks, column by column (a few strings and typed arrays rather than an object per chunk, so the
- * result crosses from a worker thread in a few copies): chunk i is [bounds[2i], bounds[2i+1]) in code units, its
- * id is the i-th 32 characters of `ids`, its terms end at termEnds[i] in `terms`.
+ * result crosses from a worker thread in a few copies): chunk i is [bounds[2i], bounds[2i+1]) in code units of
+ * the text and [byteBounds[2i], byteBounds[2i+1]) in its UTF-8 bytes, its id is the i-th 32 characters of `ids`,
+ * and its terms (UTF-8) end at byte termEnds[i] of `terms`.
  */
 export interface ChunkPlan {
   language: Language;
   count: number;
   ids: string;
   bounds: Int32Array;
-  terms: string;
+  byteBounds: Int32Array;
+  terms: Uint8Array;
   termEnds: Int32Array;
 }
 
@@ -35,22 +39,94 @@ export interface PlanInput {
   text: string;
 }
 
-export function planChunks(input: PlanInput, scanner: "wasm" | "js" = "wasm"): ChunkPlan {
-  const chunks = chunkText(input.id, input.text, DEFAULT_CHUNK_POLICY);
-  const bounds = new Int32Array(chunks.length * 2);
-  const ids: string[] = [];
-  for (const chunk of chunks) {
-    if (chunk.id.length !== CHUNK_ID_LENGTH) throw new Error("chunk ids are 32 characters");
-    ids.push(chunk.id);
-    bounds[chunk.index * 2] = chunk.unitStart;
-    bounds[chunk.index * 2 + 1] = chunk.unitEnd;
-  }
+/** `body` is the text's UTF-8 bytes when the caller has them (the file's own bytes, say). */
+export function planChunks(
+  input: PlanInput,
+  scanner: "wasm" | "js" = "wasm",
+  body: Uint8Array = ownedBytes(input.text, "utf8"),
+): ChunkPlan {
+  const bounds = chunkBounds(input.text, DEFAULT_CHUNK_POLICY);
+  const byteBounds = byteOffsets(input.text, bounds, body.byteLength);
   // The title's terms lead each chunk's own (a header acting as a title field, BM25F-style).
   const header = (language: Language) => analyzeText(input.title, language).join(" ");
   const planned =
     (scanner === "wasm" ? chunkTerms(input.text, bounds, header) : undefined) ??
     chunkTermsInJs(input.text, bounds, header);
-  return { count: chunks.length, ids: ids.join(""), bounds, ...planned };
+  return {
+    language: planned.language,
+    count: bounds.length / 2,
+    ids: chunkIds(input.id, body, byteBounds),
+    bounds,
+    byteBounds,
+    ...termBytes(planned),
+  };
+}
+
+/** A string's bytes in a buffer of their own (one that can be handed to another thread; Buffer.from may pool). */
+function ownedBytes(text: string, encoding: "utf8" | "latin1"): Uint8Array {
+  const bytes = Buffer.allocUnsafeSlow(encoding === "latin1" ? text.length : Buffer.byteLength(text));
+  bytes.write(text, encoding);
+  return plainBytes(bytes);
+}
+
+/** The same bytes as a plain Uint8Array, what they are once they crossed to another thread. */
+function plainBytes(bytes: Buffer): Uint8Array {
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** The UTF-8 offsets of the code-unit offsets in `bounds` (pairs of start and end; starts and ends each increasing). */
+function byteOffsets(text: string, bounds: Int32Array, byteLength: number): Int32Array {
+  // As many bytes as units: every unit is ASCII, one byte each.
+  if (byteLength === text.length) return bounds.slice();
+  const offsets = new Int32Array(bounds.length);
+  // Starts and ends merged in ascending order, the bytes counted up to each from the one before.
+  let unit = 0;
+  let byte = 0;
+  for (let start = 0, end = 1; end < bounds.length; ) {
+    const next = start < bounds.length && (bounds[start] as number) <= (bounds[end] as number) ? start : end;
+    const position = bounds[next] as number;
+    if (position > unit) {
+      byte += Buffer.byteLength(text.slice(unit, position));
+      unit = position;
+    }
+    offsets[next] = byte;
+    if (next === start) start += 2;
+    else end += 2;
+  }
+  return offsets;
+}
+
+let idScratch = Buffer.allocUnsafeSlow(16 * 1024);
+
+/** chunkId of each chunk, hashed from the body's bytes (no string is encoded again per chunk). */
+function chunkIds(documentId: string, body: Uint8Array, byteBounds: Int32Array): string {
+  const ids: string[] = [];
+  for (let index = 0; index < byteBounds.length / 2; index++) {
+    const piece = body.subarray(byteBounds[index * 2], byteBounds[index * 2 + 1]);
+    const prefix = `${documentId}\0${index}\0`;
+    const length = Buffer.byteLength(prefix) + piece.byteLength;
+    if (length > idScratch.length) idScratch = Buffer.allocUnsafeSlow(Math.max(length, idScratch.length * 2));
+    idScratch.set(piece, idScratch.write(prefix));
+    const id = hash("sha256", idScratch.subarray(0, length), "hex").slice(0, CHUNK_ID_LENGTH);
+    ids.push(id);
+  }
+  return ids.join("");
+}
+
+/** Chunk terms as UTF-8 bytes, each chunk's end in bytes. */
+function termBytes(planned: ChunkTerms): { terms: Uint8Array; termEnds: Int32Array } {
+  const { terms, termEnds } = planned;
+  // Terms are ASCII but for a few letters (ß, ø, Greek): then their bytes are their units.
+  if (Buffer.byteLength(terms) === terms.length) return { terms: ownedBytes(terms, "latin1"), termEnds };
+  const byteEnds = new Int32Array(termEnds.length);
+  let start = 0;
+  let bytes = 0;
+  for (let index = 0; index < termEnds.length; index++) {
+    bytes += Buffer.byteLength(terms.slice(start, termEnds[index]));
+    start = termEnds[index] as number;
+    byteEnds[index] = bytes;
+  }
+  return { terms: ownedBytes(terms, "utf8"), termEnds: byteEnds };
 }
 
 /** chunkTerms's reference: the whole text analysed once, each chunk taking the terms inside its range. */
@@ -87,33 +163,53 @@ export interface PrepareJob {
   knownFingerprint?: string | undefined;
 }
 
+/** A canonical document as it leaves preparation: its text as UTF-8 bytes (`body`), not as a string. */
+export type PreparedDocument = Omit<CanonicalDocument, "text">;
+
 export type Prepared =
   | { skip: SkipReason }
   | { fingerprint: string; unchanged: true }
-  | { fingerprint: string; unchanged?: undefined; doc: CanonicalDocument; plan: ChunkPlan };
+  | { fingerprint: string; unchanged?: undefined; doc: PreparedDocument; body: Uint8Array; plan: ChunkPlan };
 
 export function prepareDocument(job: PrepareJob): Prepared {
+  const data = Buffer.from(job.data.buffer, job.data.byteOffset, job.data.byteLength);
   let text: string;
   try {
-    text = decodeText(Buffer.from(job.data.buffer, job.data.byteOffset, job.data.byteLength));
+    text = decodeText(data);
   } catch (error) {
     if (error instanceof SkipError) return { skip: error.reason };
     throw error;
   }
-  const doc = canonicalDocument({
+  const { text: canonical, ...doc } = canonicalDocument({
     source: job.source,
     sourceType: job.sourceType,
     relPath: job.relPath,
     text,
     mtimeMs: job.mtimeMs,
   });
-  const fingerprint = `${PIPELINE_VERSION}:${hash("sha256", doc.text, "hex")}`;
+  // The file's own bytes past a byte order mark (which decoding drops), when canonical already (no carriage
+  // return, in NFC): nothing is encoded again.
+  const bom = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0;
+  const body = canonical === text ? plainBytes(data.subarray(bom)) : ownedBytes(canonical, "utf8");
+  const fingerprint = `${PIPELINE_VERSION}:${hash("sha256", body, "hex")}`;
   if (fingerprint === job.knownFingerprint) return { fingerprint, unchanged: true };
-  return { fingerprint, doc, plan: planChunks(doc) };
+  return {
+    fingerprint,
+    doc,
+    body,
+    plan: planChunks({ id: doc.id, title: doc.title, text: canonical }, "wasm", body),
+  };
+}
+
+/** The buffers of a prepared document that can move to another thread instead of being copied. */
+export function transferables(prepared: Prepared): ArrayBuffer[] {
+  if (!("plan" in prepared)) return [];
+  return [prepared.body.buffer as ArrayBuffer, prepared.plan.terms.buffer as ArrayBuffer];
 }
 
 export function toReplacement(
-  doc: CanonicalDocument,
+  doc: PreparedDocument,
+  body: Uint8Array,
   plan: ChunkPlan,
   fingerprint: string,
   ingestedAt: string,
@@ -137,8 +233,8 @@ export function toReplacement(
       id: plan.ids.slice(index * CHUNK_ID_LENGTH, (index + 1) * CHUNK_ID_LENGTH),
       index,
       unitStart: plan.bounds[index * 2] as number,
-      text: doc.text.slice(plan.bounds[index * 2], plan.bounds[index * 2 + 1]),
-      terms: plan.terms.slice(index > 0 ? plan.termEnds[index - 1] : 0, plan.termEnds[index]),
+      text: body.subarray(plan.byteBounds[index * 2], plan.byteBounds[index * 2 + 1]),
+      terms: plan.terms.subarray(index > 0 ? plan.termEnds[index - 1] : 0, plan.termEnds[index]),
     })),
     sourceStat,
   };

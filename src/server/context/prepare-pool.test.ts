@@ -62,6 +62,25 @@ describe("the ingest worker pool", () => {
     }
   });
 
+  it("prepares many files in groups, small ones sharing one buffer among them, with the inline results in order", async () => {
+    const pool = createWorkerPreparer(path.resolve("dist/ivoai.mjs"), { threads: 2 });
+    // Small reads land in Node's shared buffer pool: several of a group's files are views of one buffer.
+    const files = Array.from({ length: 100 }, (_, index): PrepareJob => {
+      const text = `# Note ${index}\n\n${"Ação rápida do gateway. ".repeat(1 + (index % 7) * 40)}`;
+      const data = Buffer.allocUnsafe(Buffer.byteLength(text));
+      data.write(text);
+      return { ...job(), relPath: `notes/${index}.md`, data };
+    });
+    expect(new Set(files.map((file) => file.data.buffer)).size).toBeLessThan(files.length);
+    const expected = files.map((file) => prepareDocument({ ...file, data: new Uint8Array(file.data) }));
+    try {
+      const results = await Promise.all(files.map((file) => pool.prepare(file)));
+      expect(results).toEqual(expected);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("prepares inline when the workers never say they are ready", async () => {
     const reasons: string[] = [];
     const silent = await entry("silent.mjs", "setInterval(() => {}, 1000);");

@@ -4,7 +4,7 @@
 import { availableParallelism } from "node:os";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { lowerThreadPriority } from "../../shared/thread-priority.js";
-import { type Prepared, type PrepareJob, prepareDocument } from "./ingest-prepare.js";
+import { type Prepared, type PrepareJob, prepareDocument, transferables } from "./ingest-prepare.js";
 
 export interface DocumentPreparer {
   /** Prepares one file; its bytes may be handed over to another thread (do not use `job.data` afterwards). */
@@ -23,7 +23,19 @@ const WORKER_ROLE = "ivoai-prepare";
 /** How much lower than their process's threads workers run (nice +5: about a third of a core's share). */
 export const WORKER_NICE_STEPS = 5;
 /** The shape of the messages between the pool and its workers; raise it whenever PrepareJob or Prepared change. */
-export const PREPARE_FORMAT = 2;
+export const PREPARE_FORMAT = 3;
+/**
+ * Jobs per message. Each message costs both threads a wake-up and a turn of their event loops, about as much as
+ * a small document's whole preparation: jobs go in groups, and each group's results come back in one message.
+ */
+const JOBS_PER_MESSAGE = 16;
+
+interface JobMessage {
+  jobs: { id: number; job: PrepareJob }[];
+}
+interface ResultMessage {
+  results: { id: number; result?: Prepared; error?: string }[];
+}
 /** How long started workers have to say they are ready before the pool works inline instead. */
 const READY_TIMEOUT_MS = 30_000;
 
@@ -78,15 +90,19 @@ export function createWorkerPreparer(entry: string | undefined, options: PoolOpt
       workers = [];
       return false;
     }
-    for (const worker of workers) listen(worker);
+    outstanding = workers.map(() => 0);
+    workers.forEach(listen);
     return true;
   };
-  const listen = (worker: Worker) => {
-    worker.on("message", (message: { id: number; result?: Prepared; error?: string }) => {
-      const entryWaiting = waiting.get(message.id);
-      waiting.delete(message.id);
-      if (message.error !== undefined) entryWaiting?.reject(new Error(message.error));
-      else entryWaiting?.resolve(message.result as Prepared);
+  const listen = (worker: Worker, index: number) => {
+    worker.on("message", ({ results }: ResultMessage) => {
+      outstanding[index] = (outstanding[index] as number) - results.length;
+      for (const { id, result, error } of results) {
+        const entryWaiting = waiting.get(id);
+        waiting.delete(id);
+        if (error !== undefined) entryWaiting?.reject(new Error(error));
+        else entryWaiting?.resolve(result as Prepared);
+      }
     });
     const fail = (error: Error) => {
       failure ??= error;
@@ -97,18 +113,47 @@ export function createWorkerPreparer(entry: string | undefined, options: PoolOpt
     // A worker that ends without an error (process.exit in it, say) would leave its jobs waiting forever.
     worker.on("exit", (code) => fail(new Error(`an ingest worker exited (code ${code})`)));
   };
+  // Jobs not posted yet, sent when JOBS_PER_MESSAGE are there or when this thread next turns its event loop
+  // (it is then waiting for results), to the worker with the fewest jobs outstanding.
+  let outbox: JobMessage["jobs"] = [];
+  let transfer = new Set<ArrayBuffer>();
+  let outstanding: number[] = [];
+  let flushing: NodeJS.Immediate | undefined;
+  const flush = () => {
+    if (flushing) clearImmediate(flushing);
+    flushing = undefined;
+    const jobs = outbox;
+    const buffers = [...transfer];
+    outbox = [];
+    transfer = new Set();
+    if (jobs.length === 0) return;
+    const index = outstanding.indexOf(Math.min(...outstanding));
+    try {
+      workers[index]?.postMessage({ jobs } satisfies JobMessage, buffers);
+      outstanding[index] = (outstanding[index] as number) + jobs.length;
+    } catch (error) {
+      // A job the structured clone refuses fails alone with its group, rather than the process.
+      for (const { id } of jobs) {
+        waiting.get(id)?.reject(error instanceof Error ? error : new Error(String(error)));
+        waiting.delete(id);
+      }
+    }
+  };
   const post = (job: PrepareJob): Promise<Prepared> => {
     const id = next++;
-    // Bytes that own their whole buffer move to the worker without a copy; pooled small ones are copied.
-    const { data } = job;
-    const transfer = data.byteOffset === 0 && data.buffer.byteLength <= data.byteLength + 1;
     return new Promise((resolve, reject) => {
       if (failure) {
         reject(failure);
         return;
       }
       waiting.set(id, { resolve, reject });
-      workers[id % workers.length]?.postMessage({ id, job }, transfer ? [data.buffer as ArrayBuffer] : []);
+      // Bytes that own their whole buffer move to the worker without a copy; pooled small ones are copied.
+      const { data } = job;
+      if (data.byteOffset === 0 && data.buffer.byteLength <= data.byteLength + 1)
+        transfer.add(data.buffer as ArrayBuffer);
+      outbox.push({ id, job });
+      if (outbox.length >= JOBS_PER_MESSAGE) flush();
+      else flushing ??= setImmediate(flush);
     });
   };
   return {
@@ -137,12 +182,21 @@ export function runPrepareWorkerIfAsked(): boolean {
   lowerThreadPriority(WORKER_NICE_STEPS);
   // Says which message format this build speaks; a pool of another build falls back to inline work.
   port.postMessage({ ready: PREPARE_FORMAT });
-  port.on("message", ({ id, job }: { id: number; job: PrepareJob }) => {
-    try {
-      port.postMessage({ id, result: prepareDocument(job) });
-    } catch (error) {
-      port.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
+  port.on("message", ({ jobs }: JobMessage) => {
+    const results: ResultMessage["results"] = [];
+    // A set: documents of one message may share a buffer (small files copied over together).
+    const transfer = new Set<ArrayBuffer>();
+    for (const { id, job } of jobs) {
+      try {
+        const result = prepareDocument(job);
+        results.push({ id, result });
+        // The body and terms move back without a copy (this thread does not keep them).
+        for (const buffer of transferables(result)) transfer.add(buffer);
+      } catch (error) {
+        results.push({ id, error: error instanceof Error ? error.message : String(error) });
+      }
     }
+    port.postMessage({ results } satisfies ResultMessage, [...transfer]);
   });
   return true;
 }
