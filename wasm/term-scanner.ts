@@ -7,6 +7,7 @@
 
 const MAX_TOKEN_LENGTH: i32 = 40;
 const LANGUAGE_SAMPLE: i32 = 500;
+/** The stopword bits of analyzer.ts (stopwordFlags). */
 const EN_STOPWORD: u8 = 1;
 const PT_STOPWORD: u8 = 2;
 const FNV_OFFSET: u32 = 0x811c9dc5;

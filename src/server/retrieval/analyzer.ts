@@ -93,8 +93,18 @@ function isSurrogateWordUnit(text: string, index: number, code: number): boolean
   return NON_ASCII_WORD_CHAR.test(String.fromCodePoint(text.codePointAt(index) as number));
 }
 
+/** Whether BMP unit `code`, not a surrogate, is a letter or a digit: what words are made of. */
+export function isWordCode(code: number): boolean {
+  return isWordUnit("", 0, code);
+}
+
 const EN_STOPWORD = 1;
 const PT_STOPWORD = 2;
+
+/** A word's stopword bits: 1 English, 2 Portuguese (wasm/term-scanner.ts reads the same bits). */
+export function stopwordFlags(word: string): number {
+  return (ENGLISH_STOPWORDS.has(word) ? EN_STOPWORD : 0) | (PORTUGUESE_STOPWORDS.has(word) ? PT_STOPWORD : 0);
+}
 
 /**
  * Every word seen (up to a million, then it starts afresh): its characters in one flat pool, its stopword flags
@@ -166,8 +176,7 @@ export class Lexicon {
     this.words.push(word);
     this.terms.en.push(undefined);
     this.terms.pt.push(undefined);
-    this.flags[entry] =
-      (ENGLISH_STOPWORDS.has(word) ? EN_STOPWORD : 0) | (PORTUGUESE_STOPWORDS.has(word) ? PT_STOPWORD : 0);
+    this.flags[entry] = stopwordFlags(word);
     this.slots[slot] = entry + 1;
     if (this.words.length * 2 > this.slots.length) this.rehash();
     return entry;

@@ -3,7 +3,7 @@
 // Exactly the terms of the JavaScript analyser (analyzeWithOffsets + joinedTermsBetween, its reference in the
 // tests), several times faster. A text with surrogate pairs, or a runtime where the module cannot be
 // instantiated, gets undefined and the caller uses the JavaScript analyser.
-import { type Language, stem } from "./analyzer.js";
+import { isWordCode, type Language, stem, stopwordFlags } from "./analyzer.js";
 import { ENGLISH_STOPWORDS, PORTUGUESE_STOPWORDS } from "./stopwords.js";
 import { TERM_SCANNER_WASM } from "./term-scanner-wasm.js";
 
@@ -43,7 +43,6 @@ const SURROGATE = /[\uD800-\uDFFF]/;
 const WIDE = /[\u0100-\uffff]/;
 /** emit's answer for a text whose terms need units above 0xFF. */
 const NEEDS_WIDE = -0x40000000;
-const NON_WORD_CHAR = /[^\p{L}\p{N}]/gu;
 
 let scanner: ScannerExports | null | undefined;
 
@@ -60,10 +59,9 @@ function load(): ScannerExports | null {
     const exports = instance.exports as unknown as ScannerExports;
     exports.init();
     const table = new Uint8Array(exports.memory.buffer, exports.wordTablePointer(), 0x10000);
-    // Every BMP unit outside the surrogates, non-word ones blanked by one regex pass (the analyser's test).
-    const units = new Uint16Array(0x10000).map((_, code) => (code >= 0xd800 && code <= 0xdfff ? 32 : code));
-    const blanked = Buffer.from(units.buffer).toString("utf16le").replace(NON_WORD_CHAR, " ");
-    for (let code = 0; code < 0x10000; code++) table[code] = blanked.charCodeAt(code) === 32 ? 1 : 2;
+    // Every BMP unit by the analyser's own test; surrogates are never in the module's texts.
+    for (let code = 0; code < 0x10000; code++)
+      table[code] = code < 0xd800 || code > 0xdfff ? (isWordCode(code) ? 2 : 1) : 1;
     addStopwords(exports);
     return exports;
   } catch {
@@ -73,9 +71,8 @@ function load(): ScannerExports | null {
 
 function addStopwords(exports: ScannerExports): void {
   for (const word of new Set([...ENGLISH_STOPWORDS, ...PORTUGUESE_STOPWORDS])) {
-    const flags = (ENGLISH_STOPWORDS.has(word) ? 1 : 0) | (PORTUGUESE_STOPWORDS.has(word) ? 2 : 0);
     writeUnits(exports, exports.inputPointer(word.length), word);
-    exports.addStopword(word.length, flags);
+    exports.addStopword(word.length, stopwordFlags(word));
   }
 }
 
