@@ -1,14 +1,19 @@
 // Lexical-only ingest (connector add + ingest, worker threads as `ivoai server ingest` runs them) of a generated
 // corpus: first-ingest MB/s against ≥ 40 MB/s, and the re-ingest of the unchanged corpus against ≤ 10 s.
 // `--mb=1000` runs the 1 GB corpus end to end. CPU seconds (all threads) are reported beside wall time, since
-// wall time on a shared machine depends on what else runs.
+// wall time on a shared machine depends on what else runs. `--ab=<revision> [--rounds=N]` compares
+// `ivoai server ingest` of this tree and of that revision instead, in alternating runs (bench/lib/ingest-ab.ts).
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { generateCorpus } from "./lib/corpus.js";
+import { ingestAb } from "./lib/ingest-ab.js";
 import { mainThreadCpuMs } from "./lib/proc-cpu.js";
 import { createBenchTree, machineLine } from "./lib/server-tree.js";
 
 const megabytes = Number(process.argv.find((arg) => arg.startsWith("--mb="))?.slice(5) ?? "100");
+const abRevision = process.argv.find((arg) => arg.startsWith("--ab="))?.slice(5);
+const abRounds = Number(process.argv.find((arg) => arg.startsWith("--rounds="))?.slice(9) ?? "3");
+const save = !process.argv.includes("--no-save");
 const tree = await createBenchTree("ingest");
 try {
   const generating = performance.now();
@@ -20,43 +25,52 @@ try {
   process.stderr.write(
     `corpus: ${corpus.files} files, ${(corpus.bytes / 1e6).toFixed(1)} MB in ${((performance.now() - generating) / 1000).toFixed(1)} s\n`,
   );
-  const context = await tree.open();
-  await context.addConnector({ name: "bench", type: "filesystem", path: corpus.dir });
-  const measure = async () => {
-    const cpu = process.cpuUsage();
-    const mainBefore = mainThreadCpuMs();
-    const started = performance.now();
-    const [summary] = await context.ingest(["bench"]);
-    const used = process.cpuUsage(cpu);
-    const mainAfter = mainThreadCpuMs();
-    return {
-      summary,
-      seconds: (performance.now() - started) / 1000,
-      cpuSeconds: (used.user + used.system) / 1e6,
-      mainCpuSeconds:
-        mainBefore !== undefined && mainAfter !== undefined ? (mainAfter - mainBefore) / 1000 : undefined,
+  if (abRevision !== undefined) {
+    const lines = await ingestAb(abRevision, corpus, tree.root, abRounds);
+    const report = ["# ingest, A/B", "", `${machineLine()}, ${new Date().toISOString()}.`, "", ...lines].join(
+      "\n",
+    );
+    process.stdout.write(`${report}\n`);
+    if (save) await writeFile(path.resolve("bench/results/ingest-ab.md"), report);
+  } else {
+    const context = await tree.open();
+    await context.addConnector({ name: "bench", type: "filesystem", path: corpus.dir });
+    const measure = async () => {
+      const cpu = process.cpuUsage();
+      const mainBefore = mainThreadCpuMs();
+      const started = performance.now();
+      const [summary] = await context.ingest(["bench"]);
+      const used = process.cpuUsage(cpu);
+      const mainAfter = mainThreadCpuMs();
+      return {
+        summary,
+        seconds: (performance.now() - started) / 1000,
+        cpuSeconds: (used.user + used.system) / 1e6,
+        mainCpuSeconds:
+          mainBefore !== undefined && mainAfter !== undefined ? (mainAfter - mainBefore) / 1000 : undefined,
+      };
     };
-  };
-  const first = await measure();
-  const second = await measure();
-  await context.close();
-  const mb = corpus.bytes / 1e6;
-  const cpuCell = (run: { cpuSeconds: number; mainCpuSeconds: number | undefined }) =>
-    `${run.cpuSeconds.toFixed(2)}${run.mainCpuSeconds === undefined ? "" : ` (${run.mainCpuSeconds.toFixed(2)})`}`;
-  const mbps = mb / first.seconds;
-  const report = [
-    "# ingest",
-    "",
-    `Lexical-only ingest of a generated corpus (${corpus.files} markdown files, ${mb.toFixed(1)} MB). ${machineLine()}, ${new Date().toISOString()}.`,
-    "",
-    "| run | documents | chunks | seconds | CPU seconds (main thread) | MB/s | goal |",
-    "|---|---|---|---|---|---|---|",
-    `| first ingest | ${first.summary?.added} added | ${first.summary?.chunks} | ${first.seconds.toFixed(2)} | ${cpuCell(first)} | **${mbps.toFixed(1)}** | ≥ 40 MB/s |`,
-    `| re-ingest, unchanged | ${second.summary?.unchanged} unchanged | ${second.summary?.chunks} | **${second.seconds.toFixed(2)}** | ${cpuCell(second)} | ${(mb / second.seconds).toFixed(1)} | ≤ 10 s at 1 GB (${((second.seconds * 1000) / mb).toFixed(2)} s at this size scaled to 1 GB) |`,
-    "",
-  ].join("\n");
-  process.stdout.write(`${report}\n`);
-  if (!process.argv.includes("--no-save")) await writeFile(path.resolve("bench/results/ingest.md"), report);
+    const first = await measure();
+    const second = await measure();
+    await context.close();
+    const mb = corpus.bytes / 1e6;
+    const cpuCell = (run: { cpuSeconds: number; mainCpuSeconds: number | undefined }) =>
+      `${run.cpuSeconds.toFixed(2)}${run.mainCpuSeconds === undefined ? "" : ` (${run.mainCpuSeconds.toFixed(2)})`}`;
+    const mbps = mb / first.seconds;
+    const report = [
+      "# ingest",
+      "",
+      `Lexical-only ingest of a generated corpus (${corpus.files} markdown files, ${mb.toFixed(1)} MB). ${machineLine()}, ${new Date().toISOString()}.`,
+      "",
+      "| run | documents | chunks | seconds | CPU seconds (main thread) | MB/s | goal |",
+      "|---|---|---|---|---|---|---|",
+      `| first ingest | ${first.summary?.added} added | ${first.summary?.chunks} | ${first.seconds.toFixed(2)} | ${cpuCell(first)} | **${mbps.toFixed(1)}** | ≥ 40 MB/s |`,
+      `| re-ingest, unchanged | ${second.summary?.unchanged} unchanged | ${second.summary?.chunks} | **${second.seconds.toFixed(2)}** | ${cpuCell(second)} | ${(mb / second.seconds).toFixed(1)} | ≤ 10 s at 1 GB (${((second.seconds * 1000) / mb).toFixed(2)} s at this size scaled to 1 GB) |`,
+      "",
+    ].join("\n");
+    process.stdout.write(`${report}\n`);
+    if (save) await writeFile(path.resolve("bench/results/ingest.md"), report);
+  }
 } finally {
   await tree.cleanup();
 }
