@@ -454,6 +454,14 @@ const qualityReport = [
   `| ${q.pages} | ${q.queries} | **${q.recall10.toFixed(3)}** | ${q.stock.toFixed(3)} |`,
   "",
 ];
+/** Both reports open alike: title, machine and time, then the recall figures. */
+const reportHead = () => [
+  "# memory",
+  "",
+  `${machineLine()}, ${new Date().toISOString()}.`,
+  "",
+  ...qualityReport,
+];
 if (process.argv.includes("--quality-only")) {
   // Recall only (deterministic, seconds): for development; never saved.
   process.stdout.write(`${qualityReport.join("\n")}\n`);
@@ -464,11 +472,7 @@ if (abRevision !== undefined) {
   const [ours, theirs] = ab.rows as [(typeof ab.rows)[0], (typeof ab.rows)[0]];
   const ms = (value: number | undefined) => (value === undefined ? "n/a" : value.toFixed(2));
   const report = [
-    "# memory",
-    "",
-    `${machineLine()}, ${new Date().toISOString()}.`,
-    "",
-    ...qualityReport,
+    ...reportHead(),
     `## memory_query latency at ${pagesForLatency.toLocaleString("en")} pages, this tree against ${abRevision} in the same run`,
     "",
     `Both gateways run as child processes (\`ivoai server start\` of each revision's own build), each on its own copy of the same seeded store; one persistent official MCP client each, caller's scopes project-3 and _global. After ${WARM_UP} warm-up calls each, ${(ab.perRound * abRounds).toLocaleString("en")} calls each in ${abRounds} rounds of ${ab.perRound}, each query sent to one gateway then the other (which goes first alternates), so that the machine's load hits both alike. Server CPU: the process's user + system time over the measured calls (10 ms ticks).`,
@@ -496,11 +500,7 @@ if (abRevision !== undefined) {
 }
 const l = await latency();
 const report = [
-  "# memory",
-  "",
-  `${machineLine()}, ${new Date().toISOString()}.`,
-  "",
-  ...qualityReport,
+  ...reportHead(),
   `## memory_query latency at ${pagesForLatency.toLocaleString("en")} pages (${measured.toLocaleString("en")} queries after ${WARM_UP} warm-up, caller's scopes project-3 and _global)`,
   "",
   "| path | p50 ms | p90 ms | p99 ms | target |",

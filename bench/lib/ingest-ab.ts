@@ -3,31 +3,18 @@
 // host's speed follows its neighbours (the same code ran 30–43 MB/s within one hour), so only runs side by side
 // compare two builds. Wall time and the child's CPU time (all its threads) per run, medians per build, and
 // the CPU stolen by the hypervisor during each run.
-import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
-import { childrenCpuMs } from "./proc-cpu.js";
+import { percentile } from "./ir.js";
+import { childrenCpuMs, stolenCpuMs } from "./proc-cpu.js";
 import { type BuiltRevision, buildRevision, currentRevision, runBin } from "./revision-build.js";
 import { serverInitArgs } from "./server-tree.js";
-
-const run = promisify(execFile);
 
 interface IngestRun {
   seconds: number;
   cpuSeconds: number | undefined;
   stealSeconds: number | undefined;
   added: number;
-}
-
-/** CPU time the hypervisor gave to others while this machine wanted it (field 8 of /proc/stat's cpu line). */
-function stealTicks(): number | undefined {
-  try {
-    return Number(readFileSync("/proc/stat", "utf8").split("\n")[0]?.trim().split(/\s+/)[8]);
-  } catch {
-    return undefined;
-  }
 }
 
 async function ingestOnce(side: BuiltRevision, corpus: string, scratch: string): Promise<IngestRun> {
@@ -47,14 +34,12 @@ async function ingestOnce(side: BuiltRevision, corpus: string, scratch: string):
       root,
     ]);
     const cpuBefore = childrenCpuMs();
-    const stealBefore = stealTicks();
+    const stealBefore = stolenCpuMs();
     const started = performance.now();
-    const { stdout } = await run(process.execPath, [side.bin, "server", "ingest", "--root", root, "--json"], {
-      maxBuffer: 1 << 24,
-    });
+    const stdout = await runBin(side.bin, ["server", "ingest", "--root", root, "--json"]);
     const seconds = (performance.now() - started) / 1000;
     const cpuAfter = childrenCpuMs();
-    const stealAfter = stealTicks();
+    const stealAfter = stolenCpuMs();
     const summary = (JSON.parse(stdout) as { summaries: { added: number; complete: boolean }[] })
       .summaries[0];
     if (!summary?.complete)
@@ -72,17 +57,11 @@ async function ingestOnce(side: BuiltRevision, corpus: string, scratch: string):
   }
 }
 
-/** A build as a table cell: its short commit, and whether the tree has changes beyond it. */
-const short = (side: BuiltRevision) =>
-  `${side.label.split(" ")[0]}${side.label.endsWith("+ uncommitted changes") ? " + changes" : ""}`;
-
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
+const median = (values: readonly number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 /** The report's lines: one row per run, then the medians and the per-round ratio of this tree to the revision. */
 export async function ingestAb(
@@ -105,7 +84,7 @@ export async function ingestAb(
       (runs[index] as IngestRun[]).push(result);
       const cpu = result.cpuSeconds === undefined ? "–" : result.cpuSeconds.toFixed(1);
       const steal = result.stealSeconds === undefined ? "–" : result.stealSeconds.toFixed(1);
-      const row = `| ${round + 1} | ${short(side)} | ${result.seconds.toFixed(2)} | ${cpu} | ${steal} | ${(mb / result.seconds).toFixed(1)} |`;
+      const row = `| ${round + 1} | ${side.short} | ${result.seconds.toFixed(2)} | ${cpu} | ${steal} | ${(mb / result.seconds).toFixed(1)} |`;
       process.stderr.write(`${row}\n`);
       rows.push(row);
     }
@@ -116,8 +95,10 @@ export async function ingestAb(
     const values = list.flatMap((entry) => (entry.cpuSeconds === undefined ? [] : [entry.cpuSeconds]));
     return values.length > 0 ? median(values).toFixed(1) : "–";
   };
-  const summary = (side: BuiltRevision, list: IngestRun[]) =>
-    `| ${short(side)} | **${median(list.map((entry) => mb / entry.seconds)).toFixed(1)}** | ${Math.min(...list.map((entry) => mb / entry.seconds)).toFixed(1)}–${Math.max(...list.map((entry) => mb / entry.seconds)).toFixed(1)} | ${cpuMedian(list)} |`;
+  const summary = (side: BuiltRevision, list: IngestRun[]) => {
+    const speeds = list.map((entry) => mb / entry.seconds);
+    return `| ${side.short} | **${median(speeds).toFixed(1)}** | ${Math.min(...speeds).toFixed(1)}–${Math.max(...speeds).toFixed(1)} | ${cpuMedian(list)} |`;
+  };
   const ratios = ours.map((entry, round) => (theirs[round] as IngestRun).seconds / entry.seconds);
   return [
     `\`ivoai server ingest\` of ${corpus.files} files (${mb.toFixed(1)} MB) by this tree (${sides[0]?.label}) and by ${sides[1]?.label}, ${rounds} rounds, alternating, each run on a fresh server tree.`,

@@ -31,3 +31,12 @@ export function childrenCpuMs(): number | undefined {
 export function mainThreadCpuMs(): number | undefined {
   return ticksMs(statFields(`${process.pid}/task/${process.pid}` as unknown as number), 14, 15);
 }
+
+/** CPU ms the hypervisor gave to others while this machine wanted it, all CPUs (steal, /proc/stat's cpu line). */
+export function stolenCpuMs(): number | undefined {
+  try {
+    return Number(readFileSync("/proc/stat", "utf8").split("\n")[0]?.trim().split(/\s+/)[8]) * 10;
+  } catch {
+    return undefined;
+  }
+}

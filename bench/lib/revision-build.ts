@@ -15,6 +15,8 @@ export interface BuiltRevision {
   commit: string;
   /** What a report calls it: the short commit and its subject. */
   label: string;
+  /** The short commit alone (a table cell), "+ changes" after it for a dirty tree. */
+  short: string;
   bin: string;
 }
 
@@ -30,6 +32,7 @@ export async function currentRevision(): Promise<BuiltRevision> {
   return {
     commit: "working tree",
     label: `${head.slice(0, 60)}${dirty ? " + uncommitted changes" : ""}`,
+    short: `${head.split(" ")[0]}${dirty ? " + changes" : ""}`,
     bin: path.resolve("dist/ivoai.mjs"),
   };
 }
@@ -38,9 +41,10 @@ export async function currentRevision(): Promise<BuiltRevision> {
 export async function buildRevision(revision: string): Promise<BuiltRevision> {
   const commit = await git(["rev-parse", "--verify", `${revision}^{commit}`]);
   const label = (await git(["log", "-1", "--format=%h %s", commit])).slice(0, 60);
+  const short = label.split(" ")[0] as string;
   const cache = path.join(tmpdir(), "ivoai-bench-revisions", commit);
   const bin = path.join(cache, "dist/ivoai.mjs");
-  if (await stat(bin).catch(() => undefined)) return { commit, label, bin };
+  if (await stat(bin).catch(() => undefined)) return { commit, label, short, bin };
   const work = path.join(tmpdir(), `ivoai-bench-worktree-${commit.slice(0, 12)}-${process.pid}`);
   await git(["worktree", "add", "--detach", work, commit]);
   try {
@@ -59,7 +63,7 @@ export async function buildRevision(revision: string): Promise<BuiltRevision> {
       rm(work, { recursive: true, force: true }),
     );
   }
-  return { commit, label, bin };
+  return { commit, label, short, bin };
 }
 
 export interface RevisionServer {
