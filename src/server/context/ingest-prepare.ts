@@ -74,22 +74,29 @@ function plainBytes(bytes: Buffer): Uint8Array {
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/** A counter of the UTF-8 bytes before each code-unit position of `text`, asked in ascending order. */
+function utf8Offsets(text: string): (position: number) => number {
+  let unit = 0;
+  let byte = 0;
+  return (position) => {
+    if (position > unit) {
+      byte += Buffer.byteLength(text.slice(unit, position));
+      unit = position;
+    }
+    return byte;
+  };
+}
+
 /** The UTF-8 offsets of the code-unit offsets in `bounds` (pairs of start and end; starts and ends each increasing). */
 function byteOffsets(text: string, bounds: Int32Array, byteLength: number): Int32Array {
   // As many bytes as units: every unit is ASCII, one byte each.
   if (byteLength === text.length) return bounds.slice();
   const offsets = new Int32Array(bounds.length);
-  // Starts and ends merged in ascending order, the bytes counted up to each from the one before.
-  let unit = 0;
-  let byte = 0;
+  const byteAt = utf8Offsets(text);
+  // Starts and ends merged in ascending order.
   for (let start = 0, end = 1; end < bounds.length; ) {
     const next = start < bounds.length && (bounds[start] as number) <= (bounds[end] as number) ? start : end;
-    const position = bounds[next] as number;
-    if (position > unit) {
-      byte += Buffer.byteLength(text.slice(unit, position));
-      unit = position;
-    }
-    offsets[next] = byte;
+    offsets[next] = byteAt(bounds[next] as number);
     if (next === start) start += 2;
     else end += 2;
   }
@@ -118,15 +125,7 @@ function termBytes(planned: ChunkTerms): { terms: Uint8Array; termEnds: Int32Arr
   const { terms, termEnds } = planned;
   // Terms are ASCII but for a few letters (ß, ø, Greek): then their bytes are their units.
   if (Buffer.byteLength(terms) === terms.length) return { terms: ownedBytes(terms, "latin1"), termEnds };
-  const byteEnds = new Int32Array(termEnds.length);
-  let start = 0;
-  let bytes = 0;
-  for (let index = 0; index < termEnds.length; index++) {
-    bytes += Buffer.byteLength(terms.slice(start, termEnds[index]));
-    start = termEnds[index] as number;
-    byteEnds[index] = bytes;
-  }
-  return { terms: ownedBytes(terms, "utf8"), termEnds: byteEnds };
+  return { terms: ownedBytes(terms, "utf8"), termEnds: termEnds.map(utf8Offsets(terms)) };
 }
 
 /** chunkTerms's reference: the whole text analysed once, each chunk taking the terms inside its range. */
@@ -208,14 +207,12 @@ export function transferables(prepared: Prepared): ArrayBuffer[] {
 }
 
 export function toReplacement(
-  doc: PreparedDocument,
-  body: Uint8Array,
-  plan: ChunkPlan,
-  fingerprint: string,
+  prepared: Extract<Prepared, { plan: ChunkPlan }>,
   ingestedAt: string,
   bytes: number,
   sourceStat?: string,
 ): DocumentReplacement {
+  const { doc, body, plan, fingerprint } = prepared;
   return {
     document: {
       id: doc.id,

@@ -157,9 +157,8 @@ export async function ingestConnector(
         touched.push({ id, fingerprint: prepared.fingerprint, sourceStat });
       return;
     }
-    const { doc, body, plan, fingerprint } = prepared;
     const read = oldest as Extract<Pending, { kind: "read" }>;
-    const replacement = toReplacement(doc, body, plan, fingerprint, read.ingestedAt, size, read.sourceStat);
+    const replacement = toReplacement(prepared, read.ingestedAt, size, read.sourceStat);
     if (used.chunks + replacement.chunks.length > quotas.chunks) {
       skip(relPath, "quota: chunks");
       return;
