@@ -4,6 +4,7 @@ import { analyzeText, analyzeWithOffsets, joinedTermsBetween } from "../retrieva
 import { textOf } from "./catalogue.js";
 import { chunkText } from "./chunker.js";
 import { canonicalDocument } from "./document.js";
+import { MAX_DOCUMENT_BYTES } from "./filter.js";
 import { PIPELINE_VERSION, type PrepareJob, prepareDocument, toReplacement } from "./ingest-prepare.js";
 
 const paragraph = (words: string, n: number) => `${Array.from({ length: n }, () => words).join(" ")}\n\n`;
@@ -41,14 +42,7 @@ describe("prepareDocument", () => {
       expect(reference.length).toBeGreaterThan(1);
       expect(prepared.fingerprint).toBe(`${PIPELINE_VERSION}:${hash("sha256", canonical.text, "hex")}`);
       expect(textOf(prepared.body)).toBe(canonical.text);
-      const replacement = toReplacement(
-        prepared.doc,
-        prepared.body,
-        prepared.plan,
-        prepared.fingerprint,
-        "now",
-        1,
-      );
+      const replacement = toReplacement(prepared, "now", 1);
       expect(replacement.document).toMatchObject({ id: canonical.id, title: canonical.title });
       const analysed = analyzeWithOffsets(canonical.text);
       const header = analyzeText(canonical.title, analysed.language).join(" ");
@@ -86,6 +80,31 @@ describe("prepareDocument", () => {
       const prepared = prepareDocument(input);
       if (!("plan" in prepared)) throw new Error("not prepared");
       expect(prepared.body.buffer).not.toBe(input.data.buffer);
+    }
+  });
+
+  it("prepares the largest hostile files in linear time, their chunks rebuilding the exact text", () => {
+    const fill = (unit: string) => unit.repeat(Math.floor(MAX_DOCUMENT_BYTES / Buffer.byteLength(unit)));
+    const hostile = {
+      // No space or newline anywhere (every cut is a hard one), astral and three-byte characters.
+      astral: fill("😀𝔸ж"),
+      // One endless word of Latin-1 letters.
+      word: fill("ç"),
+      // Carriage returns everywhere (the canonical text differs from the file) and NFD marks.
+      crlf: fill("a\u0301\r\n"),
+    };
+    for (const [name, text] of Object.entries(hostile)) {
+      const data = Buffer.from(text);
+      expect(data.byteLength).toBeLessThanOrEqual(MAX_DOCUMENT_BYTES);
+      const started = performance.now();
+      const prepared = prepareDocument({ ...job("ascii"), relPath: `${name}.txt`, data });
+      expect(performance.now() - started, name).toBeLessThan(10_000);
+      if (!("plan" in prepared)) throw new Error(`${name}: not prepared`);
+      const { chunks } = toReplacement(prepared, "now", data.byteLength);
+      let rebuilt = "";
+      for (const chunk of chunks) rebuilt += textOf(chunk.text).slice(rebuilt.length - chunk.unitStart);
+      expect(rebuilt === textOf(prepared.body), name).toBe(true);
+      expect(rebuilt === canonicalDocument({ ...job("ascii"), text }).text, name).toBe(true);
     }
   });
 
