@@ -126,6 +126,7 @@ async function startTui(args: string[], extraPath = "", stderrToFile = false) {
           return (typeof text === "string" ? shown.includes(text) : text.test(shown)) ? shown : undefined;
         },
         ms,
+        screen,
       ),
     stderr: () => readFileSync(path.join(dir, "stderr.txt"), "utf8"),
     /** ivoai's exit status, once it has exited (a file: early screen output can be lost to tmux's first redraw). */
@@ -182,7 +183,9 @@ describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
       // ivoai's TUI plugin draws the compact status it reads from the launcher's status endpoint, and `/ivoai`
       // opens the panel with the executors.
       await tui.waitScreen("ivoai · sources");
+      // Enter only once the completion lists the command: before that OpenCode would send "/ivoai" as a prompt.
       await tui.tmux("send-keys", "-l", "/ivoai");
+      await tui.waitScreen(/\/ivoai +ivoai status/);
       await tui.tmux("send-keys", "Enter");
       await tui.waitScreen("Executor: codex");
       await tui.tmux("send-keys", "Escape");
@@ -224,6 +227,7 @@ describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
       expect(home700.mode & 0o777).toBe(0o700);
 
       await tui.tmux("send-keys", "-l", "Implement the canary stage");
+      await tui.waitScreen("Implement the canary stage");
       await tui.tmux("send-keys", "Enter");
       await tui.waitScreen(ANSWER, 90_000);
       const turns = (await fakes.log()).filter((line) => line.role !== "app-server");
