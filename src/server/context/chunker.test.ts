@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chunkText } from "./chunker.js";
+import { CHUNK_ID_LENGTH, chunkId, chunkText } from "./chunker.js";
 
 const rebuild = (chunks: ReturnType<typeof chunkText>) => {
   let body = "";
@@ -42,5 +42,16 @@ describe("chunker", () => {
     expect(new Set(a.map((chunk) => chunk.id)).size).toBe(a.length);
     expect(chunkText("doc_other", text)[0]?.id).not.toBe(a[0]?.id);
     expect(chunkText("doc_1", "")).toEqual([]);
+  });
+});
+
+describe("chunkId", () => {
+  it("gives one id for a text and for its UTF-8 bytes, however long, and another for another index", () => {
+    for (const text of ["Ação — Ελληνικά 😀", "x".repeat(40_000), ""]) {
+      const id = chunkId("docs/a.md", 3, text);
+      expect(id).toMatch(new RegExp(`^[0-9a-f]{${CHUNK_ID_LENGTH}}$`));
+      expect(chunkId("docs/a.md", 3, new TextEncoder().encode(text))).toBe(id);
+      expect(chunkId("docs/a.md", 4, text)).not.toBe(id);
+    }
   });
 });

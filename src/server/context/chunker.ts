@@ -19,8 +19,20 @@ export interface Chunk {
   text: string;
 }
 
-export function chunkId(documentId: string, index: number, text: string): string {
-  return hash("sha256", `${documentId}\0${index}\0${text}`, "hex").slice(0, 32);
+/** Characters in a chunk id. */
+export const CHUNK_ID_LENGTH = 32;
+
+let idInput = Buffer.allocUnsafeSlow(16 * 1024);
+
+/** A chunk's id, from its document, index and text; the text as a string or as its UTF-8 bytes gives one id. */
+export function chunkId(documentId: string, index: number, text: string | Uint8Array): string {
+  const prefix = `${documentId}\0${index}\0`;
+  if (typeof text === "string") return hash("sha256", prefix + text, "hex").slice(0, CHUNK_ID_LENGTH);
+  // Bytes are hashed after the prefix in one reused buffer: no string is made or encoded for them.
+  const length = Buffer.byteLength(prefix) + text.byteLength;
+  if (length > idInput.length) idInput = Buffer.allocUnsafeSlow(Math.max(length, idInput.length * 2));
+  idInput.set(text, idInput.write(prefix));
+  return hash("sha256", idInput.subarray(0, length), "hex").slice(0, CHUNK_ID_LENGTH);
 }
 
 function isSpace(ch: string | undefined): boolean {

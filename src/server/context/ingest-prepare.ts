@@ -7,7 +7,7 @@ import { hash } from "node:crypto";
 import { analyzeText, analyzeWithOffsets, joinedTermsBetween, type Language } from "../retrieval/analyzer.js";
 import { type ChunkTerms, chunkTerms } from "../retrieval/term-scanner.js";
 import type { DocumentReplacement } from "./catalogue.js";
-import { chunkBounds, DEFAULT_CHUNK_POLICY } from "./chunker.js";
+import { CHUNK_ID_LENGTH, chunkBounds, chunkId, DEFAULT_CHUNK_POLICY } from "./chunker.js";
 import { SkipError, type SkipReason } from "./connectors/safe-fs.js";
 import { type CanonicalDocument, canonicalDocument } from "./document.js";
 import { decodeText } from "./filter.js";
@@ -31,8 +31,6 @@ export interface ChunkPlan {
   termEnds: Int32Array;
 }
 
-const CHUNK_ID_LENGTH = 32;
-
 export interface PlanInput {
   id: string;
   title: string;
@@ -43,7 +41,7 @@ export interface PlanInput {
 export function planChunks(
   input: PlanInput,
   scanner: "wasm" | "js" = "wasm",
-  body: Uint8Array = ownedBytes(input.text, "utf8"),
+  body: Uint8Array = ownedBytes(input.text),
 ): ChunkPlan {
   const bounds = chunkBounds(input.text, DEFAULT_CHUNK_POLICY);
   const byteBounds = byteOffsets(input.text, bounds, body.byteLength);
@@ -62,10 +60,10 @@ export function planChunks(
   };
 }
 
-/** A string's bytes in a buffer of their own (one that can be handed to another thread; Buffer.from may pool). */
-function ownedBytes(text: string, encoding: "utf8" | "latin1"): Uint8Array {
-  const bytes = Buffer.allocUnsafeSlow(encoding === "latin1" ? text.length : Buffer.byteLength(text));
-  bytes.write(text, encoding);
+/** A string's UTF-8 bytes in a buffer of their own (one that can go to another thread; Buffer.from may pool). */
+function ownedBytes(text: string): Uint8Array {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
   return plainBytes(bytes);
 }
 
@@ -103,29 +101,22 @@ function byteOffsets(text: string, bounds: Int32Array, byteLength: number): Int3
   return offsets;
 }
 
-let idScratch = Buffer.allocUnsafeSlow(16 * 1024);
-
-/** chunkId of each chunk, hashed from the body's bytes (no string is encoded again per chunk). */
+/** chunkId of each chunk, hashed from the body's bytes. */
 function chunkIds(documentId: string, body: Uint8Array, byteBounds: Int32Array): string {
   const ids: string[] = [];
-  for (let index = 0; index < byteBounds.length / 2; index++) {
-    const piece = body.subarray(byteBounds[index * 2], byteBounds[index * 2 + 1]);
-    const prefix = `${documentId}\0${index}\0`;
-    const length = Buffer.byteLength(prefix) + piece.byteLength;
-    if (length > idScratch.length) idScratch = Buffer.allocUnsafeSlow(Math.max(length, idScratch.length * 2));
-    idScratch.set(piece, idScratch.write(prefix));
-    const id = hash("sha256", idScratch.subarray(0, length), "hex").slice(0, CHUNK_ID_LENGTH);
-    ids.push(id);
-  }
+  for (let index = 0; index < byteBounds.length / 2; index++)
+    ids.push(chunkId(documentId, index, body.subarray(byteBounds[index * 2], byteBounds[index * 2 + 1])));
   return ids.join("");
 }
 
 /** Chunk terms as UTF-8 bytes, each chunk's end in bytes. */
-function termBytes(planned: ChunkTerms): { terms: Uint8Array; termEnds: Int32Array } {
-  const { terms, termEnds } = planned;
-  // Terms are ASCII but for a few letters (ß, ø, Greek): then their bytes are their units.
-  if (Buffer.byteLength(terms) === terms.length) return { terms: ownedBytes(terms, "latin1"), termEnds };
-  return { terms: ownedBytes(terms, "utf8"), termEnds: termEnds.map(utf8Offsets(terms)) };
+function termBytes({ terms, termEnds }: ChunkTerms): { terms: Uint8Array; termEnds: Int32Array } {
+  const bytes = ownedBytes(terms);
+  // Terms are ASCII but for a few letters (ß, ø, Greek): then their byte offsets are their unit offsets.
+  return {
+    terms: bytes,
+    termEnds: bytes.byteLength === terms.length ? termEnds : termEnds.map(utf8Offsets(terms)),
+  };
 }
 
 /** chunkTerms's reference: the whole text analysed once, each chunk taking the terms inside its range. */
@@ -189,7 +180,7 @@ export function prepareDocument(job: PrepareJob): Prepared {
   // The file's own bytes past a byte order mark (which decoding drops), when canonical already (no carriage
   // return, in NFC): nothing is encoded again.
   const bom = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0;
-  const body = canonical === text ? plainBytes(data.subarray(bom)) : ownedBytes(canonical, "utf8");
+  const body = canonical === text ? plainBytes(data.subarray(bom)) : ownedBytes(canonical);
   const fingerprint = `${PIPELINE_VERSION}:${hash("sha256", body, "hex")}`;
   if (fingerprint === job.knownFingerprint) return { fingerprint, unchanged: true };
   return {
