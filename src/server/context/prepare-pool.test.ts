@@ -97,6 +97,19 @@ describe("the ingest worker pool", () => {
     }
   });
 
+  it("fails a job whose bytes cannot be sent, and goes on with the next ones", async () => {
+    const pool = createWorkerPreparer(path.resolve("dist/ivoai.mjs"), { threads: 2 });
+    try {
+      // Bytes whose buffer already moved to another thread: the structured clone refuses them.
+      const gone = job();
+      structuredClone(gone.data.buffer, { transfer: [gone.data.buffer as ArrayBuffer] });
+      await expect(pool.prepare(gone)).rejects.toThrow(/detached/i);
+      expect(await pool.prepare(job())).toEqual(prepareDocument(job()));
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("fails the jobs of a worker that exits without an error, rather than leaving them waiting", async () => {
     const quitting = await entry(
       "quitting.mjs",

@@ -132,7 +132,7 @@ export function createWorkerPreparer(entry: string | undefined, options: PoolOpt
       workers[index]?.postMessage({ jobs } satisfies JobMessage, buffers);
       outstanding[index] = (outstanding[index] as number) + jobs.length;
     } catch (error) {
-      // A job the structured clone refuses fails alone with its group, rather than the process.
+      // A job the structured clone refuses fails with its group (its run then ends), rather than the process.
       for (const { id } of jobs) {
         waiting.get(id)?.reject(error instanceof Error ? error : new Error(String(error)));
         waiting.delete(id);
@@ -147,9 +147,11 @@ export function createWorkerPreparer(entry: string | undefined, options: PoolOpt
         return;
       }
       waiting.set(id, { resolve, reject });
-      // Bytes that own their whole buffer move to the worker without a copy; pooled small ones are copied.
+      // Bytes that own their whole buffer move to the worker without a copy; pooled small ones are copied. Empty
+      // ones are copied too: a detached buffer looks empty, and Node drops, unsent and silently, a message whose
+      // transfer list holds one, where the copy throws (below).
       const { data } = job;
-      if (data.byteOffset === 0 && data.buffer.byteLength <= data.byteLength + 1)
+      if (data.byteLength > 0 && data.byteOffset === 0 && data.buffer.byteLength <= data.byteLength + 1)
         transfer.add(data.buffer as ArrayBuffer);
       outbox.push({ id, job });
       if (outbox.length >= JOBS_PER_MESSAGE) flush();
