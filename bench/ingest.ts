@@ -14,6 +14,10 @@ const megabytes = Number(process.argv.find((arg) => arg.startsWith("--mb="))?.sl
 const abRevision = process.argv.find((arg) => arg.startsWith("--ab="))?.slice(5);
 const abRounds = Number(process.argv.find((arg) => arg.startsWith("--rounds="))?.slice(9) ?? "3");
 const save = !process.argv.includes("--no-save");
+if (!Number.isInteger(abRounds) || abRounds < 1) {
+  process.stderr.write("ingest: --rounds wants a whole number of at least 1\n");
+  process.exit(2);
+}
 const tree = await createBenchTree("ingest");
 try {
   const generating = performance.now();
