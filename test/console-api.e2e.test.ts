@@ -17,6 +17,7 @@ import type {
   SessionTimeline,
   WebClient,
 } from "../src/protocol/console-api.js";
+import { consoleSession } from "./console-helpers.js";
 import {
   addDocsConnector,
   connectMcp,
@@ -245,24 +246,53 @@ describe("console API end to end", () => {
     expect(body.totals.calls).toBe(9);
   });
 
-  it("answers a session's timeline across credentials, as of a time", async () => {
+  it("answers a session's timeline across credentials, as of a time, with content only for its recorder", async () => {
     const other = await enrolledCredential(server.url, root);
+    // A credential that both records and reads the audit: it sees its own events' content, no one else's.
+    const recorder = await enrolledCredential(server.url, root, "memory:write,audit:read");
     const hook = (token: string, event: Record<string, unknown>) =>
       post<{ id: string }>("/v1/memory", token, { session_id: SESSION, project: PROJECT, ...event });
-    const first = await hook(agent, { event: "session_start", data: { n: 1 } });
+    const first = await hook(agent, { event: "session_start", data: { n: 1, prompt: "agent secret" } });
     expect(first.status).toBe(202);
     const later = new Date(Date.now() + 3_600_000).toISOString();
     await hook(other, { event: "tool_used", data: { n: 2 }, valid_from: later });
-    const now = await get<SessionTimeline>(`/v1/audit/timeline?session_id=${SESSION}`);
-    expect(now.body.events.map((event) => event.data.n)).toEqual([1]);
-    const future = await get<SessionTimeline>(
-      `/v1/audit/timeline?session_id=${SESSION}&as_of=${encodeURIComponent(new Date(Date.now() + 7_200_000).toISOString())}`,
-    );
-    expect(future.body.events.map((event) => [event.kind, event.data.n])).toEqual([
-      ["session_start", 1],
-      ["tool_used", 2],
+    expect((await hook(recorder, { event: "prompt_submitted", data: { n: 3 } })).status).toBe(202);
+    const future = `/v1/audit/timeline?session_id=${SESSION}&as_of=${encodeURIComponent(new Date(Date.now() + 7_200_000).toISOString())}`;
+    const shape = (timeline: SessionTimeline) =>
+      timeline.events.map((event) => [event.kind, event.data?.n ?? null, event.data_withheld ?? false]);
+
+    const now = await get<SessionTimeline>(`/v1/audit/timeline?session_id=${SESSION}`, recorder);
+    expect(shape(now.body)).toEqual([
+      ["session_start", null, true],
+      ["prompt_submitted", 3, false],
     ]);
-    expect(new Set(future.body.events.map((event) => event.credential_id)).size).toBe(2);
+    const own = await get<SessionTimeline>(future, recorder);
+    expect(shape(own.body)).toEqual([
+      ["session_start", null, true],
+      ["tool_used", null, true],
+      ["prompt_submitted", 3, false],
+    ]);
+    expect(new Set(own.body.events.map((event) => event.credential_id)).size).toBe(3);
+
+    // Every console role, by bearer or by a signed-in session, sees what happened and when, never the content.
+    const sessions = await Promise.all(
+      ["viewer", "approver", "admin"].map((role) => consoleSession(server.url, root, "--role", role)),
+    );
+    const readers: Record<string, string>[] = [
+      { authorization: `Bearer ${viewer}` },
+      { authorization: `Bearer ${admin}` },
+      ...sessions.map((session) => ({ cookie: `ivoai_console=${session.token}` })),
+    ];
+    for (const headers of readers) {
+      const response = await fetch(`${server.url}${future}`, { headers });
+      const text = await response.text();
+      expect([response.status, text.includes("agent secret")]).toEqual([200, false]);
+      expect(shape(JSON.parse(text) as SessionTimeline)).toEqual([
+        ["session_start", null, true],
+        ["tool_used", null, true],
+        ["prompt_submitted", null, true],
+      ]);
+    }
   });
 
   it("gives an overview", async () => {

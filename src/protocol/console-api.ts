@@ -114,7 +114,10 @@ export interface SessionTimeline {
     recorded_at: string;
     valid_from: string | null;
     valid_to: string | null;
-    data: Record<string, unknown>;
+    /** The event's content: only for the credential that recorded it (episodes are isolated per credential). */
+    data?: Record<string, unknown>;
+    /** Set instead of `data` when the caller did not record the event. */
+    data_withheld?: true;
     /** The credential that recorded the event. */
     credential_id?: string;
   }[];

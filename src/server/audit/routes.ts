@@ -1,5 +1,5 @@
 // The audit log over HTTP for the console (audit:read): activity aggregates, raw events, and a session's
-// episodic timeline across every credential that recorded in it.
+// episodic timeline across every credential that recorded in it (content only to the credential that recorded it).
 import { Hono } from "hono";
 import { z } from "zod";
 import type { SessionTimeline } from "../../protocol/console-api.js";
@@ -116,6 +116,7 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
       as_of: asOf,
       limit: query.value.limit,
     });
+    const caller = c.get("client").id;
     const timeline: SessionTimeline = {
       session_id: sessionId,
       as_of: asOf,
@@ -127,7 +128,9 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
         recorded_at: episode.recorded_at,
         valid_from: episode.valid_from,
         valid_to: episode.valid_to,
-        data: episode.data,
+        // Episodes are isolated per credential (seed 004): audit:read sees what happened and when, never what
+        // another credential recorded; no role is an exception, a console session never recorded anything.
+        ...(episode.credential_id === caller ? { data: episode.data } : { data_withheld: true as const }),
         credential_id: episode.credential_id,
       })),
     };
