@@ -219,6 +219,24 @@ describe("Web MCP and enrollment behind a trusted reverse proxy", () => {
       expect((await register("203.0.113.50", [uri])).status, uri).toBe(201);
   });
 
+  it("refuses https redirect URIs not written in canonical form, so the consent page shows where it goes", async () => {
+    for (const uri of [
+      "https:evil.example",
+      "https:\\\\evil.example\\cb",
+      "HTTPS://evil.example/cb",
+      "https://evil.example/a b",
+    ]) {
+      const response = await register("203.0.113.51", [uri]);
+      const body = (await response.json()) as { error: string; error_description: string };
+      expect([uri, response.status, body.error]).toEqual([uri, 400, "invalid_redirect_uri"]);
+      expect(body.error_description, uri).toMatch(/canonical form: https:\/\/evil\.example\//);
+    }
+    const canonical = "https://good.example/cb";
+    const registered = await register("203.0.113.51", [canonical]);
+    expect(registered.status).toBe(201);
+    expect(((await registered.json()) as { redirect_uris: string[] }).redirect_uris).toEqual([canonical]);
+  });
+
   it("answers every invalid_grant failure of the token endpoint identically", async () => {
     const from = "203.0.113.60";
     const answers: unknown[] = [];

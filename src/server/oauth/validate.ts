@@ -25,8 +25,17 @@ function hasCanonicalLoopbackHost(uri: string): boolean {
 }
 
 /**
- * RFC 8252 loopback http (127.0.0.1, [::1] or localhost, any port), or https; no fragment, no user-info, no
- * other scheme.
+ * Whether `uri` is the WHATWG serialisation of its parse, the only leeway being the root path an origin-only
+ * URI gains (`https://a.example` is `https://a.example/`: the same target, and it may be written either way).
+ */
+function isCanonical(uri: string, url: URL): boolean {
+  if (url.href === uri) return true;
+  return url.pathname === "/" && !url.search && url.href === `${uri}/`;
+}
+
+/**
+ * RFC 8252 loopback http (127.0.0.1, [::1] or localhost, any port), or https with a host; written in canonical
+ * form; no fragment, no user-info, no other scheme.
  */
 export function validateRedirectUri(uri: unknown): Result<string, "invalid_redirect_uri"> {
   const fail = (description: string) => ({
@@ -45,7 +54,11 @@ export function validateRedirectUri(uri: unknown): Result<string, "invalid_redir
   }
   if (url.hash || uri.includes("#")) return fail("redirect URIs may not have a fragment");
   if (url.username || url.password) return fail("redirect URIs may not carry user-info");
-  if (url.protocol === "https:") return { ok: true, value: uri };
+  // The consent page shows the URI as registered and the redirect later must match it exactly, so it must be
+  // what a browser will go to: `https:evil.example`, `HTTPS://X`, `https:\\x` or `/a b` are refused, not fixed.
+  if (!isCanonical(uri, url))
+    return fail(`redirect URIs must be written in canonical form: ${url.href.slice(0, 200)}`);
+  if (url.protocol === "https:" && url.hostname) return { ok: true, value: uri };
   if (url.protocol === "http:" && isLoopbackHost(url.hostname) && hasCanonicalLoopbackHost(uri))
     return { ok: true, value: uri };
   return fail("redirect URIs must be https, or http on 127.0.0.1, [::1] or localhost");
@@ -62,6 +75,7 @@ export function redirectMatches(registered: readonly string[], requested: string
       return (
         a.protocol === "http:" &&
         isLoopbackHost(a.hostname) &&
+        isCanonical(requested, b) &&
         a.protocol === b.protocol &&
         a.hostname === b.hostname &&
         a.pathname === b.pathname &&
