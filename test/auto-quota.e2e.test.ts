@@ -37,7 +37,15 @@ interface Report {
       source: string;
     }[];
     catalogue: string;
-    models: { id: string; model: string; effort: string; tier: number; verified: boolean }[];
+    models: {
+      id: string;
+      model: string;
+      effort: string;
+      tier: number;
+      source: string;
+      verified: boolean;
+      usable: boolean;
+    }[];
     problems: string[];
   }[];
 }
@@ -128,7 +136,18 @@ describe("ivoai executors", () => {
       admission: "no quota data",
       quota: [],
     });
-    expect(claude?.models.some((model) => model.model === "opus" && model.verified)).toBe(true);
+    // Seed 000: only what was verified at run time counts as verified. Claude's aliases are ivoai's static
+    // catalogue: usable once logged in, never shown as verified.
+    expect(claude?.models.length).toBeGreaterThan(0);
+    for (const model of claude?.models ?? [])
+      expect(model).toMatchObject({ source: "catalogue", verified: false, usable: true });
+    expect(codex?.models.every((model) => model.source === "model/list" && model.usable)).toBe(true);
+    const text = await runIvoai(["executors"], { env, timeoutMs: 60_000 });
+    expect(text.code, text.stderr).toBe(0);
+    const claudeText = text.stdout.slice(text.stdout.indexOf("claude:"));
+    expect(claudeText).toContain("models (ivoai's static catalogue: not verified at run time):");
+    const opusRow = claudeText.split("\n").find((line) => / opus +high /.test(line)) ?? "";
+    expect(opusRow.trim().split(/ +/).slice(-2), claudeText).toEqual(["catalogue", "yes"]);
     const quotaFile = path.join(dir, "state/ivoai/auto/quota.json");
     expect((await stat(quotaFile)).mode & 0o777).toBe(0o600);
     expect((await stat(path.dirname(quotaFile))).mode & 0o777).toBe(0o700);

@@ -30,7 +30,12 @@ interface ExecutorReport {
     effort: string;
     tier: number;
     context_window: number;
+    /** Where the model comes from: the CLI's own runtime list, or ivoai's static catalogue. */
+    source: "model/list" | "catalogue";
+    /** Confirmed at run time (the CLI itself listed it, and it is logged in); never true for a catalogue entry. */
     verified: boolean;
+    /** AUTO may schedule it: the CLI is installed and logged in, and the model is in its list or catalogue. */
+    usable: boolean;
   }[];
   problems: string[];
 }
@@ -42,7 +47,8 @@ export const executorsCommand: CommandSpec = {
   description:
     "Results are cached for 10 minutes in the state dir; --refresh probes the CLIs again (codex through\n" +
     "'codex app-server', which also records its quota windows). Claude's quota comes from the status line\n" +
-    "of interactive 'ivoai claude' sessions.",
+    "of interactive 'ivoai claude' sessions. VERIFIED means the CLI listed the model at run time (codex\n" +
+    "model/list); Claude's models are ivoai's static catalogue of its aliases, never shown as verified.",
   json: true,
   options: { refresh: { type: "boolean", description: "probe the CLIs now instead of using the cache" } },
   async run(ctx) {
@@ -77,7 +83,9 @@ export const executorsCommand: CommandSpec = {
           effort: profile.effort,
           tier: profile.tier,
           context_window: profile.contextWindow,
-          verified: profile.verified,
+          source: info.catalogue === "model/list" ? ("model/list" as const) : ("catalogue" as const),
+          verified: info.catalogue === "model/list" && profile.verified,
+          usable: profile.verified,
         })),
         problems: info.problems,
       });
@@ -112,17 +120,18 @@ function render(executor: ExecutorReport): string {
         "no quota data yet",
       ),
     ),
-    `  models (${executor.catalogue === "model/list" ? "verified by codex model/list" : "static list"}):`,
+    `  models (${executor.catalogue === "model/list" ? `listed by ${executor.name} at run time (model/list)` : "ivoai's static catalogue: not verified at run time"}):`,
     indent(
       formatTable(
-        ["ID", "MODEL", "EFFORT", "TIER", "CONTEXT", "VERIFIED"],
+        ["ID", "MODEL", "EFFORT", "TIER", "CONTEXT", "VERIFIED", "USABLE"],
         executor.models.map((model) => [
           model.id,
           model.model,
           model.effort,
           String(model.tier),
           String(model.context_window),
-          model.verified ? "yes" : "no",
+          model.verified ? "yes" : model.source === "catalogue" ? "catalogue" : "no",
+          model.usable ? "yes" : "no",
         ]),
       ),
     ),

@@ -142,7 +142,11 @@ export interface ModelProfile {
   effort: string;
   tier: Tier;
   contextWindow: number;
-  /** Seen available at runtime (codex model/list; claude: CLI present and logged in). */
+  /**
+   * AUTO may schedule it: codex listed it in model/list (run-time verified) and is logged in, or claude is
+   * installed and logged in (its aliases are ivoai's catalogue: usable, but `ivoai executors` never shows them
+   * as verified).
+   */
   verified: boolean;
 }
 
