@@ -62,6 +62,7 @@ export const doctorCommand: CommandSpec = {
           ]),
           "no servers connected",
         ),
+        ...(r.next.length > 0 ? ["", "next steps:", ...r.next.map((step) => `  - ${step}`)] : []),
       ].join("\n"),
     );
     return report.status === "fail" ? 1 : 0;

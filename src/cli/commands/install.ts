@@ -8,6 +8,7 @@ import {
   loadCatalogue,
   planUninstall,
   probeUpdate,
+  readManifest,
   rollback,
   setup,
   uninstall,
@@ -88,6 +89,15 @@ export const updateCommand: CommandSpec = {
         .filter(Boolean)
         .join("\n");
     if (ctx.options.check === true) {
+      // Nothing installed is an answer to "what would change", not a failure to check.
+      if (!(await readManifest(d.paths.stateDir))) {
+        const next = ["ivoai setup"];
+        ctx.out.data(
+          { installed: false, up_to_date: null, next },
+          () => "nothing is installed yet: run 'ivoai setup' to install the pinned agent CLIs",
+        );
+        return 0;
+      }
       const { probe } = await probeUpdate(d);
       ctx.out.data(probe, renderProbe);
       return 0;

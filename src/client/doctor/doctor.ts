@@ -9,6 +9,7 @@ import { IVOAI_VERSION } from "../../shared/version.js";
 import { loginStatus } from "../agents/catalog.js";
 import { discover } from "../connections/connect.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
+import { componentNext, fileNext, reportNext, serverNext } from "./next-steps.js";
 
 export type Fact = "yes" | "no" | "unknown";
 
@@ -44,11 +45,16 @@ export interface FileRow {
   ok: boolean;
 }
 
+/** A row with what to do about it (null when it is fine). */
+export type WithNext<Row> = Row & { next: string | null };
+
 export interface DoctorReport {
   status: "ok" | "warn" | "fail";
-  components: ComponentRow[];
-  files: FileRow[];
-  servers: ServerRow[];
+  components: WithNext<ComponentRow>[];
+  files: WithNext<FileRow>[];
+  servers: WithNext<ServerRow>[];
+  /** Every row's next step, naming the row, plus how to connect a first server when there is none. */
+  next: string[];
 }
 
 const AGENTS = ["codex", "claude", "opencode"] as const;
@@ -229,5 +235,15 @@ export async function runDoctor(registry: ConnectionRegistry): Promise<DoctorRep
   const warning =
     servers.some((row) => row.readiness === "ready_degraded") ||
     components.some((row) => row.installed === "no");
-  return { status: failing ? "fail" : warning ? "warn" : "ok", components, files, servers };
+  const urls = new Map(profiles.map((profile) => [profile.id, profile.url]));
+  const report = {
+    components: components.map((row) => ({ ...row, next: componentNext(row) })),
+    files: files.map((row) => ({ ...row, next: fileNext(row) })),
+    servers: servers.map((row) => ({ ...row, next: serverNext(row, urls.get(row.id) ?? "URL") })),
+  };
+  return {
+    status: failing ? "fail" : warning ? "warn" : "ok",
+    ...report,
+    next: reportNext(AGENTS, report.components, report.files, report.servers),
+  };
 }
