@@ -28,9 +28,11 @@ await rm(path.join(out, tarball), { force: true });
 const npm = process.env.npm_execpath
   ? [process.execPath, process.env.npm_execpath]
   : [process.platform === "win32" ? "npm.cmd" : "npm"];
-const packed = spawnSync(npm[0], [...npm.slice(1), "pack", "--pack-destination", out], {
+// --loglevel=warn: npm pack lists every packed file as an `npm notice` line (about 200); warnings and errors stay.
+const packed = spawnSync(npm[0], [...npm.slice(1), "pack", "--loglevel=warn", "--pack-destination", out], {
   cwd: root,
   stdio: ["ignore", "ignore", "inherit"],
+  env: { ...process.env, npm_config_loglevel: "warn" },
 });
 if (packed.status !== 0) {
   process.stderr.write(`release: npm pack failed (exit ${packed.status ?? packed.signal})\n`);

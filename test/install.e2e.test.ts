@@ -2,7 +2,7 @@
 // puts it in an empty prefix (better-sqlite3 compiled there), and that copy works with no checkout around.
 // Then the same install run by another Node.js ABI must say what to rebuild, and doctor must say so too.
 import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, realpath } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,10 +35,13 @@ describe("release tarball installed with npm install -g", () => {
     version = (JSON.parse(await readFile(path.join(REPO, "package.json"), "utf8")) as { version: string })
       .version;
     const releaseDir = path.join(work.dir, "release");
-    await run(process.execPath, ["scripts/release.mjs", "--out", releaseDir], {
+    const released = await run(process.execPath, ["scripts/release.mjs", "--out", releaseDir], {
       cwd: REPO,
       timeout: 300_000,
     });
+    // The tarball's path and its checksum line, and no `npm notice` line per packed file on stderr.
+    expect(released.stdout.split("\n")).toHaveLength(3);
+    expect(released.stderr).not.toMatch(/npm notice/);
     // The checksum line is in sha256sum's own format.
     const checked = await run("sha256sum", ["-c", "SHA256SUMS"], { cwd: releaseDir });
     expect(checked.stdout).toBe(`ivoai-${version}.tgz: OK\n`);
@@ -113,6 +116,12 @@ describe("release tarball installed with npm install -g", () => {
     for (const bundled of ["hono", "zod", "@modelcontextprotocol", "smol-toml", "yaml"]) {
       expect(modules).not.toContain(bundled);
     }
+  });
+
+  it("the README's rebuild recipe finds the installed package from the ivoai on PATH", async () => {
+    const recipe = 'cd "$(dirname "$(readlink -f "$(command -v ivoai)")")/.." && pwd -P';
+    const { stdout } = await run("sh", ["-c", recipe], { cwd: work.dir, env });
+    expect(stdout.trim()).toBe(await realpath(packageDir));
   });
 
   it("prints the package version", async () => {
