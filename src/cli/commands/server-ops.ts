@@ -1,5 +1,5 @@
 // `ivoai server status|stop` and `ivoai server systemd render`: operating a server installed on a host.
-import { promises as fs, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import { serverPaths } from "../../config/server-paths.js";
 import {
@@ -10,9 +10,9 @@ import {
 } from "../../server/deploy/systemd-apply.js";
 import { renderSystemdUnits } from "../../server/deploy/systemd-units.js";
 import { untrustedExecPath } from "../../server/deploy/trusted-exec.js";
+import { writeUnitFiles } from "../../server/deploy/unit-files.js";
 import { type ServerStatus, serverStatus } from "../../server/ops/status.js";
 import { stopServer } from "../../server/ops/stop.js";
-import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
@@ -123,7 +123,7 @@ const renderCommand: CommandSpec = {
     out: {
       type: "string",
       value: "DIR",
-      description: "write the unit file(s) into DIR (created 0755 if missing)",
+      description: "write the unit file(s) into DIR (created 0755 if missing; a symbolic link is refused)",
     },
     exec: {
       type: "string",
@@ -174,14 +174,7 @@ const renderCommand: CommandSpec = {
     }
     const out = stringOption(ctx.options, "out");
     const written: string[] = [];
-    if (out) {
-      await fs.mkdir(out, { recursive: true, mode: 0o755 });
-      for (const unit of render.units) {
-        const file = path.join(out, unit.name);
-        await writeFileAtomic(file, unit.content, { mode: 0o644 });
-        written.push(file);
-      }
-    }
+    if (out) written.push(...(await writeUnitFiles(out, render.units)));
     if (apply) {
       if (render.warnings.some((warning) => warning.includes("PrivateTmp"))) {
         throw new IvoaiError(
