@@ -192,7 +192,7 @@ show ivoai codex -- ""
       "ivoai server approvals |list show approve reject help --help",
       "ivoai server approvals list --st|--status",
       "ivoai server approvals list --status |pending applied rejected expired conflict all",
-      "ivoai completion |bash zsh fish --help --debug",
+      "ivoai completion |bash zsh fish --help --debug --values --root",
       "ivoai codex -- |",
       "",
     ]);

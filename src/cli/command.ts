@@ -5,6 +5,10 @@ import { IvoaiError } from "../shared/errors.js";
 import type { Output } from "./output.js";
 import { closestMatch } from "./suggest.js";
 
+/** Values only known at run time, which completion asks `ivoai completion SHELL --values KIND` for. */
+export const DYNAMIC_VALUE_KINDS = ["server-alias", "knowledge-source", "approval-id"] as const;
+export type DynamicValueKind = (typeof DYNAMIC_VALUE_KINDS)[number];
+
 export interface OptionSpec {
   type: "string" | "boolean";
   description: string;
@@ -14,6 +18,8 @@ export interface OptionSpec {
   value?: string;
   /** The only values accepted (each one, for a repeatable or comma-separated option); listed in help and errors. */
   choices?: readonly string[];
+  /** Completion offers these run-time values for the option (e.g. the connected servers' aliases). */
+  complete?: DynamicValueKind;
 }
 
 export interface PositionalSpec {
@@ -24,6 +30,8 @@ export interface PositionalSpec {
   variadic?: boolean;
   /** The only values accepted; listed in help, errors and completion. */
   choices?: readonly string[];
+  /** Completion offers these run-time values (e.g. pending approval ids); only the first positional. */
+  complete?: DynamicValueKind;
 }
 
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;

@@ -19,6 +19,7 @@ export const KNOWLEDGE_SOURCE_OPTION = {
   value: "NAME",
   description:
     "only these servers, by alias, id, purpose or redundancy group (repeat or comma-separate); default: every enabled server",
+  complete: "knowledge-source" as const,
 };
 
 export const AUTO_OPTIONS = {

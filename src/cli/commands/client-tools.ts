@@ -123,6 +123,7 @@ export const routerGroup: GroupSpec = {
           description:
             "only these servers, by alias, id, purpose or redundancy group (repeat or comma-separate)",
         },
+          complete: "knowledge-source",
         "deadline-ms": {
           type: "string",
           value: "MS",

@@ -86,7 +86,9 @@ const listCommand: CommandSpec = {
   },
 };
 
-const ALIAS = [{ name: "ALIAS", description: "server alias (or id)", required: true }];
+const ALIAS = [
+  { name: "ALIAS", description: "server alias (or id)", required: true, complete: "server-alias" as const },
+];
 
 const showCommand: CommandSpec = {
   kind: "command",
@@ -189,7 +191,7 @@ export const disconnectGroup: GroupSpec = {
       name: "server",
       summary: "Forget one server (its profile and credential), or all with --all",
       json: true,
-      positionals: [{ name: "ALIAS", description: "server alias (or id)" }],
+      positionals: [{ name: "ALIAS", description: "server alias (or id)", complete: "server-alias" }],
       options: { all: { type: "boolean", description: "forget every server" } },
       async run(ctx) {
         const target = ctx.positionals[0];

@@ -117,7 +117,14 @@ function renderApproval(approval: ApprovalRecord): string {
   ].join("\n");
 }
 
-const ID = [{ name: "ID", description: "approval id (from 'approvals list')", required: true }];
+const ID = [
+  {
+    name: "ID",
+    description: "approval id (from 'approvals list')",
+    required: true,
+    complete: "approval-id" as const,
+  },
+];
 
 const showCommand: CommandSpec = {
   kind: "command",
