@@ -5,8 +5,9 @@ import type { AuditEvent, AuditLog } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import { createMcpEndpoint, defineTool } from "./endpoint.js";
 
-// tools/call and tools/list are answered without a per-request SDK server; a JSON-RPC batch still goes through
-// the SDK's stateless transport, so each answer can be compared with the SDK's own for the same request.
+// tools/call and tools/list are answered without a per-request SDK server; each message of a JSON-RPC batch (under
+// a protocol version that has batches) still goes through the SDK's stateless transport, so each answer can be
+// compared with the SDK's own for the same request.
 const recorded: AuditEvent[] = [];
 const audit = { record: (event: AuditEvent) => recorded.push(event) } as unknown as AuditLog;
 /** SDK servers built so far: `extend` runs once on each new per-request (or list-building) server. */
@@ -63,10 +64,15 @@ function post(body: unknown, headers: Record<string, string> = {}): Request {
   });
 }
 
+/** A batch, sent under the last protocol version that has batches (2025-06-18 removed them). */
+function postBatch(body: unknown[], headers: Record<string, string> = {}): Request {
+  return post(body, { "mcp-protocol-version": "2025-03-26", ...headers });
+}
+
 /** The answer to one request, asked directly and as a one-element batch (which the SDK answers). */
 async function bothWays(client: AuthenticatedClient, message: Record<string, unknown>) {
   const direct = await endpoint(post(message), client);
-  const batch = await endpoint(post([message]), client);
+  const batch = await endpoint(postBatch([message]), client);
   expect(direct.status).toBe(200);
   expect(direct.headers.get("content-type")).toBe("application/json");
   // The SDK answers a one-request batch with the bare response, as for a single request.
@@ -106,7 +112,7 @@ describe("MCP endpoint", () => {
       expect(await called.json()).toMatchObject({ id: 2, result: { content: [{ text: "found alpha" }] } });
       expect(serversBuilt).toBe(before);
       // The count does move when the SDK answers: the same call as a batch builds one server.
-      await endpoint(post([call]), client);
+      await endpoint(postBatch([call]), client);
       expect(serversBuilt).toBe(before + 1);
     }
   });
@@ -152,7 +158,7 @@ describe("MCP endpoint", () => {
     searches = 0;
     for (const message of refused) {
       const direct = await endpoint(post(message), reader);
-      const sdk = await endpoint(post([message]), reader);
+      const sdk = await endpoint(postBatch([message]), reader);
       expect([direct.status, sdk.status]).toEqual([400, 400]);
       const answer = await direct.json();
       expect(answer).toEqual(await sdk.json());
@@ -205,7 +211,7 @@ describe("MCP endpoint", () => {
     ];
     for (const message of messages) {
       const direct = await failing(post(message), reader);
-      const sdk = await failing(post([message]), reader);
+      const sdk = await failing(postBatch([message]), reader);
       expect([direct.status, sdk.status]).toEqual([200, 200]);
       expect(direct.headers.get("content-type")).toBe("application/json");
       const answer = await direct.json();

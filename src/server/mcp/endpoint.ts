@@ -38,6 +38,15 @@ import type { AuditLog, ToolCallEvent } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import type { ApprovalRecord } from "../memory/store.js";
 import {
+  answerBatch,
+  type BatchBudget,
+  batchProtocolVersion,
+  batchRefusal,
+  DEFAULT_BATCH_BUDGET,
+  refusesBatches,
+  runnableBatch,
+} from "./batch.js";
+import {
   createLogLevelStore,
   createMcpLog,
   type LogLevelStore,
@@ -132,6 +141,8 @@ export interface McpEndpointOptions {
   logLevels?: LogLevelStore;
   /** A read tool slower than this is reported to a caller that set a log level (notice). */
   slowCallMs?: number;
+  /** What one JSON-RPC batch may cost under protocol versions before 2025-06-18 (later ones refuse batches). */
+  batchBudget?: BatchBudget;
 }
 
 export type McpEndpoint = (request: Request, client: AuthenticatedClient) => Promise<Response>;
@@ -163,7 +174,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       project: headerValue(request, "x-ivoai-project"),
     };
     const offered = offeredTools(client.scopes);
-    if (request.method !== "POST" || !acceptsJsonRpcPost(request)) return viaSdk(request, offered, context);
+    // Stateless: no server-initiated stream (GET) and no session to end (DELETE), so only POST (spec 2025-06-18).
+    if (request.method !== "POST") return methodNotAllowed();
+    if (!acceptsJsonRpcPost(request)) return viaSdk(request, offered, context);
     // The body is read here, once, straight from the socket; the SDK gets it parsed if it answers.
     let message: unknown;
     try {
@@ -171,12 +184,33 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     } catch {
       return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
     }
+    if (Array.isArray(message)) return batch(request, message, offered, context);
     // A call by a caller that set a log level is answered as SSE by the SDK, its log messages before the result.
     const streamed =
       callsLoggedMethod(message) && logLevels.get(logLevelKey(client.id, context.sessionId)) !== undefined;
     const fast = streamed ? undefined : await answerDirectly(message, offered, context);
     return fast ?? viaSdk(request, offered, context, message, streamed);
   };
+
+  /**
+   * A JSON-RPC batch: refused under a protocol version without batching; under an older one its messages run
+   * one at a time through the SDK, within the batch budget (the SDK's transport would run them all at once).
+   * A batch the transport refuses whole (malformed, too long) goes to it unchanged and runs nothing.
+   */
+  function batch(
+    request: Request,
+    items: unknown[],
+    offered: ReadonlyMap<string, ToolSpec>,
+    context: ToolContext,
+  ): Promise<Response> {
+    const version = batchProtocolVersion(items, request.headers.get("mcp-protocol-version"));
+    if (refusesBatches(version)) return Promise.resolve(batchRefusal(version));
+    const messages = runnableBatch(items);
+    if (!messages) return viaSdk(request, offered, context, items);
+    // Each message is answered as JSON: a batched call gets no log messages streamed before its result.
+    const answerOne = (message: unknown) => viaSdk(request, offered, context, message);
+    return answerBatch(messages, answerOne, options.batchBudget ?? DEFAULT_BATCH_BUDGET, request.signal);
+  }
 
   function offeredTools(scopes: readonly Scope[]): ReadonlyMap<string, ToolSpec> {
     const key = [...scopes].sort().join(" ");
@@ -197,7 +231,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
    * validated with the SDK's own schemas (the transport's, then the method's), and the list is the SDK's
    * answer, computed once per offered set.
    * Results are the ones the SDK path returns (endpoint.test.ts compares both ways, refusals included).
-   * Anything else (initialize, ping, notifications, batches, resources, malformed requests) returns undefined
+   * Anything else (initialize, ping, notifications, resources, malformed requests) returns undefined
    * and goes to the SDK, which answers it as it always did.
    */
   async function answerDirectly(
@@ -289,8 +323,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       void server.close();
       throw error;
     }
-    // Only a call answered as a stream keeps its server: anything else (a JSON answer, a GET asking for the
-    // standalone stream a stateless endpoint never feeds) ends with this request, as it always did.
+    // Only a call answered as a stream keeps its server: anything else (a JSON answer, a refusal) ends with
+    // this request, as it always did.
     if (!streamed || !response.body || response.headers.get("content-type") !== "text/event-stream") {
       void server.close();
       return response;
@@ -318,7 +352,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       {
         instructions: options.instructions,
         // logging/setLevel is installed by the SDK only when the constructor is given the capability.
-        capabilities: { tools: {}, logging: {}, ...options.capabilities },
+        capabilities: { tools: { listChanged: false }, logging: {}, ...options.capabilities },
         // One validator for every request: the SDK's default builds a new Ajv (all its vocabularies) per server.
         jsonSchemaValidator: sharedValidator(),
       },
@@ -364,6 +398,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         logger: options.logger,
       });
     }
+    // registerTool declares tools.listChanged true; a stateless endpoint has no stream to send the notification on.
+    server.server.registerCapabilities({ tools: { listChanged: false } });
     answerMalformedParams(server.server);
     return server;
   }
@@ -593,9 +629,10 @@ function pendingOutcome(approval: ApprovalRecord): ToolOutcome<PendingData> {
 const LOGGED_METHODS: ReadonlySet<unknown> = new Set(["tools/call", "resources/read"]);
 
 function callsLoggedMethod(message: unknown): boolean {
-  return (Array.isArray(message) ? message : [message]).some(
-    (item) =>
-      typeof item === "object" && item !== null && LOGGED_METHODS.has((item as { method?: unknown }).method),
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    LOGGED_METHODS.has((message as { method?: unknown }).method)
   );
 }
 
@@ -659,6 +696,14 @@ function jsonRpcHandlerError(id: string | number, error: unknown): Response {
     },
   };
   return new Response(JSON.stringify(body), { status: 200, headers: { "Content-Type": "application/json" } });
+}
+
+/** Any method but POST: there is no stream to open (GET) and no session to end (DELETE) on a stateless endpoint. */
+function methodNotAllowed(): Response {
+  return new Response(
+    JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed." }, id: null }),
+    { status: 405, headers: { Allow: "POST", "Content-Type": "application/json" } },
+  );
 }
 
 /** The transport's own error answer (same status, code and message as the SDK would give). */
