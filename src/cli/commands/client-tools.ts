@@ -122,8 +122,8 @@ export const routerGroup: GroupSpec = {
           value: "NAME",
           description:
             "only these servers, by alias, id, purpose or redundancy group (repeat or comma-separate)",
-        },
           complete: "knowledge-source",
+        },
         "deadline-ms": {
           type: "string",
           value: "MS",
