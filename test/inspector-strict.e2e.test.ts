@@ -1,5 +1,5 @@
 // The MCP Inspector CLI's --strict tool-schema lint against the gateway's three MCP endpoints reports nothing,
-// and the official SDK client, which validates structuredContent against the listed outputSchema, accepts
+// its skills commands (list, get, --verify) accept /mcp's skill, and the official SDK client, which validates structuredContent against the listed outputSchema, accepts
 // the tools' answers (success, failure and pending approval) over real HTTP.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -87,6 +87,53 @@ describe("the MCP Inspector's strict schema lint", () => {
         findings: undefined,
         stderr: "",
       });
+    }
+  }, 180_000);
+
+  /** `inspector --cli URL --transport http ARGS`: stdout and stderr, or a failure that prints both and the exit code. */
+  async function inspect(url: string, token: string, args: string[]) {
+    const argv = [inspector.launcher, "--cli", url, "--transport", "http", ...args];
+    try {
+      return await promisify(execFile)(
+        inspector.node,
+        [...argv, "--header", `Authorization: Bearer ${token}`],
+        { env: { PATH: process.env.PATH ?? "", HOME: home }, timeout: 60_000 },
+      );
+    } catch (error) {
+      const { code, stdout, stderr } = error as { code?: unknown; stdout?: string; stderr?: string };
+      throw new Error(`inspector ${args.join(" ")} exited ${String(code)}\n${stdout}\n${stderr}`);
+    }
+  }
+
+  it("lists, gets and verifies the skill on /mcp through the skills extension (SEP-2640)", async () => {
+    const { code } = JSON.parse(
+      (await runIvoai(["server", "activation", "create", "--root", root, "--json"])).stdout,
+    ) as { code: string };
+    const { tokens } = await obtainTokens(server.url, code, "context:read memory:read");
+    const url = `${server.url}/mcp`;
+    const uri = "skill://ivoai-memory-context/SKILL.md";
+    const listed = await inspect(url, tokens.access_token, ["--method", "skills/list", "--format", "json"]);
+    expect(JSON.parse(listed.stdout)).toMatchObject({
+      result: { skills: [{ uri, frontmatter: { name: "ivoai-memory-context" } }] },
+    });
+    const got = await inspect(url, tokens.access_token, [
+      "--method",
+      "skills/get",
+      "--uri",
+      uri,
+      "--format",
+      "json",
+    ]);
+    expect(JSON.parse(got.stdout)).toMatchObject({ result: { skill: { uri, resources: [{ uri }] } } });
+    // --verify checks the entry's conformance, reads every manifest file and compares its size and digest;
+    // a failure exits 7 (or 8 when incomplete), which fails inspect() with the report printed.
+    for (const args of [
+      ["--method", "skills/list", "--verify"],
+      ["--method", "skills/get", "--uri", uri, "--verify"],
+    ]) {
+      const verified = await inspect(url, tokens.access_token, args);
+      expect(verified.stdout, args.join(" ")).toMatch(/"outcome":\s*"verified"/);
+      expect(verified.stdout, args.join(" ")).not.toMatch(/"outcome":\s*"(failed|incomplete|unverifiable)"/);
     }
   }, 180_000);
 

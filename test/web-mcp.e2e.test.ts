@@ -347,6 +347,12 @@ describe("Web MCP with OAuth 2.1", () => {
     await first.finishAuth(await provider.code);
     await client.connect(transport());
     expect(client.getInstructions()).toMatch(/memory first.*then context.*external web/s);
+    // The skills extension as SEP-2640 clients look it up, the earlier experimental key kept beside it.
+    expect(client.getServerCapabilities()).toMatchObject({
+      extensions: { "io.modelcontextprotocol/skills": {} },
+      experimental: { skills: {} },
+      tools: { listChanged: false },
+    });
     const tools = (await client.listTools()).tools.map((tool) => tool.name).sort();
     expect(tools).toContain("context_search");
     expect(tools).toContain("memory_write_page");
@@ -371,6 +377,21 @@ describe("Web MCP with OAuth 2.1", () => {
       uri: "skill://ivoai-memory-context/SKILL.md",
     });
     expect(skills.skills[0]?.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // skills/get by name (the earlier shape) and by uri (SEP-2640) answer the same entry, its text included.
+    const entry = z.object({ skill: z.object({ uri: z.string(), content: z.string() }).passthrough() });
+    const byName = await client.request(
+      { method: "skills/get", params: { name: "ivoai-memory-context" } },
+      entry,
+    );
+    const byUri = await client.request(
+      { method: "skills/get", params: { uri: "skill://ivoai-memory-context/SKILL.md" } },
+      entry,
+    );
+    expect(byName).toEqual(byUri);
+    expect(byName.skill.content).toBe((skill.contents[0] as { text: string }).text);
+    await expect(
+      client.request({ method: "skills/get", params: { uri: "skill://other/SKILL.md" } }, entry),
+    ).rejects.toMatchObject({ code: -32602 });
     // The prompts of the web tool set, with completion of a document's source.
     expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual([
       "ivoai_knowledge_policy",

@@ -16,7 +16,7 @@ import type { MemoryService } from "../memory/service.js";
 import { mcpResource } from "../oauth/routes.js";
 import type { OAuthStore } from "../oauth/store.js";
 import { WEB_SCOPES } from "../oauth/validate.js";
-import { registerSkills } from "./skills.js";
+import { registerSkills, SKILLS_CAPABILITIES } from "./skills.js";
 
 /** The narrower tool set web assistants get (seed 000, "Web MCP e OAuth"), from the protocol's tool table. */
 export const WEB_TOOLS: ReadonlySet<string> = new Set(WEB_TOOL_NAMES);
@@ -54,7 +54,7 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
       ...(deps.context ? [createContextResources(deps.context.catalogue)] : []),
       ...(deps.memory ? [createMemoryResources(deps.memory.store)] : []),
     ],
-    capabilities: { resources: {}, experimental: { skills: {} } },
+    capabilities: { resources: {}, ...SKILLS_CAPABILITIES },
     ...(deps.memory ? { gate: deps.memory.gate } : {}),
     ...(deps.audit ? { audit: deps.audit } : {}),
   });
