@@ -19,13 +19,6 @@ interface Ready {
   sources: { alias: string }[];
 }
 
-type Federation = {
-  federation: {
-    partial: boolean;
-    sources: { alias: string; status: string; failed_over_from?: string[] }[];
-  };
-};
-
 describe("--knowledge-source by purpose or redundancy group", () => {
   const cleanups: (() => Promise<void>)[] = [];
   const fakes: Record<string, FakeServer> = {};
@@ -121,11 +114,16 @@ describe("--knowledge-source by purpose or redundancy group", () => {
           arguments: { query: "deploy" },
         })) as CallToolResult;
         await mcp.close();
-        const { federation } = JSON.parse((result.content[0] as { text: string }).text) as Federation;
-        expect(federation.partial).toBe(false);
-        expect(federation.sources).toEqual([
-          expect.objectContaining({ alias: "mindsite-2", status: "ok", failed_over_from: ["mindsite-1"] }),
-        ]);
+        // One logical source: the standby's own answer, not a federation envelope, saying who answered.
+        expect(result.structuredContent).toEqual({
+          status: "SUCCESS",
+          data: { results: [{ path: "deploy.md", origin: fakes["mindsite-2"]?.url }] },
+        });
+        expect(result._meta?.["ivoai/source"]).toMatchObject({
+          alias: "mindsite-2",
+          redundancy_group: "mindsite",
+          failed_over_from: ["mindsite-1"],
+        });
       } finally {
         await router.stop();
       }

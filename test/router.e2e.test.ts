@@ -250,6 +250,37 @@ describe("multi-server knowledge (seed 001)", () => {
     await acme.stop();
   });
 
+  it("passes one redundancy group's answer through as its member gave it, structured result included", async () => {
+    const group = await startRouter(["--knowledge-source", "acme-prod"]);
+    const direct = await startRouter(["--knowledge-source", "acme-1"]);
+    const viaGroup = await client(group.endpoints.context, group.capability);
+    const viaPrimary = await client(direct.endpoints.context, direct.capability);
+    try {
+      const call = { name: "context_search", arguments: { query: "wombat pipeline" } };
+      const [grouped, own] = [await viaGroup.callTool(call), await viaPrimary.callTool(call)];
+      expect(textOf(grouped)).not.toContain("federation");
+      const structured = (result: unknown) =>
+        (result as CallToolResult).structuredContent as {
+          status: string;
+          data: { results: { path: string }[] };
+        };
+      expect(structured(grouped).status).toBe("SUCCESS");
+      expect(structured(grouped).data).toEqual(structured(own).data);
+      expect(structured(grouped).data.results.map((item) => item.path)).toEqual(["deploy.md"]);
+      expect(grouped._meta?.["ivoai/source"]).toMatchObject({
+        alias: "acme-1",
+        redundancy_group: "acme-prod",
+      });
+      const tools = (await viaGroup.listTools()).tools;
+      expect(tools.find((tool) => tool.name === "context_search")?.outputSchema).toBeDefined();
+    } finally {
+      await viaGroup.close();
+      await viaPrimary.close();
+      await group.stop();
+      await direct.stop();
+    }
+  });
+
   it("survives a stalled, then a killed primary: partial within the deadline, then failover", async () => {
     const router = await startRouter(["--deadline-ms", "800"]);
     const mcp = await client(router.endpoints.context, router.capability);

@@ -210,13 +210,18 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
         );
       }
     }
-    if (all.length === 1) {
-      // One source: its answer passes through unchanged.
-      try {
-        return await pool.callTool(all[0] as Source, endpoint, name, args);
-      } catch (error) {
-        return toolError((error as Error).message);
-      }
+    if (groups.length === 1) {
+      // One logical source (one server, or one redundancy group failing over): its answer passes through
+      // as the upstream gave it (seed 001), naming the member that answered when the group has several.
+      const group = groups[0] as SourceGroup;
+      const outcome = await readGroup(group, endpoint, name, args);
+      if (outcome.status !== "ok" || !outcome.result) return toolError(groupFailure(group, outcome));
+      if (group.members.length === 1) return outcome.result;
+      const source = {
+        ...outcome.provenance,
+        ...(outcome.failed_over_from ? { failed_over_from: outcome.failed_over_from } : {}),
+      };
+      return { ...outcome.result, _meta: { ...outcome.result._meta, "ivoai/source": source } };
     }
     const outcomes = await Promise.all(groups.map((group) => readGroup(group, endpoint, name, args)));
     return federate(name, outcomes);
@@ -233,8 +238,8 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
 
   const listAllTools = async (endpoint: EndpointName): Promise<ListToolsResult> => {
     const groups = groupsFor(endpoint);
-    const all = groups.flatMap((group) => group.members);
-    if (all.length === 1) return pool.listTools(all[0] as Source, endpoint);
+    // One logical source: its list as it is (output schemas kept, since its results pass through).
+    if (groups.length === 1) return listOneGroup(groups[0] as SourceGroup, endpoint);
     const byName = new Map<string, ListToolsResult["tools"][number]>();
     for (const group of groups) {
       for (const member of group.members) {
@@ -251,6 +256,19 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       }
     }
     return { tools: [...byName.values()].sort((a, b) => a.name.localeCompare(b.name)) };
+  };
+
+  /** The first member of the group, in priority order, that lists its tools; the last failure otherwise. */
+  const listOneGroup = async (group: SourceGroup, endpoint: EndpointName): Promise<ListToolsResult> => {
+    let failure: unknown;
+    for (const member of group.members) {
+      try {
+        return await pool.listTools(member, endpoint);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    throw failure;
   };
 
   const mcp = async (endpoint: EndpointName, request: Request, access: Access): Promise<Response> => {
@@ -505,6 +523,15 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       await pool.close();
     },
   };
+}
+
+/** Why one logical source gave no answer: the member's own error, or which members of its group were tried. */
+function groupFailure(group: SourceGroup, outcome: SourceOutcome): string {
+  const message = outcome.error ?? outcome.status;
+  if (group.members.length === 1) return message;
+  const aliases = group.members.map((member) => member.profile.alias).join(", ");
+  const name = group.members[0]?.profile.redundancy_group ?? group.key;
+  return `no member of redundancy group ${name} (${aliases}) answered: ${message}`;
 }
 
 function toolError(message: string): CallToolResult {
