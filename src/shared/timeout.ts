@@ -17,3 +17,21 @@ export async function withTimeout<T>(
     clearTimeout(timer);
   }
 }
+
+/** Waits for `promise` at most `ms` (its failure counts as settled); false when the time ran out first. */
+export async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -4,6 +4,7 @@ import { runDoctor } from "../../client/doctor/doctor.js";
 import { initProject, resolveIdentity } from "../../client/project.js";
 import { startRouter } from "../../client/router/router.js";
 import { parseSourceFlags, selectSources } from "../../client/router/selection.js";
+import { serveUntilStopped } from "../../client/router/serve.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { type CommandSpec, type GroupSpec, listOption, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
@@ -174,9 +175,10 @@ export const routerGroup: GroupSpec = {
             sources: router.sources,
           }),
         );
-        await ctx.stopSignal;
-        await router.close();
-        return 0;
+        return serveUntilStopped(router, {
+          stopSignal: ctx.stopSignal,
+          notice: (message) => ctx.out.note(message),
+        });
       },
     },
   ],

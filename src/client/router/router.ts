@@ -27,6 +27,7 @@ import { toolEntry } from "../../protocol/tools.js";
 import { readBody, sendJson } from "../../shared/http-json.js";
 import { answerMalformedParams } from "../../shared/mcp-malformed-params.js";
 import { checkOrigin } from "../../shared/origin-policy.js";
+import { waitAtMost } from "../../shared/timeout.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import { failureStatus, federate, provenanceOf, type SourceOutcome } from "./federation.js";
 import { forward } from "./forward.js";
@@ -36,6 +37,8 @@ import { createUpstreamPool, type EndpointName, type UpstreamLimits } from "./up
 
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 export const MAX_UPSTREAM_RESPONSE_BYTES = 16 * 1024 * 1024;
+/** close() waits this long for upstreams; a stalled one is abandoned, whatever it does (issue 27). */
+export const CLOSE_GRACE_MS = 2_000;
 
 const INSTRUCTIONS: Record<EndpointName, string> = {
   memory:
@@ -57,6 +60,8 @@ export interface RouterOptions {
   sessionId?: string;
   /** Capability lifetime (default 24 h); the capability also dies with the router. */
   capabilityTtlMs?: number;
+  /** How long close() waits for upstream sessions to close before abandoning them (default 2 s). */
+  closeGraceMs?: number;
 }
 
 export interface RunningRouter {
@@ -70,7 +75,10 @@ export interface RunningRouter {
   readOnlyCapability: string;
   expiresAt: string;
   sources: { source_id: string; alias: string; purpose: string; redundancy_group: string | null }[];
-  /** Revokes the capability, stops listening and closes upstream sessions. */
+  /**
+   * Revokes the capability, stops listening, drops every agent connection and closes upstream sessions, waiting
+   * for those at most `closeGraceMs`: it settles in bounded time whatever the upstreams do.
+   */
   close(): Promise<void>;
 }
 
@@ -516,11 +524,12 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     sources: options.sources.map(provenanceOf),
     async close() {
       revoked = true;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await pool.close();
+      // Every agent connection is dropped at once: a request still waiting on an upstream never holds the close.
+      const grace = options.closeGraceMs ?? CLOSE_GRACE_MS;
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await waitAtMost(stopped, grace);
+      await pool.close(grace);
     },
   };
 }

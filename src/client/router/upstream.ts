@@ -18,6 +18,7 @@ import {
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
 import { endpointUrl } from "../../config/client-config.js";
+import { waitAtMost } from "../../shared/timeout.js";
 import { connectMcp } from "../connections/mcp-client.js";
 import type { Source } from "./selection.js";
 
@@ -66,7 +67,11 @@ export interface UpstreamPool {
     listener: (source: Source, endpoint: EndpointName, message: LoggingMessageNotification["params"]) => void,
   ): void;
   isOpen(source: Source): boolean;
-  close(): Promise<void>;
+  /**
+   * Closes every upstream session, waiting at most `graceMs`: a session still connecting to a stalled upstream
+   * is closed when (if ever) its connection settles, and the pool makes no new connection after this.
+   */
+  close(graceMs: number): Promise<void>;
 }
 
 /** SDK errors raised by the client itself (no answer), as opposed to errors the upstream answered. */
@@ -104,9 +109,12 @@ export function createUpstreamPool(limits: UpstreamLimits, headers: Record<strin
   ) => void)[] = [];
   const failures = new Map<string, { count: number; openUntil: number }>();
 
+  let closed = false;
+
   const clientFor = (source: Source, endpoint: EndpointName) => {
     const key = `${source.profile.id}/${endpoint}`;
     let client = clients.get(key);
+    if (closed) throw new UpstreamError("error", "the session router is stopping");
     if (!client) {
       client = connectMcp({
         url: endpointUrl(source.profile, endpoint),
@@ -263,10 +271,14 @@ export function createUpstreamPool(limits: UpstreamLimits, headers: Record<strin
       logListeners.push(listener);
     },
     isOpen: (source) => (failures.get(source.profile.id)?.openUntil ?? 0) > Date.now(),
-    async close() {
+    async close(graceMs) {
+      closed = true;
       const all = [...clients.values()];
       clients.clear();
-      await Promise.all(all.map((client) => client.then((c) => c.close()).catch(() => undefined)));
+      await waitAtMost(
+        Promise.all(all.map((client) => client.then((c) => c.close()).catch(() => undefined))),
+        graceMs,
+      );
     },
   };
 }
