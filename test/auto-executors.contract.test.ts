@@ -2,10 +2,10 @@
 // every flag is in the matching --help (and codex's own parser accepts the whole argv), and codex's config
 // reader shows exactly the MCP servers and tools each role is given.
 import { execFile } from "node:child_process";
-import { mkdir } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TESTED_VERSIONS } from "../src/client/agents/catalog.js";
 import type { TurnRequest } from "../src/client/auto/contracts.js";
 import {
@@ -23,12 +23,20 @@ const DIR = path.resolve(".tmp/agent-clis");
 const BIN = path.join(DIR, "node_modules/.bin");
 const home = path.join(DIR, "home");
 const TOKEN_ENV = "IVOAI_ROUTER_TOKEN";
-const env = { PATH: process.env.PATH ?? "", HOME: home, [TOKEN_ENV]: "not-a-real-capability" };
+// Codex warns on stderr when its home (here inside the clone) is under its temporary directory, as it is when
+// the clone lives under /tmp: like a user's ~/.codex beside /tmp, codex gets a temporary folder of its own.
+let codexTmp = "";
+const env = () => ({
+  PATH: process.env.PATH ?? "",
+  HOME: home,
+  TMPDIR: codexTmp,
+  [TOKEN_ENV]: "not-a-real-capability",
+});
 
 const cli = async (name: string, args: string[]) => {
   try {
     const { stdout, stderr } = await run(path.join(BIN, name), args, {
-      env,
+      env: env(),
       cwd: home,
       timeout: 60_000,
       maxBuffer: 64 * 1024 * 1024,
@@ -76,8 +84,12 @@ const flagsOf = (args: string[]) => args.filter((arg) => arg.startsWith("-") && 
 describe("AUTO executors against the official CLIs", () => {
   beforeAll(async () => {
     await mkdir(home, { recursive: true });
+    codexTmp = await mkdtemp(path.join(DIR, "tmp-"));
     await ensureAgentClis(TESTED_VERSIONS);
   }, 900_000);
+  afterAll(async () => {
+    if (codexTmp) await rm(codexTmp, { recursive: true, force: true });
+  });
 
   it.each(VARIANTS)(
     "codex %s turn (resume %s): every flag exists where it is used and clap accepts the argv",

@@ -419,7 +419,9 @@ describe("ivoai server systemd render", () => {
   });
 
   // Real useradd/systemctl would change this machine: fake ones record their argv (and getent answers for the
-  // user once useradd ran), and a private mount namespace puts tmpfs over /etc/systemd/system and /srv.
+  // user once useradd ran), and a private mount namespace puts tmpfs over /etc/systemd/system and /srv. --apply
+  // refuses code under a temporary directory (PrivateTmp hides it), so the package this test built is bound at
+  // /srv/ivoai-package, as an installed ivoai would be outside /tmp, wherever the clone lives (CI may use /tmp).
   it.runIf(process.getuid?.() === 0)(
     "--apply creates the user, owns the tree, installs and enables the unit",
     async () => {
@@ -442,20 +444,42 @@ describe("ivoai server systemd render", () => {
         "set -e",
         "mount -t tmpfs none /etc/systemd/system",
         "mount -t tmpfs none /srv",
+        'mkdir /srv/ivoai-package && mount --bind "$PACKAGE" /srv/ivoai-package',
+        "BIN=/srv/ivoai-package/dist/ivoai.mjs",
         `"$NODE" "$BIN" server init --root /srv/ivoai --public-url http://127.0.0.1:0 --listen 127.0.0.1:0 >/dev/null`,
+        // The same package under a temporary directory: refused before anything changes.
+        "mount -t tmpfs none /var/tmp",
+        'mkdir /var/tmp/ivoai-package && mount --bind "$PACKAGE" /var/tmp/ivoai-package',
+        "code=0",
+        `PATH="$FAKES:$PATH" "$NODE" /var/tmp/ivoai-package/dist/ivoai.mjs server systemd render --root /srv/ivoai --apply 2> "$OUT/refused.txt" || code=$?`,
+        `echo "$code" > "$OUT/refused-code.txt"`,
         `PATH="$FAKES:$PATH" "$NODE" "$BIN" server systemd render --root /srv/ivoai --apply --json > "$OUT/render.json"`,
         `cp /etc/systemd/system/ivoai-gateway.service "$OUT/installed.service"`,
         `cd /srv/ivoai && stat -c '%u:%g %a %n' etc/ivoai etc/ivoai/server.toml etc/ivoai/secrets var/lib/ivoai ` +
           `var/lib/ivoai/enrollment/enrollment.sqlite run/ivoai > "$OUT/owners.txt"`,
       ].join("\n");
       await run("unshare", ["--mount", "--propagation", "private", "sh", "-c", script], {
-        env: { ...process.env, NODE: process.execPath, BIN, FAKES: fakes, OUT: dir },
+        env: {
+          ...process.env,
+          NODE: process.execPath,
+          PACKAGE: path.dirname(path.dirname(BIN)),
+          FAKES: fakes,
+          OUT: dir,
+        },
       });
       const render = JSON.parse(await readFile(path.join(dir, "render.json"), "utf8")) as {
         applied: boolean;
         units: { content: string }[];
       };
+      expect((await readFile(path.join(dir, "refused-code.txt"), "utf8")).trim()).toBe("2");
+      expect(await readFile(path.join(dir, "refused.txt"), "utf8")).toBe(
+        "warning: /var/tmp/ivoai-package/dist/ivoai.mjs is under a temporary directory, which PrivateTmp=yes hides from the service\n" +
+          "ivoai: refusing --apply: the unit could not see its files (see the warning above)\n",
+      );
       expect(render.applied).toBe(true);
+      expect(render.units[0]?.content).toContain(
+        " /srv/ivoai-package/dist/ivoai.mjs server start --root /srv/ivoai",
+      );
       expect(await readFile(path.join(dir, "installed.service"), "utf8")).toBe(render.units[0]?.content);
       expect((await readFile(log, "utf8")).split("\n").filter(Boolean)).toEqual([
         "groupadd --system ivoai",
