@@ -7,10 +7,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { serverConfigSchema } from "../src/config/server-config.js";
 import { serverPaths } from "../src/config/server-paths.js";
 import { STAT_TRUST_MS } from "../src/server/context/connectors/safe-fs.js";
+import { PIPELINE_VERSION } from "../src/server/context/ingest-prepare.js";
 import { openContextService } from "../src/server/context/service.js";
 import { silentLogger } from "../src/shared/logger.js";
 import { catalogueSnapshot, contextTree, writeTree } from "./context-helpers.js";
 import { tempDir } from "./helpers.js";
+
+const FORGED = `${PIPELINE_VERSION}:forged`;
 
 describe("context ingestion", () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -218,10 +221,10 @@ describe("context ingestion", () => {
         true,
       );
       // Proof that the next run does not read them: a forged fingerprint survives it.
-      sql("UPDATE documents SET fingerprint = 'p1:forged' WHERE rel_path = 'a.md' RETURNING id");
+      sql(`UPDATE documents SET fingerprint = '${FORGED}' WHERE rel_path = 'a.md' RETURNING id`);
       expect((await context.ingest([]))[0]).toMatchObject({ unchanged: 4, updated: 0, removed: 0 });
       expect(sql("SELECT fingerprint FROM documents WHERE rel_path = 'a.md'")).toEqual([
-        { fingerprint: "p1:forged" },
+        { fingerprint: FORGED },
       ]);
       // Touched (same bytes, new times), rewritten with the same bytes, or rewritten at the same size with other
       // bytes: read again, and compared by content.
@@ -235,7 +238,7 @@ describe("context ingestion", () => {
       const hits = await context.searcher.search("changed", { limit: 5 });
       expect(hits.map((hit) => hit.document.rel_path)).toEqual(["c.md"]);
       expect(sql("SELECT fingerprint FROM documents WHERE rel_path = 'a.md'")).not.toEqual([
-        { fingerprint: "p1:forged" },
+        { fingerprint: FORGED },
       ]);
     } finally {
       await context.close();

@@ -7,6 +7,10 @@ describe("document filter", () => {
       ".env",
       "config/.env.production",
       "deploy/id_rsa",
+      "deploy/id_rsa.md",
+      "keys/ID_ED25519.txt",
+      "keys/id_ecdsa_sk.pub",
+      "id_dsa.bak.md",
       "certs/server.key",
       "certs/server.pem",
       "infra/terraform.tfstate",
@@ -20,7 +24,13 @@ describe("document filter", () => {
       ".netrc",
     ];
     for (const path of skipped) expect(skipByPath(path), path).toBeDefined();
-    for (const path of ["docs/secrets-rotation.md", "README.md", "src/token-bucket.ts", "notes/keys.md"]) {
+    for (const path of [
+      "docs/secrets-rotation.md",
+      "README.md",
+      "src/token-bucket.ts",
+      "notes/keys.md",
+      "docs/id_rsa_rotation.md",
+    ]) {
       expect(skipByPath(path), path).toBeUndefined();
     }
   });

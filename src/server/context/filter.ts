@@ -24,7 +24,8 @@ const SENSITIVE_FILES: readonly RegExp[] = [
   /^\.env(\..*)?$/i,
   /\.env$/i,
   /^\.?(netrc|npmrc|pypirc|pgpass|git-credentials|htpasswd|dockercfg|s3cfg|boto)$/i,
-  /^id_(rsa|dsa|ecdsa|ed25519)(\.pub)?$/i,
+  // Named like an SSH key whatever the extension (id_rsa.md, id_ed25519.txt, id_ecdsa_sk.pub).
+  /^id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\..*)?$/i,
   /\.(pem|key|p12|pfx|jks|keystore|der|crt|cer|csr|kdbx|gpg|asc|ovpn|ppk)$/i,
   /^(credentials|credential|secrets?)(\.[a-z0-9]+)?$/i,
   // A config-shaped file named for secrets (secrets.yaml, prod-credentials.json); prose about secrets stays.

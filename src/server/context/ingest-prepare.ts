@@ -11,9 +11,13 @@ import { CHUNK_ID_LENGTH, chunkBounds, chunkId, DEFAULT_CHUNK_POLICY } from "./c
 import { SkipError, type SkipReason } from "./connectors/safe-fs.js";
 import { type CanonicalDocument, canonicalDocument } from "./document.js";
 import { decodeText } from "./filter.js";
+import { findSecret } from "./secret-scan.js";
 
-/** Bumped whenever chunking or analysis changes, so every document is re-indexed once. */
-export const PIPELINE_VERSION = "p1";
+/**
+ * Bumped whenever chunking, analysis or filtering changes, so every document is read and re-indexed once
+ * (p2: the content scan for secrets, which removes documents indexed before it).
+ */
+export const PIPELINE_VERSION = "p2";
 
 /**
  * A document's chunks, column by column (a few strings and typed arrays rather than an object per chunk, so the
@@ -170,6 +174,9 @@ export function prepareDocument(job: PrepareJob): Prepared {
     if (error instanceof SkipError) return { skip: error.reason };
     throw error;
   }
+  // Before the fingerprint check, so a document indexed before it held a secret is removed when it is read.
+  const secret = findSecret(data);
+  if (secret) return { skip: `sensitive content: ${secret}` };
   const { text: canonical, ...doc } = canonicalDocument({
     source: job.source,
     sourceType: job.sourceType,

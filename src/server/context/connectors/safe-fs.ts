@@ -1,6 +1,7 @@
 // Reads a tree without ever leaving it: every path component is opened relative to its verified parent
 // descriptor with O_NOFOLLOW (openat semantics through /proc/self/fd), and files are read through the
 // descriptor that was checked. Linux only, as the server is.
+
 import {
   type BigIntStats,
   closeSync,
@@ -11,6 +12,7 @@ import {
   openSync,
   readSync,
 } from "node:fs";
+import type { SecretKind } from "../secret-scan.js";
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 // O_NONBLOCK: opening a FIFO that slipped past the type check must not hang the ingest.
@@ -27,6 +29,7 @@ export type SkipReason =
   | "binary content"
   | "invalid UTF-8"
   | "sensitive file"
+  | `sensitive content: ${SecretKind}`
   | "vcs internals"
   | "not found"
   | "unreadable"
