@@ -106,6 +106,16 @@ describe("activity", () => {
               valid_to: null,
               data: { note: "<script>x</script>" },
             },
+            {
+              id: "evt_2",
+              kind: "tool_call",
+              project: "demo",
+              recorded_at: AT,
+              valid_from: null,
+              valid_to: null,
+              credential_id: "cli_other",
+              data_withheld: true,
+            },
           ],
         },
       },
@@ -132,6 +142,8 @@ describe("activity", () => {
       within(screen.getByRole("table", { name: "By session" })).getByRole("button", { name: "ses_9" }),
     );
     expect(await screen.findByText(/"note": "<script>x<\/script>"/)).toBeTruthy();
+    // Another credential's episode: its metadata and a plain statement, never an empty box.
+    expect(screen.getByText(/Content withheld: only the credential that recorded it/)).toBeTruthy();
     expect(gateway.requests.some((r) => r.path === "/v1/audit/timeline?session_id=ses_9&limit=200")).toBe(
       true,
     );

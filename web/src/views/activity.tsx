@@ -238,7 +238,13 @@ function Timeline({ sessionId, onClose }: { sessionId: string; onClose: () => vo
                         </>
                       ) : null}
                     </p>
-                    <pre className="event-data">{JSON.stringify(event.data, null, 2)}</pre>
+                    {event.data_withheld ? (
+                      <p className="muted">
+                        Content withheld: only the credential that recorded it can read it.
+                      </p>
+                    ) : (
+                      <pre className="event-data">{JSON.stringify(event.data, null, 2)}</pre>
+                    )}
                   </li>
                 ))}
               </ol>
