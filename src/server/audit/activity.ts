@@ -217,7 +217,7 @@ interface CallRow {
 }
 
 /** One chunk of tool calls in (at, id) order: the columns the audit log fills for each call. */
-const CHUNK = `SELECT id, at, tool, credential_id AS credential, session_id AS session, status, latency_ms AS latency,
+export const ACTIVITY_CHUNK_SQL = `SELECT id, at, tool, credential_id AS credential, session_id AS session, status, latency_ms AS latency,
     tokens_consumed AS tokens
   FROM events WHERE at >= $1 AND at < $2 AND kind = 'tool_call' AND (at > $1 OR id > $3)
   ORDER BY at, id LIMIT $4`;
@@ -241,7 +241,7 @@ export async function aggregateActivity(db: SqlExecutor, query: ActivityQuery): 
   const until = query.until.toISOString();
   // Each chunk's index range starts at the last row read: (at, id) after it, never a rescan from `since`.
   const read = (after: { at: string; id: number }) =>
-    db.all<CallRow>(CHUNK, [after.at, until, after.id, ACTIVITY_CHUNK]);
+    db.all<CallRow>(ACTIVITY_CHUNK_SQL, [after.at, until, after.id, ACTIVITY_CHUNK]);
   let next = read({ at: query.since.toISOString(), id: 0 });
   for (;;) {
     const rows = await next;
