@@ -1,6 +1,7 @@
 // HTTP for talking to ivoai servers: no cross-origin redirects, a deadline that covers the whole body, a cap
 // on the response size, and credentials only ever sent to their own origin.
 import { IvoaiError } from "./errors.js";
+import { isLoopbackHost } from "./loopback.js";
 import { networkReason } from "./system-error-text.js";
 
 export interface SafeFetchOptions {
@@ -13,7 +14,13 @@ export interface SafeFetchOptions {
   maxRedirects?: number;
 }
 
-export type SafeFetchErrorKind = "timeout" | "too_large" | "redirect" | "network" | "credential_origin";
+export type SafeFetchErrorKind =
+  | "timeout"
+  | "too_large"
+  | "redirect"
+  | "network"
+  | "credential_origin"
+  | "plain_http";
 
 export class SafeFetchError extends IvoaiError {
   readonly kind: SafeFetchErrorKind;
@@ -108,6 +115,9 @@ function mapError(error: unknown, url: URL, timeoutMs: number): SafeFetchError {
   }
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const code = cause?.code ?? "";
+  if (url.protocol === "https:" && PLAIN_HTTP_ANSWER.test(`${code} ${cause?.message ?? ""}`)) {
+    return new SafeFetchError("plain_http", plainHttpMessage(url), error);
+  }
   if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code)) {
     return new SafeFetchError("network", `${url.origin}: TLS certificate not valid (${code})`, error);
   }
@@ -117,4 +127,16 @@ function mapError(error: unknown, url: URL, timeoutMs: number): SafeFetchError {
     `could not reach ${url.origin} (${reason}): check the URL and network`,
     error,
   );
+}
+
+/** What OpenSSL says when the bytes after its ClientHello are an HTTP answer instead of a TLS record. */
+const PLAIN_HTTP_ANSWER =
+  /ERR_SSL_WRONG_VERSION_NUMBER|ERR_SSL_PACKET_LENGTH_TOO_LONG|wrong version number|packet length too long/i;
+
+function plainHttpMessage(url: URL): string {
+  const plain = `http://${url.host}`;
+  const advice = isLoopbackHost(url.hostname)
+    ? `use ${plain} (plain http is allowed on loopback only)`
+    : `plain http is allowed on loopback only: serve it over TLS (ivoai server init --tls-cert/--tls-key, or a TLS proxy in front)`;
+  return `the server at ${url.origin} answered plain HTTP, not TLS: ${advice}`;
 }

@@ -61,6 +61,11 @@ describe("doctor's next steps", () => {
     expect(serverNext(server({ tls: "invalid" }), URL)).toMatch(
       /^the TLS certificate of https:\/\/ai\.acme\.example is not valid: .*ivoai connect server test acme$/,
     );
+    const plain =
+      "the server at https://127.0.0.1:8080 answered plain HTTP, not TLS: use http://127.0.0.1:8080";
+    expect(serverNext(server({ tls: "invalid", detail: plain }), URL)).toBe(
+      `${plain}; a profile's URL changes with 'ivoai disconnect server acme' and connecting it again`,
+    );
     expect(serverNext(server({ reachable: "no", readiness: "unknown" }), URL)).toMatch(
       /^check that the server at https:\/\/ai\.acme\.example is running/,
     );

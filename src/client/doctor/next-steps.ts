@@ -40,6 +40,8 @@ export function serverNext(row: ServerRow, url: string): string | null {
       `ivoai disconnect server ${row.alias}, then connect it again with a new enrollment code: ` +
       `ivoai connect server add ${row.alias} --url ${url} --purpose ${row.purpose} --code-stdin`
     );
+  if (row.tls === "invalid" && /answered plain HTTP, not TLS/.test(row.detail))
+    return `${row.detail}; a profile's URL changes with 'ivoai disconnect server ${row.alias}' and connecting it again`;
   if (row.tls === "invalid")
     return `the TLS certificate of ${url} is not valid: ask the server's admin to fix it, then: ivoai connect server test ${row.alias}`;
   if (row.reachable === "no")
