@@ -16,6 +16,16 @@ describe("client configuration", () => {
     ]);
   });
 
+  it("drops the legacy [server] table with the legacy profile, so a removed profile stays removed", () => {
+    const doc = parseClientConfig('[server]\nurl = "https://ai.example.com"\n[ui]\ntheme = "x"\n', "c.toml");
+    const kept = parseClientConfig(renderClientConfig(doc, doc.profiles), "c.toml");
+    expect(kept.profiles.map((profile) => profile.id)).toEqual([LEGACY_SERVER_ID]);
+    const removed = parseClientConfig(renderClientConfig(doc, []), "c.toml");
+    expect(removed.profiles).toEqual([]);
+    expect(removed.raw.server).toBeUndefined();
+    expect(removed.raw.ui).toEqual({ theme: "x" });
+  });
+
   it("keeps unknown fields, top-level and inside profiles, when it rewrites", () => {
     const text =
       'editor = "vim"\n[servers.srv_1]\nalias = "a"\nurl = "https://a.example"\npurpose = "p"\nnote = "keep me"\n';

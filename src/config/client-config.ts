@@ -66,9 +66,9 @@ export function parseClientConfig(text: string, file: string): ClientConfigDocum
   }
   let migrated = false;
   // Legacy single-server layout: [server] url = … becomes the stable profile "default".
-  const legacy = raw.server as Record<string, unknown> | undefined;
+  const legacy = raw.server;
   const servers = { ...((raw.servers as Record<string, unknown> | undefined) ?? {}) };
-  if (legacy && typeof legacy.url === "string" && !servers[LEGACY_SERVER_ID]) {
+  if (isLegacySection(legacy) && !servers[LEGACY_SERVER_ID]) {
     servers[LEGACY_SERVER_ID] = { alias: "default", purpose: "default", ...legacy };
     raw = { ...raw, servers };
     migrated = true;
@@ -94,7 +94,14 @@ export function renderClientConfig(doc: ClientConfigDocument, profiles: readonly
     servers[id] = { ...(previous[id] ?? {}), ...dropUndefined(profile) };
   }
   const { servers: _old, ...rest } = doc.raw;
+  // The legacy [server] table is the legacy profile: once that profile is gone it must not come back.
+  if (isLegacySection(rest.server) && !profiles.some((profile) => profile.id === LEGACY_SERVER_ID))
+    delete rest.server;
   return `# ivoai client settings (non-secret). Credentials live in secrets.json (0600).\n${stringifyToml({ schema: 1, ...rest, servers })}`;
+}
+
+function isLegacySection(value: unknown): value is Record<string, unknown> & { url: string } {
+  return typeof value === "object" && value !== null && typeof (value as { url?: unknown }).url === "string";
 }
 
 function dropUndefined(value: Record<string, unknown>): Record<string, unknown> {

@@ -50,7 +50,8 @@ export async function writeFileAtomic(
   if (options.durable !== false) await syncDirectory(dir);
 }
 
-async function assertReplaceable(target: string): Promise<void> {
+/** Refuses a `target` that `writeFileAtomic` would refuse: a symlink, not a regular file, another user's. */
+export async function assertReplaceable(target: string): Promise<void> {
   try {
     const stat = await fs.lstat(target);
     if (stat.isSymbolicLink()) {

@@ -15,13 +15,20 @@ const addCommand: CommandSpec = {
   description:
     "Discovery needs valid TLS (plain http only on loopback), no cross-origin redirect, protocol 1 and a\n" +
     "ready or ready_degraded server. The credential and profile are saved before the context and memory\n" +
-    "probes run; probe failures are warnings. Example:\n" +
-    "  printf '%s\\n' \"$CODE\" | ivoai connect server add acme --url https://ai.acme.example --purpose acme --code-stdin",
+    "probes run; probe failures are warnings. Without --purpose the server is its own knowledge domain,\n" +
+    "named after its alias. Before the code is spent, the alias must be free and config.toml and\n" +
+    "secrets.json readable and replaceable (no symlink). Example:\n" +
+    "  printf '%s\\n' \"$CODE\" | ivoai connect server add acme --url https://ai.acme.example --code-stdin",
   json: true,
   positionals: [{ name: "ALIAS", description: "a short local name for the server", required: true }],
   options: {
     url: { type: "string", value: "URL", description: "the server's public origin" },
-    purpose: { type: "string", value: "NAME", description: "knowledge domain; different purposes never mix" },
+    purpose: {
+      type: "string",
+      value: "NAME",
+      description:
+        "knowledge domain, never mixed with another (default: the alias; with --redundancy-group, its members' purpose or the group's name)",
+    },
     "redundancy-group": {
       type: "string",
       value: "NAME",
@@ -34,7 +41,6 @@ const addCommand: CommandSpec = {
     const url = stringOption(ctx.options, "url");
     const purpose = stringOption(ctx.options, "purpose");
     if (!url) throw new IvoaiError("USAGE", "--url is required");
-    if (!purpose) throw new IvoaiError("USAGE", "--purpose is required");
     const priorityText = stringOption(ctx.options, "priority");
     const priority = priorityText === undefined ? undefined : Number(priorityText);
     if (priority !== undefined && (!Number.isInteger(priority) || priority < 0 || priority > 1_000_000)) {
@@ -45,7 +51,7 @@ const addCommand: CommandSpec = {
     const result = await addServer(openRegistry(ctx.env), {
       alias: ctx.positionals[0] ?? "",
       url,
-      purpose,
+      ...(purpose ? { purpose } : {}),
       code,
       ...(group ? { redundancyGroup: group } : {}),
       ...(priority !== undefined ? { priority } : {}),

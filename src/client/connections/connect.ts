@@ -1,5 +1,5 @@
-// Connecting a server: discovery (valid TLS, no cross-origin redirect, protocol 1, healthy or degraded),
-// enrollment, persistence of the credential and profile, and only then the context/memory probes.
+// Connecting a server: checks that the profile can be saved, discovery (valid TLS, no cross-origin redirect,
+// protocol 1, healthy or degraded), enrollment, persistence, and only then the context/memory probes.
 import { hostname } from "node:os";
 import { z } from "zod";
 import { endpointPath, endpointUrl, type ServerProfile } from "../../config/client-config.js";
@@ -100,7 +100,8 @@ export async function discover(serverUrl: string, timeoutMs = TIMEOUT_MS): Promi
 export interface AddServerInput {
   alias: string;
   url: string;
-  purpose: string;
+  /** Default: see `defaultPurpose`. */
+  purpose?: string;
   redundancyGroup?: string;
   priority?: number;
   code: string;
@@ -113,10 +114,20 @@ export interface AddServerResult {
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
-export async function addServer(
-  registry: ConnectionRegistry,
-  input: AddServerInput,
-): Promise<AddServerResult> {
+/**
+ * A server's own knowledge domain unless told otherwise (purposes never mix, seed 001): the purpose its
+ * redundancy group's members already have, else the group's name, else the alias.
+ */
+export function defaultPurpose(
+  profiles: readonly ServerProfile[],
+  input: Pick<AddServerInput, "alias" | "redundancyGroup">,
+): string {
+  if (!input.redundancyGroup) return input.alias;
+  const member = profiles.find((profile) => profile.redundancy_group === input.redundancyGroup);
+  return member?.purpose ?? input.redundancyGroup;
+}
+
+function assertNames(input: AddServerInput): void {
   for (const [flag, value] of [
     ["alias", input.alias],
     ["--purpose", input.purpose],
@@ -129,11 +140,27 @@ export async function addServer(
       );
     }
   }
+}
+
+function assertAliasFree(profiles: readonly ServerProfile[], alias: string): void {
+  if (profiles.some((profile) => profile.alias === alias)) {
+    throw new IvoaiError("CONFLICT", `a server named ${alias} is already connected`);
+  }
+}
+
+export async function addServer(
+  registry: ConnectionRegistry,
+  input: AddServerInput,
+): Promise<AddServerResult> {
+  assertNames(input);
   const code = input.code.trim();
   if (!code) throw new IvoaiError("USAGE", "the enrollment code is empty");
-  if ((await registry.read()).profiles.some((profile) => profile.alias === input.alias)) {
-    throw new IvoaiError("CONFLICT", `a server named ${input.alias} is already connected`);
-  }
+  // Everything that could refuse the profile is checked before the single-use code is spent.
+  let purpose = input.purpose ?? input.alias;
+  await registry.assertWritable(({ profiles }) => {
+    assertAliasFree(profiles, input.alias);
+    purpose = input.purpose ?? defaultPurpose(profiles, input);
+  });
   const found = await discover(input.url);
   const enroll = await safeFetch(
     `${found.origin}${found.discovery.enrollment_endpoint}`,
@@ -159,7 +186,7 @@ export async function addServer(
     id: newId("srv_"),
     alias: input.alias,
     url: found.origin,
-    purpose: input.purpose,
+    purpose,
     ...(input.redundancyGroup ? { redundancy_group: input.redundancyGroup } : {}),
     priority: input.priority ?? 100,
     enabled: true,
@@ -176,9 +203,7 @@ export async function addServer(
   };
   // Persist before any probe: the code is spent, the credential must not be lost.
   await registry.update((state) => {
-    if (state.profiles.some((entry) => entry.alias === profile.alias)) {
-      throw new IvoaiError("CONFLICT", `a server named ${profile.alias} was connected meanwhile`);
-    }
+    assertAliasFree(state.profiles, profile.alias);
     state.profiles.push(profile);
     state.secrets.servers[profile.id] = { credential: enrolled.data.credential };
   });

@@ -1,6 +1,6 @@
 // The connection registry: server profiles in config.toml and their credentials in secrets.json, changed
 // together under one cross-process lock and written atomically with private modes.
-import { promises as fs } from "node:fs";
+import { constants, promises as fs } from "node:fs";
 import {
   type ClientConfigDocument,
   parseClientConfig,
@@ -9,9 +9,10 @@ import {
 } from "../../config/client-config.js";
 import { type ClientPaths, clientPaths } from "../../config/client-paths.js";
 import { emptySecrets, parseSecrets, type SecretsV2 } from "../../config/secrets.js";
-import { writeFileAtomic } from "../../shared/atomic-file.js";
+import { assertReplaceable, writeFileAtomic } from "../../shared/atomic-file.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import { createFileLock } from "../../shared/file-lock.js";
+import { planSecretWrites, renderSecrets } from "./secrets-plan.js";
 
 export interface RegistrySnapshot {
   profiles: ServerProfile[];
@@ -23,6 +24,11 @@ export interface ConnectionRegistry {
   read(): Promise<RegistrySnapshot>;
   /** Runs `change` on the freshest state under the lock and persists both files. */
   update<T>(change: (state: RegistrySnapshot) => T): Promise<T>;
+  /**
+   * Everything `update` needs short of writing: the folder, both files readable, valid and replaceable (no
+   * symlink), and `check` passing on the current state. Run it before spending anything single-use.
+   */
+  assertWritable(check: (state: RegistrySnapshot) => void): Promise<void>;
   /** Resolves an alias (or id) to its profile. */
   find(aliasOrId: string): Promise<ServerProfile>;
   credentialOf(id: string): Promise<string | undefined>;
@@ -79,32 +85,57 @@ export function openRegistry(env: NodeJS.ProcessEnv = process.env): ConnectionRe
     return { profiles: doc.profiles, secrets };
   };
 
+  const underLock = async <T>(run: () => Promise<T>): Promise<T> => {
+    await ensureDir();
+    const lock = createFileLock(paths.lockFile);
+    try {
+      return await lock.withLock(run);
+    } finally {
+      lock.close();
+    }
+  };
+
+  const writePrivate = (file: string, text: string) => writeFileAtomic(file, text, { mode: 0o600 });
+
   return {
     paths,
     read,
-    async update(change) {
-      await ensureDir();
-      const lock = createFileLock(paths.lockFile);
-      try {
-        return await lock.withLock(async () => {
-          const doc = await loadDoc();
-          const { secrets } = await loadSecrets();
-          const state = {
-            profiles: doc.profiles.map((profile) => ({ ...profile })),
-            secrets: structuredClone(secrets),
-          };
-          const result = change(state);
-          // Credential first: a consumed enrollment code must never leave its credential unsaved.
-          await writeFileAtomic(paths.secretsFile, `${JSON.stringify(state.secrets, null, 2)}\n`, {
-            mode: 0o600,
-          });
-          await writeFileAtomic(paths.configFile, renderClientConfig(doc, state.profiles), { mode: 0o600 });
-          return result;
+    update: (change) =>
+      underLock(async () => {
+        const doc = await loadDoc();
+        const { secrets } = await loadSecrets();
+        const state = {
+          profiles: doc.profiles.map((profile) => ({ ...profile })),
+          secrets: structuredClone(secrets),
+        };
+        const result = change(state);
+        const ids = (profiles: readonly ServerProfile[]) => profiles.map((profile) => profile.id);
+        const writes = planSecretWrites(
+          { before: ids(doc.profiles), after: ids(state.profiles) },
+          secrets,
+          state.secrets,
+        );
+        // Credentials first: a consumed enrollment code must never leave its credential unsaved, and a profile
+        // config.toml lists always has its credential, whenever a crash comes.
+        const onDisk = renderSecrets(secrets);
+        const interim = renderSecrets(writes.interim);
+        if (interim !== onDisk) await writePrivate(paths.secretsFile, interim);
+        await writePrivate(paths.configFile, renderClientConfig(doc, state.profiles));
+        const final = renderSecrets(writes.final);
+        if (final !== interim) await writePrivate(paths.secretsFile, final);
+        return result;
+      }),
+    assertWritable: (check) =>
+      underLock(async () => {
+        const doc = await loadDoc();
+        const { secrets } = await loadSecrets();
+        check({ profiles: doc.profiles, secrets });
+        await assertReplaceable(paths.configFile);
+        await assertReplaceable(paths.secretsFile);
+        await fs.access(paths.configDir, constants.W_OK).catch((error: unknown) => {
+          throw new IvoaiError("UNSAFE_PATH", `${paths.configDir} is not writable`, { cause: error });
         });
-      } finally {
-        lock.close();
-      }
-    },
+      }),
     async find(aliasOrId) {
       const { profiles } = await read();
       const profile = profiles.find((entry) => entry.alias === aliasOrId || entry.id === aliasOrId);
