@@ -214,14 +214,23 @@ describe("server backup and restore", () => {
     server = undefined;
 
     await fs.rm(path.join(root, "var/lib/ivoai"), { recursive: true });
-    const restored = await runIvoai(["server", "restore", created.path, "--root", root, "--json"]);
-    expect(restored.code, restored.stderr).toBe(0);
-    // Stores first, server.toml last: a failing store merge never leaves a new config behind.
-    expect(JSON.parse(restored.stdout).restored.map((row: { action: string }) => row.action)).toEqual([
-      "created",
-      "created",
-      "written",
+    // The connector definitions (folders the next ingest reads) come back only when the operator says so.
+    const restored = await runIvoai([
+      "server",
+      "restore",
+      created.path,
+      "--root",
+      root,
+      "--apply-connectors",
+      "--json",
     ]);
+    expect(restored.code, restored.stderr).toBe(0);
+    // This server signed it (its key stays in etc/ivoai/secrets), and its own settings are the backup's.
+    const report = JSON.parse(restored.stdout);
+    expect(report.restored.map((row: { action: string }) => row.action)).toEqual(["created", "created"]);
+    expect(report.signature.status).toBe("this_server");
+    expect(report.config).toEqual({ action: "unchanged", changes: [] });
+    expect(report.not_restored).toEqual([]);
     await ok(["server", "init", "--root", root]);
     server = await startServer(root);
     expect((await fetch(`${server.url}/ready`)).status).toBe(200);
@@ -250,12 +259,24 @@ describe("server backup and restore", () => {
         path.join(docs, "local.md"),
         "# Local\n\nOnly the target knows the wombat runbook.\n",
       );
-      await addDocsConnector(other, docs);
+      await ok([
+        "server",
+        "connector",
+        "add",
+        "local",
+        "--type",
+        "filesystem",
+        "--path",
+        docs,
+        "--root",
+        other,
+      ]);
       await ok(["server", "ingest", "--root", other]);
       const backup = JSON.parse(await ok(["server", "backup", "create", "--json", "--root", root])) as {
         path: string;
       };
-      await ok(["server", "restore", backup.path, "--root", other]);
+      // Another server's backup: its signature and its connector need the operator's word.
+      await ok(["server", "restore", backup.path, "--root", other, "--allow-unsigned", "--apply-connectors"]);
       const hits = (q: string) =>
         ok(["server", "search", q, "--json", "--root", other]).then((text) => JSON.parse(text).results);
       expect(await hits("wombat runbook")).toHaveLength(1);
@@ -587,7 +608,7 @@ describe("hostile backups", () => {
     lock.exec("BEGIN EXCLUSIVE");
     let result: Awaited<ReturnType<typeof runIvoai>>;
     try {
-      result = await runIvoai(["server", "restore", good, "--root", target]);
+      result = await runIvoai(["server", "restore", good, "--root", target, "--allow-unsigned"]);
     } finally {
       lock.close();
     }
@@ -613,7 +634,7 @@ describe("hostile backups", () => {
         }
       };
       await chownTree(owned);
-      const result = await runIvoai(["server", "restore", good, "--root", owned]);
+      const result = await runIvoai(["server", "restore", good, "--root", owned, "--allow-unsigned"]);
       expect(result.code, result.stderr).toBe(0);
       for (const rel of [
         "etc/ivoai/server.toml",
@@ -628,4 +649,283 @@ describe("hostile backups", () => {
       }
     },
   );
+});
+
+describe("restore keeps the target's settings and connectors, and tells signed backups apart", () => {
+  let work: string;
+  let cleanup: () => Promise<void>;
+  let target: string;
+  /** A backup of the target, signed by it. */
+  let own: string;
+  /** A backup of another server (its own signing key). */
+  let foreign: string;
+
+  beforeAll(async () => {
+    ({ dir: work, cleanup } = await tempDir());
+    const docs = path.join(work, "docs");
+    await fs.mkdir(docs);
+    await writeDocs(docs);
+    const source = path.join(work, "source");
+    await initRoot(source);
+    await addDocsConnector(source, docs);
+    await ok(["server", "ingest", "--root", source]);
+    foreign = (
+      JSON.parse(await ok(["server", "backup", "create", "--json", "--root", source])) as { path: string }
+    ).path;
+    target = path.join(work, "target");
+    await initRoot(target);
+    await addDocsConnector(target, docs);
+    await ok(["server", "ingest", "--root", target]);
+    own = (
+      JSON.parse(await ok(["server", "backup", "create", "--json", "--root", target])) as { path: string }
+    ).path;
+  });
+  afterAll(async () => cleanup());
+
+  let serial = 0;
+  const sha = (data: Buffer) => createHash("sha256").update(data).digest("hex");
+  /** A copy of `from` changed by `mutate`, its manifest rehashed as someone who can write the folder would. */
+  async function tamper(
+    from: string,
+    mutate: (dir: string) => Promise<void>,
+    options: { keepSignature?: boolean } = {},
+  ): Promise<string> {
+    serial += 1;
+    const dir = path.join(work, `tampered-${serial}`);
+    await fs.cp(from, dir, { recursive: true });
+    await mutate(dir);
+    const file = path.join(dir, "manifest.json");
+    const manifest = JSON.parse(await fs.readFile(file, "utf8")) as {
+      entries: { path: string; size: number; sha256: string }[];
+    };
+    for (const entry of manifest.entries) {
+      const data = await fs.readFile(path.join(dir, entry.path));
+      Object.assign(entry, { size: data.length, sha256: sha(data) });
+    }
+    await fs.writeFile(file, JSON.stringify(manifest, null, 2));
+    if (!options.keepSignature) await fs.rm(path.join(dir, "manifest.sig"));
+    return dir;
+  }
+  /**
+   * treeState without SQLite's -shm index and an empty -wal: the snapshot `backup create` takes leaves them beside
+   * the target's store, and any later open of that store (the running-server check included) may tidy them away.
+   */
+  const dataState = async (dir: string) =>
+    Object.fromEntries(
+      Object.entries(await treeState(dir)).filter(
+        ([name, state]) => !name.endsWith("-shm") && !(name.endsWith("-wal") && state.split(" ")[1] === "0"),
+      ),
+    );
+  const sql = (file: string, text: string) => {
+    const db = new Database(file);
+    db.exec(text);
+    db.close();
+  };
+  const connectors = (root: string) => {
+    const db = new Database(path.join(root, "var/lib/ivoai/context/catalogue.sqlite"), { readonly: true });
+    try {
+      return db.prepare("SELECT name, path FROM connectors ORDER BY name").all();
+    } finally {
+      db.close();
+    }
+  };
+
+  it("verify takes --root (or IVOAI_SERVER_ROOT) and says whether that server signed the backup", async () => {
+    const key = await fs.stat(path.join(target, "etc/ivoai/secrets/backup-signing.key"));
+    expect(key.mode & 0o777).toBe(0o600);
+    const mine = await runIvoai(["server", "backup", "verify", own, "--root", target, "--json"]);
+    expect(mine.code, mine.stderr).toBe(0);
+    expect(JSON.parse(mine.stdout).signature).toMatchObject({ status: "this_server" });
+    const byEnv = await runIvoai(["server", "backup", "verify", own], { env: { IVOAI_SERVER_ROOT: target } });
+    expect(byEnv.code, byEnv.stderr).toBe(0);
+    expect(byEnv.stdout).toMatch(/signature: signed by this server \(key id [0-9a-f]{16}\)/);
+    const theirs = await runIvoai(["server", "backup", "verify", foreign, "--root", target]);
+    expect(theirs.code, theirs.stderr).toBe(0);
+    expect(theirs.stdout).toContain(
+      `warning: NOT signed by the server at ${target}: signed with another server's key`,
+    );
+  });
+
+  it("refuses a backup whose data was changed and manifest rehashed, and needs --allow-unsigned once the signature is gone", async () => {
+    // A change SQLite's integrity_check cannot see: the connector now reads /root.
+    const change = (dir: string) =>
+      Promise.resolve(sql(path.join(dir, "catalogue.sqlite"), "UPDATE connectors SET path = '/root'"));
+    const resigned = await tamper(own, change, { keepSignature: true });
+    const verify = await runIvoai(["server", "backup", "verify", resigned, "--root", target]);
+    expect(verify.code).toBe(1);
+    expect(verify.stderr).toContain("its signature does not match manifest.json");
+    const restore = await runIvoai(["server", "restore", resigned, "--root", target, "--allow-unsigned"]);
+    expect(restore.code).toBe(1);
+    expect(restore.stderr).toContain("its signature does not match manifest.json");
+    const before = await dataState(target);
+
+    const stripped = await tamper(own, change);
+    const unsigned = await runIvoai(["server", "backup", "verify", stripped, "--root", target, "--json"]);
+    expect(unsigned.code, unsigned.stderr).toBe(0);
+    expect(JSON.parse(unsigned.stdout).signature.status).toBe("unsigned");
+    const refused = await runIvoai(["server", "restore", stripped, "--root", target]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/refusing to restore: the backup is unsigned .*pass --allow-unsigned/);
+    expect(await dataState(target)).toEqual(before);
+  });
+
+  it("keeps the target's server.toml against a hostile backup, shows the diff, and applies it only with --apply-config", async () => {
+    const hostileToml = [
+      "[server]",
+      'public_url = "https://evil.example"',
+      'listen = "0.0.0.0:8080"',
+      'trusted_proxy_cidrs = ["0.0.0.0/0"]',
+      "[limits]",
+      "max_body_bytes = 1099511627776",
+      "[context.embedder]",
+      'provider = "tei"',
+      'url = "https://evil.example/embed"',
+      "",
+    ].join("\n");
+    const hostile = await tamper(own, (dir) => fs.writeFile(path.join(dir, "server.toml"), hostileToml));
+    const configFile = path.join(target, "etc/ivoai/server.toml");
+    const mine = await fs.readFile(configFile, "utf8");
+
+    const restored = await runIvoai([
+      "server",
+      "restore",
+      hostile,
+      "--root",
+      target,
+      "--allow-unsigned",
+      "--json",
+    ]);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(await fs.readFile(configFile, "utf8")).toBe(mine);
+    const report = JSON.parse(restored.stdout);
+    expect(report.config.action).toBe("kept");
+    expect(report.config.changes).toEqual(
+      expect.arrayContaining([
+        { key: "server.listen", target: "127.0.0.1:0", backup: "0.0.0.0:8080" },
+        { key: "server.trusted_proxy_cidrs", target: [], backup: ["0.0.0.0/0"] },
+        { key: "server.public_url", target: "http://127.0.0.1:0", backup: "https://evil.example" },
+        { key: "limits.max_body_bytes", target: 4 * 1024 * 1024, backup: 1024 ** 4 },
+        { key: "context.embedder.url", backup: "https://evil.example/embed" },
+      ]),
+    );
+    expect(report.restored.map((row: { entry: string }) => row.entry)).not.toContain("server.toml");
+    const text = await runIvoai(["server", "restore", hostile, "--root", target, "--allow-unsigned"]);
+    expect(text.stdout).toContain("NOT restored:");
+    expect(text.stdout).toContain(
+      "server.toml: the target's settings are kept; the backup's would change 9 (pass --apply-config to take them): ",
+    );
+    expect(text.stdout).toContain('server.listen: "127.0.0.1:0" -> "0.0.0.0:8080"');
+
+    const before = await dataState(target);
+    const dry = await runIvoai([
+      "server",
+      "restore",
+      hostile,
+      "--root",
+      target,
+      "--apply-config",
+      "--dry-run",
+      "--json",
+    ]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ dry_run: true, config: { action: "written" } });
+    expect(JSON.parse(dry.stdout).blocked[0]).toMatch(/unsigned/);
+    expect(await dataState(target)).toEqual(before);
+
+    const applied = await runIvoai([
+      "server",
+      "restore",
+      hostile,
+      "--root",
+      target,
+      "--allow-unsigned",
+      "--apply-config",
+    ]);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(await fs.readFile(configFile, "utf8")).toBe(hostileToml);
+    await fs.writeFile(configFile, mine);
+  });
+
+  it("never adds a backup's connector unless --apply-connectors, nor its documents", async () => {
+    const hostile = await tamper(own, async (dir) =>
+      sql(
+        path.join(dir, "catalogue.sqlite"),
+        `INSERT INTO connectors (name, type, path, created_at, allow_hardlinks)
+           VALUES ('loot', 'filesystem', '/root', '2026-01-01T00:00:00Z', 1);
+         INSERT INTO documents (id, connector, rel_path, title, language, fingerprint, bytes, modified_at, ingested_at, metadata)
+           VALUES ('doc-loot', 'loot', '.ssh/id_rsa', 'key', 'en', 'f', 6, 'x', 'x', '{}');
+         INSERT INTO chunks (doc, id, idx, unit_start, text, terms)
+           SELECT key, 'chunk-loot', 0, 0, 'hunter2', 'hunter2' FROM documents WHERE id = 'doc-loot';`,
+      ),
+    );
+    const before = connectors(target);
+    const restored = await runIvoai([
+      "server",
+      "restore",
+      hostile,
+      "--root",
+      target,
+      "--allow-unsigned",
+      "--json",
+    ]);
+    expect(restored.code, restored.stderr).toBe(0);
+    const report = JSON.parse(restored.stdout);
+    expect(report.connectors).toContainEqual({
+      name: "loot",
+      action: "skip_new",
+      backup: { type: "filesystem", path: "/root", allow_hardlinks: true },
+      target: null,
+      documents: 1,
+    });
+    expect(report.not_restored.join("\n")).toContain(
+      'connector "loot" (filesystem "/root", hard links allowed) and its 1 document: the target has no such connector (pass --apply-connectors',
+    );
+    expect(connectors(target)).toEqual(before);
+    const search = await ok(["server", "search", "hunter2", "--json", "--root", target]);
+    expect(JSON.parse(search).results).toEqual([]);
+
+    const applied = await runIvoai([
+      "server",
+      "restore",
+      hostile,
+      "--root",
+      target,
+      "--allow-unsigned",
+      "--apply-connectors",
+      "--json",
+    ]);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(connectors(target)).toContainEqual({ name: "loot", path: "/root" });
+  });
+
+  it("on a tree that does not exist, prints a command that works as printed, whose next steps work too", async () => {
+    const fresh = path.join(work, "fresh/host");
+    const dry = await runIvoai(["server", "restore", foreign, "--root", fresh, "--dry-run", "--json"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    const plan = JSON.parse(dry.stdout);
+    expect(plan.blocked).toHaveLength(2);
+    expect(plan.config.changes).toContainEqual({ key: "server.listen", backup: "127.0.0.1:0" });
+    await expect(fs.access(path.join(work, "fresh"))).rejects.toThrow();
+
+    const refused = await runIvoai(["server", "restore", foreign, "--root", fresh]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`no server at ${fresh}`);
+    await expect(fs.access(path.join(work, "fresh"))).rejects.toThrow();
+    const command = /to go ahead, run: (ivoai .*)$/m.exec(refused.stderr)?.[1];
+    expect(command, refused.stderr).toBe(
+      `ivoai server restore ${foreign} --root ${fresh} --apply-config --allow-unsigned`,
+    );
+    const restored = await runIvoai((command ?? "").split(" ").slice(1));
+    expect(restored.code, restored.stderr).toBe(0);
+    const init = /^ {2}(ivoai server init .*?) {3}/m.exec(restored.stdout)?.[1];
+    expect(init, restored.stdout).toBe(`ivoai server init --root ${fresh}`);
+    const initialised = await runIvoai((init ?? "").split(" ").slice(1));
+    expect(initialised.code, initialised.stderr).toBe(0);
+    const server = await startServer(fresh);
+    try {
+      expect((await fetch(`${server.url}/ready`)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 // `ivoai server backup create`: a consistent copy of config, catalogue and memory with a versioned manifest,
-// built in a private temporary directory and renamed into place only when complete.
+// built in a private temporary directory and renamed into place only when complete, signed with the server's key.
 import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
@@ -29,6 +29,7 @@ import {
   syncDirectory,
   writeNewFile,
 } from "./safe-files.js";
+import { ensureSigningKey, SIGNATURE_FILE, signatureFor } from "./signature.js";
 import { snapshotStore, storeFacts } from "./sqlite-files.js";
 
 export interface CreateBackupOptions {
@@ -63,6 +64,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
     .toISOString()
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "Z");
+  // The key is the server's own (secrets folder, 0600); a backup never holds it.
+  const key = await ensureSigningKey(paths);
   const name = `${BACKUP_NAME_PREFIX}${stamp}-${randomBytes(3).toString("hex")}`;
   const temp = path.join(outDir, `.${name}.tmp`);
   await fs.mkdir(temp, { mode: 0o700 });
@@ -137,7 +140,9 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
       entries,
       excluded: EXCLUDED,
     };
-    await writeNewFile(path.join(temp, MANIFEST_FILE), Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
+    const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
+    await writeNewFile(path.join(temp, MANIFEST_FILE), manifestBytes);
+    await writeNewFile(path.join(temp, SIGNATURE_FILE), signatureFor(key, manifestBytes));
     await syncDirectory(temp);
     const final = path.join(outDir, name);
     await fs.rename(temp, final);

@@ -35,19 +35,39 @@ function columnOr(db: SqliteDatabase, table: string, column: string, fallback: s
 
 const BUMP = "UPDATE main.meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation'";
 
+/** Which connectors of a backup a catalogue merge touches (restore-plan decides). */
+export interface CatalogueScope {
+  /** Connector definitions to add (the target lacks them). */
+  add: readonly string[];
+  /** Connectors whose documents are added: the ones added and those the target has with the same definition. */
+  documentsOf: readonly string[];
+}
+
 /**
- * Catalogue: connectors by name, documents by id (and by connector + path) with all their chunks; a document
- * the target already has keeps the target's version. New chunks get new sequence numbers, so the lexical index
- * sees them as additions.
+ * Catalogue: the connectors in `scope.add` by name, and documents of `scope.documentsOf` by id (and by connector +
+ * path) with all their chunks; a document the target already has keeps the target's version. New chunks get new
+ * sequence numbers, so the lexical index sees them as additions.
  */
-export function mergeCatalogue(target: string, staged: string): Record<string, number> {
+export function mergeCatalogue(
+  target: string,
+  staged: string,
+  scope: CatalogueScope,
+): Record<string, number> {
   return mergeWith(target, staged, (db) => {
+    db.exec(
+      "CREATE TEMP TABLE restore_add (name TEXT PRIMARY KEY); CREATE TEMP TABLE restore_of (name TEXT PRIMARY KEY)",
+    );
+    const addName = db.prepare("INSERT OR IGNORE INTO temp.restore_add (name) VALUES (?)");
+    const ofName = db.prepare("INSERT OR IGNORE INTO temp.restore_of (name) VALUES (?)");
+    for (const name of scope.add) addName.run(name);
+    for (const name of scope.documentsOf) ofName.run(name);
     const connectors = db
       .prepare(`INSERT OR IGNORE INTO main.connectors (name, type, path, created_at, last_ingest_at, allow_hardlinks)
         SELECT name, type, path, created_at, last_ingest_at, ${columnOr(db, "connectors", "allow_hardlinks", "0")}
-        FROM b.connectors`)
+        FROM b.connectors WHERE name IN (SELECT name FROM temp.restore_add)`)
       .run().changes;
-    db.exec(`CREATE TEMP TABLE restore_docs AS SELECT bd.key FROM b.documents bd WHERE NOT EXISTS
+    db.exec(`CREATE TEMP TABLE restore_docs AS SELECT bd.key FROM b.documents bd
+      WHERE bd.connector IN (SELECT name FROM temp.restore_of) AND NOT EXISTS
       (SELECT 1 FROM main.documents d WHERE d.id = bd.id OR (d.connector = bd.connector AND d.rel_path = bd.rel_path))`);
     const documents = db
       .prepare(`INSERT INTO main.documents
@@ -61,7 +81,7 @@ export function mergeCatalogue(target: string, staged: string): Record<string, n
         JOIN b.documents bd ON bd.key = c.doc JOIN main.documents d ON d.id = bd.id
         WHERE c.doc IN (SELECT key FROM temp.restore_docs) ORDER BY c.seq`)
       .run().changes;
-    db.exec("DROP TABLE temp.restore_docs");
+    db.exec("DROP TABLE temp.restore_docs; DROP TABLE temp.restore_add; DROP TABLE temp.restore_of");
     if (documents > 0) db.exec(BUMP);
     return { connectors, documents, chunks };
   });

@@ -1,7 +1,8 @@
 // `ivoai server backup verify|list`, and the checks restore runs before it writes anything: manifest schema,
-// safe names, regular files only, bounded sizes, every SHA-256, SQLite integrity.
+// safe names, regular files only, bounded sizes, every SHA-256, SQLite integrity, and who signed it.
 import { promises as fs } from "node:fs";
 import path from "node:path";
+import type { ServerPaths } from "../../config/server-paths.js";
 import { IvoaiError } from "../../shared/errors.js";
 import {
   BACKUP_NAME_PREFIX,
@@ -13,6 +14,7 @@ import {
   parseManifest,
 } from "./manifest.js";
 import { directoryOrAbsent, hashFile, regularFileOrAbsent } from "./safe-files.js";
+import { checkSignature, type SignatureCheck } from "./signature.js";
 import { integrityProblems } from "./sqlite-files.js";
 import { schemaProblems } from "./store-schema.js";
 
@@ -26,28 +28,37 @@ export interface VerifiedBackup {
   path: string;
   manifest: BackupManifest;
   entries: VerifiedEntry[];
+  /** Who made it, as far as the key of the server passed in `paths` can tell. */
+  signature: SignatureCheck;
 }
 
 /** Reads the manifest of a backup directory (a real directory, a regular manifest of bounded size). */
 export async function readManifest(dir: string): Promise<BackupManifest> {
+  return (await readManifestBytes(dir)).manifest;
+}
+
+/** The manifest and the exact bytes it was parsed from (what a signature covers). */
+async function readManifestBytes(dir: string): Promise<{ manifest: BackupManifest; bytes: Buffer }> {
   if (!(await directoryOrAbsent(dir))) throw new IvoaiError("NOT_FOUND", `no backup at ${dir}`);
   const file = path.join(dir, MANIFEST_FILE);
   const stat = await regularFileOrAbsent(file);
   if (!stat) throw new IvoaiError("STATE_CORRUPT", `invalid backup: ${dir} has no ${MANIFEST_FILE}`);
   const { content } = await hashFile(file, MAX_MANIFEST_BYTES, { expected: stat, keep: true });
-  return parseManifest(content?.toString("utf8") ?? "");
+  const bytes = content ?? Buffer.alloc(0);
+  return { manifest: parseManifest(bytes.toString("utf8")), bytes };
 }
 
 /**
  * Checks a whole backup without writing anywhere: the manifest, then every entry's name, type, size bound,
  * size and SHA-256, then (with `integrity`) `PRAGMA integrity_check` of each store and its schema against the
- * tables and indexes this build creates. Throws at the first problem.
+ * tables and indexes this build creates, then its signature against the key of the server at `paths`.
+ * Throws at the first problem, including a signature that names that key and does not match.
  */
 export async function verifyBackup(
   dir: string,
-  options: { integrity?: boolean } = {},
+  options: { paths: ServerPaths; integrity?: boolean },
 ): Promise<VerifiedBackup> {
-  const manifest = await readManifest(dir);
+  const { manifest, bytes } = await readManifestBytes(dir);
   const entries: VerifiedEntry[] = [];
   for (const entry of manifest.entries) {
     const spec = entrySpecOf(entry.path);
@@ -74,7 +85,7 @@ export async function verifyBackup(
         throw corrupt(`entry ${entry.path} holds schema ivoai does not create: ${foreign.join("; ")}`);
     }
   }
-  return { path: dir, manifest, entries };
+  return { path: dir, manifest, entries, signature: await checkSignature(dir, bytes, options.paths) };
 }
 
 export interface BackupListing {
