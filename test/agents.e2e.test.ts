@@ -269,10 +269,9 @@ describe("agent launchers", () => {
     await writeFile(recordFile, "{}");
     const unyielding = run({ FAKE_AGENT_WAIT_SIGNAL: "SIGUSR2", IVOAI_KILL_AFTER_MS: "300" });
     await waiting();
-    const started = performance.now();
+    // The agent waits for SIGUSR2 forever: only ivoai's KILL after 300 ms ends it (else the test times out).
     unyielding.child.kill("SIGTERM");
     expect(await unyielding.exited).toBe(128 + 9);
-    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   for (const [setup, knowledge] of [
@@ -356,7 +355,9 @@ describe("agent launchers", () => {
       const sent = performance.now();
       child.kill("SIGTERM");
       expect(await exited).toBe(128 + 15);
-      expect(performance.now() - sent).toBeLessThan(2_000);
+      // Only time tells "at once" from "when discovery gives up at its deadline (10 s or more)": a bound short
+      // of it, generous for a busy host (an exit at once takes well under a second on an idle one).
+      expect(performance.now() - sent).toBeLessThan(8_000);
       expect(await readFile(recordFile, "utf8")).toBe("{}");
     } finally {
       for (const socket of held) socket.destroy();

@@ -1,44 +1,59 @@
 // Hostile text through the built server: pages and documents crafted to make a backtracking regex or a
 // recursive parser spin, sent while /health is polled; the gateway must keep answering, and refuse clearly.
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeTree } from "./context-helpers.js";
+import { processCpuMs, statCpuMs } from "./cpu-time.js";
 import {
   addDocsConnector,
+  BIN,
   connectMcp,
   enrolledCredential,
   initRoot,
   type RunningServer,
-  runIvoai,
   startServer,
   tempDir,
 } from "./helpers.js";
 
-/** A /health answer slower than this means the event loop was blocked (a quadratic scan takes minutes). */
-const HEALTH_BOUND_MS = 2_000;
+/** How long one /health may take before the test gives up: generous for a busy host (a quadratic scan blocks
+ * the event loop for minutes); the bound that matters is the server's CPU time. */
+const HEALTH_WAIT_MS = 30_000;
+/** The server's CPU for the hostile work: linear parsing takes well under a second; backtracking, minutes. */
+const SERVER_CPU_BOUND_MS = 10_000;
 const MiB = 1024 * 1024;
+const run = promisify(execFile);
 
 type Envelope = { status: string; data: Record<string, unknown> };
 
-/** Polls /health back to back (no timers) until stopped; resolves with every answer's latency. */
-function watchHealth(url: string): { stop(): Promise<number[]> } {
-  const latencies: number[] = [];
+/**
+ * Polls /health back to back (no timers) until stopped, and measures the server's CPU meanwhile; resolves with
+ * the number of answers (each a 200) and that CPU time.
+ */
+function watchHealth(server: RunningServer): { stop(): Promise<{ answers: number; serverCpuMs: number }> } {
+  const pid = server.child.pid ?? 0;
+  const before = processCpuMs(pid);
+  let answers = 0;
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      const started = performance.now();
-      // A blocked event loop fails the test at the bound instead of hanging it.
-      const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(HEALTH_BOUND_MS) });
+      // A blocked event loop fails the test at the wait instead of hanging it.
+      const response = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(HEALTH_WAIT_MS) });
       await response.arrayBuffer();
       expect(response.status).toBe(200);
-      latencies.push(performance.now() - started);
+      answers += 1;
     }
   })();
   return {
     async stop() {
       stopped = true;
       await loop;
-      return latencies;
+      const serverCpuMs = processCpuMs(pid) - before;
+      console.info(`hostile input: ${answers} /health answers, server CPU ${serverCpuMs.toFixed(0)} ms`);
+      return { answers, serverCpuMs };
     },
   };
 }
@@ -87,15 +102,13 @@ describe("hostile input", () => {
   });
 
   it("keeps /health answering while an agent writes pages built to make the page parser backtrack", async () => {
-    const health = watchHealth(server.url);
+    const health = watchHealth(server);
     const write = (name: string, body: string) =>
       call(memory, "memory_write_page", { path: `hostile/${name}`, body });
-    const started = performance.now();
     const links = await write("links", "[[a|".repeat(MiB / 4 - 256));
     const heading = await write("heading", `# a${" ".repeat(MiB - 1024)}b`);
     const frontMatter = await write("front-matter", `---\ntitle: a${" ".repeat(MiB - 1024)}b\n---\nbody`);
-    const elapsed = performance.now() - started;
-    const latencies = await health.stop();
+    const { answers, serverCpuMs } = await health.stop();
 
     expect(links.envelope, JSON.stringify(links.envelope.data)).toMatchObject({
       status: "PENDING_HUMAN_APPROVAL",
@@ -104,9 +117,8 @@ describe("hostile input", () => {
     // Oversized front matter is the agent's mistake: a tool error that says why, not a 500.
     expect(frontMatter.isError).toBe(true);
     expect(frontMatter.envelope.data.error).toMatch(/invalid front matter: it is larger than 8192 bytes/);
-    expect(elapsed).toBeLessThan(20_000);
-    expect(latencies.length).toBeGreaterThan(0);
-    expect(Math.max(...latencies)).toBeLessThan(HEALTH_BOUND_MS);
+    expect(answers).toBeGreaterThan(0);
+    expect(serverCpuMs).toBeLessThan(SERVER_CPU_BOUND_MS);
   });
 
   it("reads YAML front matter of a page and refuses invalid YAML as a tool error", async () => {
@@ -154,6 +166,23 @@ describe("hostile input", () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
   });
 
+  /** `ivoai server ingest docs` under a shell that reads, once it has waited for it, the CPU time it used. */
+  const ingestWithCpu = async () => {
+    const stat = path.join(root, "ingest.stat");
+    const script = `"$0" "$@"; code=$?; cat /proc/$$/stat > '${stat}'; exit $code`;
+    const result = await run(
+      "sh",
+      ["-c", script, process.execPath, BIN, "server", "ingest", "docs", "--root", root],
+      {
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    ).then(
+      (done) => ({ code: 0, stderr: done.stderr }),
+      (error: { code?: number; stderr?: string }) => ({ code: error.code ?? -1, stderr: error.stderr ?? "" }),
+    );
+    return { ...result, cpuMs: statCpuMs(await readFile(stat, "utf8")).children };
+  };
+
   it("keeps /health answering while an ingest reads documents built to make the title parser backtrack", async () => {
     await writeTree(docs, {
       "hostile/front-matter.md": `---\ntitle: a${" ".repeat(MiB)}b\n---\n# Fallback heading\n\nquokka`,
@@ -161,15 +190,14 @@ describe("hostile input", () => {
       "hostile/deep.md": `---\ntitle: ${"[".repeat(4_000)}\n---\n# Deep fallback\n\nquokka`,
       "yaml.md": "---\ntitle: 'Quokka: a YAML title'\ntags:\n  - animals\n---\n# Not the title\n\nquokka",
     });
-    const health = watchHealth(server.url);
-    const started = performance.now();
-    const ingest = await runIvoai(["server", "ingest", "docs", "--root", root], { timeoutMs: 30_000 });
-    const elapsed = performance.now() - started;
-    const latencies = await health.stop();
+    const health = watchHealth(server);
+    const ingest = await ingestWithCpu();
+    const { answers, serverCpuMs } = await health.stop();
     expect(ingest.code, ingest.stderr).toBe(0);
-    expect(elapsed).toBeLessThan(30_000);
-    expect(latencies.length).toBeGreaterThan(0);
-    expect(Math.max(...latencies)).toBeLessThan(HEALTH_BOUND_MS);
+    console.info(`hostile input: the ingest used ${ingest.cpuMs.toFixed(0)} ms CPU`);
+    expect(ingest.cpuMs).toBeLessThan(SERVER_CPU_BOUND_MS);
+    expect(answers).toBeGreaterThan(0);
+    expect(serverCpuMs).toBeLessThan(SERVER_CPU_BOUND_MS);
 
     const context = await mcpClient(`${server.url}/v1/mcp/context`, token);
     try {

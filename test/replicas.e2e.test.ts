@@ -103,7 +103,7 @@ describe("three gateway replicas on one PostgreSQL", () => {
     expect(clients.find((entry) => entry.id === laptop.client_id)?.status).toBe("revoked");
   });
 
-  it("finds a document ingested by one process through every replica within 1 s", async () => {
+  it("finds a document ingested by one process through every replica", async () => {
     const docs = path.join(root, "docs");
     await mkdir(docs, { recursive: true });
     await addDocsConnector(root, docs);
@@ -128,21 +128,19 @@ describe("three gateway replicas on one PostgreSQL", () => {
       );
       const ingest = await runIvoai(["server", "ingest", "--root", root]);
       expect(ingest.code, ingest.stderr).toBe(0);
-      const ingested = performance.now();
-      // Each replica is asked until it finds the document (a notification may land just after a search).
+      // Each replica is asked until it finds the document (a notification may land just after a search, and a
+      // replica checks at least every 500 ms without one); a replica that keeps a stale index never does. The
+      // wait is generous for a busy host, not a promise of speed.
+      const deadline = Date.now() + 30_000;
       const found = await Promise.all(
         clients.map(async (client) => {
           for (;;) {
             const paths = await search(client);
-            const at = performance.now() - ingested;
-            if (paths.length > 0 || at > 2000) return { paths, at };
+            if (paths.length > 0 || Date.now() > deadline) return paths;
           }
         }),
       );
-      for (const { paths, at } of found) {
-        expect(paths).toEqual(["oncall.md"]);
-        expect(at).toBeLessThan(1000);
-      }
+      for (const paths of found) expect(paths).toEqual(["oncall.md"]);
     } finally {
       await Promise.all(clients.map((client) => client.close()));
     }

@@ -185,15 +185,16 @@ describe("PostgreSQL pool", async () => {
     const silent = net.createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const { port } = silent.address() as import("node:net").AddressInfo;
-    const started = performance.now();
     try {
       const error = await openPostgresSql({ url: `postgres://u:p@127.0.0.1:${port}/db`, schema: "x" }).catch(
         (caught: unknown) => caught,
       );
       expect(isIvoaiError(error) && error.code).toBe("STORE_UNAVAILABLE");
-      expect(performance.now() - started).toBeLessThan(10_000);
+      // Which timer ended it, not how long a busy host took: the client's own 5 s timeout (pg's "timeout
+      // expired"), not the pool's 30 s one ("Connection terminated due to connection timeout").
+      expect((error as Error).message).toBe("PostgreSQL is not reachable: timeout expired");
     } finally {
       silent.close();
     }
-  }, 20_000);
+  }, 120_000);
 });

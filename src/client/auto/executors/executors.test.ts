@@ -174,10 +174,10 @@ describe.each(["codex", "claude"] as const)("%s executor", (name) => {
 
   it("ends the whole process group as soon as a hard limit shows, without waiting for the CLI", async () => {
     await fakes.script({ [name]: { turns: { answer: [{ limit: "usage", hang: true, grandchild: true }] } } });
-    const { outcome, logged } = await turn(name, { timeoutMs: 30_000 });
+    // A turn timeout longer than the test's: only the limit can end the hanging CLI before the test gives up.
+    const { outcome, logged } = await turn(name, { timeoutMs: 600_000 });
     expect(outcome.status).toBe("limit");
     expect(outcome.exitSignal).toBe("SIGTERM");
-    expect(outcome.durationMs).toBeLessThan(30_000);
     expect(dead(logged?.grandchild_pid ?? 0)).toBe(true);
   });
 

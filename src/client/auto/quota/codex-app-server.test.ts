@@ -93,14 +93,13 @@ describe("probeCodexAppServer against the fake app-server", () => {
     const silent = path.join(dir, "silent-codex");
     const pidFile = path.join(dir, "pid");
     await fs.writeFile(silent, `#!/bin/sh\necho $$ > "${pidFile}"\nsleep 60\n`, { mode: 0o755 });
-    const started = Date.now();
     const probe = await probeCodexAppServer({
       cliPath: silent,
       env: env(),
       timeoutMs: 500,
       killAfterMs: 200,
     });
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // Its own 500 ms timer ended it (the fake would answer nothing for 60 s): the problem says so.
     expect(probe.account).toBe("unknown");
     expect(probe.problems.join("\n")).toMatch(/no answer within 500 ms/);
     const pid = Number(await fs.readFile(pidFile, "utf8"));
