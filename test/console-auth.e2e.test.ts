@@ -43,16 +43,20 @@ describe("web console sign-in", () => {
   });
 
   it("exchanges a single-use code from the CLI for an HttpOnly SameSite=Strict cookie", async () => {
+    // Lifetimes are checked between the clock before a call and after it, however long a busy host takes.
+    const beforeLogin = Date.now();
     const created = await consoleLogin(root, "--role", "approver", "--name", "Ana Lima", "--ttl", "5m");
     secrets.push(created.code);
     expect(created).toMatchObject({ role: "approver", name: "Ana Lima" });
     expect(created.scopes).toContain("approvals:decide");
     expect(created.url).toBe(`${server.url}/console/#code=${created.code}`);
-    const ttl = Date.parse(created.expires_at) - Date.now();
-    expect(ttl).toBeGreaterThan(4 * 60_000);
-    expect(ttl).toBeLessThanOrEqual(5 * 60_000);
+    const codeEnd = Date.parse(created.expires_at);
+    expect(codeEnd).toBeGreaterThanOrEqual(beforeLogin + 5 * 60_000 - 1_000);
+    expect(codeEnd).toBeLessThanOrEqual(Date.now() + 5 * 60_000);
 
+    const beforeSignIn = Date.now();
     const response = await signIn(server.url, JSON.stringify({ code: created.code }));
+    const afterSignIn = Date.now();
     expect(response.status).toBe(200);
     expect(response.headers.get("cache-control")).toBe("no-store");
     const token = tokenOf(response);
@@ -66,8 +70,9 @@ describe("web console sign-in", () => {
     expect(body.scopes).toEqual(expect.arrayContaining(["approvals:read", "approvals:decide", "audit:read"]));
     expect(body.scopes).not.toContain("clients:revoke");
     expect(body.csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(Date.parse(body.expires_at) - Date.now()).toBeGreaterThan(11.9 * 3_600_000);
-    expect(Date.parse(body.idle_expires_at) - Date.now()).toBeLessThanOrEqual(30 * 60_000);
+    expect(Date.parse(body.expires_at)).toBeGreaterThanOrEqual(beforeSignIn + 12 * 3_600_000 - 1_000);
+    expect(Date.parse(body.expires_at)).toBeLessThanOrEqual(afterSignIn + 12 * 3_600_000);
+    expect(Date.parse(body.idle_expires_at)).toBeLessThanOrEqual(afterSignIn + 30 * 60_000);
 
     // Single use: the same code again is the one generic refusal, as is a code that never existed.
     const again = await signIn(server.url, JSON.stringify({ code: created.code }));
