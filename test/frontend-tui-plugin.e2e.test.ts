@@ -83,62 +83,94 @@ async function plainScreen(file: string): Promise<string> {
   );
 }
 
-/** Waits (bounded) until `text` is drawn after `offset` characters of the screen log. */
-async function waitForScreen(file: string, offset: number, text: string): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if ((await plainScreen(file)).slice(offset).includes(text)) return;
+// Waits are generous for a busy host and give up with the screen, before the test's own timeout (their sum):
+// OpenCode's start to its first status request, and each later step.
+const START_MS = 180_000;
+const STEP_MS = 60_000;
+
+/** Waits until `text` is drawn after `offset` characters of the screen log; gives up after `ms` with the screen. */
+async function waitForScreen(file: string, offset: number, text: string, ms = STEP_MS): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await plainScreen(file)).slice(offset).includes(text)) {
+    if (Date.now() > deadline) {
+      const tail = (await plainScreen(file)).slice(-2000);
+      throw new Error(`${JSON.stringify(text)} not drawn within ${ms} ms; screen tail:\n${tail}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(
-    `${JSON.stringify(text)} never drawn; screen tail: ${(await plainScreen(file)).slice(-2000)}`,
-  );
+}
+
+/** Settles like `work`, or fails after `ms` with the screen so far. */
+async function within<T>(work: Promise<T>, ms: number, what: string, file: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(async () => {
+      const tail = (await plainScreen(file)).slice(-2000);
+      reject(new Error(`no ${what} within ${ms} ms; screen tail:\n${tail}`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([work, gaveUp]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 describe("ivoai's TUI plugin in the real OpenCode TUI", () => {
-  it("is loaded, draws the status fetched with the token, opens /ivoai and survives the endpoint going away", async () => {
-    const home = path.join(root, "home");
-    const screen = path.join(root, "screen.txt");
-    // The shell records its pid, which `exec` hands to OpenCode (script runs it in a session of its own).
-    const command = `stty cols 160 rows 50; echo $$ > ${JSON.stringify(path.join(root, "tui.pid"))}; exec ${JSON.stringify(path.join(bin, "opencode"))}`;
-    tui = spawn("script", ["-qfec", command, screen], {
-      cwd: path.join(root, "project"),
-      detached: true,
-      env: {
-        PATH: process.env.PATH ?? "",
-        TERM: "xterm-256color",
-        HOME: home,
-        XDG_CONFIG_HOME: path.join(home, ".config"),
-        XDG_DATA_HOME: path.join(home, ".local/share"),
-        XDG_CACHE_HOME: path.join(home, ".cache"),
-        XDG_STATE_HOME: path.join(home, ".local/state"),
-        OPENCODE_CONFIG_CONTENT: JSON.stringify({ share: "disabled", autoupdate: false }),
-        OPENCODE_TUI_CONFIG: path.join(root, "tui.json"),
-        OPENCODE_DISABLE_PROJECT_CONFIG: "1",
-        IVOAI_STATUS_TOKEN: status.token,
-      },
-      stdio: ["pipe", "ignore", "ignore"],
-    });
-    const exitedEarly = new Promise<never>((_, reject) =>
-      tui?.once("close", (code) => reject(new Error(`the TUI exited (${code})`))),
-    );
-    // Only an authorised request counts (startStatusServer refuses others before calling the snapshot).
-    await Promise.race([requested, exitedEarly]);
-    expect(served).toBeGreaterThan(0);
-    // The compact status reaches the screen (redrawn: wait for the text, bounded, rather than a fixed time).
-    await waitForScreen(screen, 0, "✖ unhealthy wiki");
-    expect(await plainScreen(screen)).toContain("sources 1/2 connected");
-    // `/ivoai` opens the panel with the details.
-    let offset = (await plainScreen(screen)).length;
-    tui.stdin?.write("/ivoai");
-    await waitForScreen(screen, offset, "ivoai");
-    tui.stdin?.write("\r");
-    await waitForScreen(screen, offset, "Executor: codex");
-    expect((await plainScreen(screen)).slice(offset)).toContain("(memory) — connection refused");
-    tui.stdin?.write("\u001b");
-    // The status endpoint goes away: the next poll shows it, and the TUI keeps running.
-    offset = (await plainScreen(screen)).length;
-    await status.close();
-    await waitForScreen(screen, offset, "ivoai status unavailable");
-    expect(tui.exitCode).toBeNull();
-  }, 120_000);
+  it(
+    "is loaded, draws the status fetched with the token, opens /ivoai and survives the endpoint going away",
+    async () => {
+      const home = path.join(root, "home");
+      const screen = path.join(root, "screen.txt");
+      // The shell records its pid, which `exec` hands to OpenCode (script runs it in a session of its own).
+      const command = `stty cols 160 rows 50; echo $$ > ${JSON.stringify(path.join(root, "tui.pid"))}; exec ${JSON.stringify(path.join(bin, "opencode"))}`;
+      tui = spawn("script", ["-qfec", command, screen], {
+        cwd: path.join(root, "project"),
+        detached: true,
+        env: {
+          PATH: process.env.PATH ?? "",
+          TERM: "xterm-256color",
+          HOME: home,
+          XDG_CONFIG_HOME: path.join(home, ".config"),
+          XDG_DATA_HOME: path.join(home, ".local/share"),
+          XDG_CACHE_HOME: path.join(home, ".cache"),
+          XDG_STATE_HOME: path.join(home, ".local/state"),
+          OPENCODE_CONFIG_CONTENT: JSON.stringify({ share: "disabled", autoupdate: false }),
+          OPENCODE_TUI_CONFIG: path.join(root, "tui.json"),
+          OPENCODE_DISABLE_PROJECT_CONFIG: "1",
+          IVOAI_STATUS_TOKEN: status.token,
+        },
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      const exitedEarly = new Promise<never>((_, reject) =>
+        tui?.once("close", (code) => reject(new Error(`the TUI exited (${code})`))),
+      );
+      // Only an authorised request counts (startStatusServer refuses others before calling the snapshot).
+      await within(
+        Promise.race([requested, exitedEarly]),
+        START_MS,
+        "status request from the plugin",
+        screen,
+      );
+      expect(served).toBeGreaterThan(0);
+      // The compact status reaches the screen (redrawn: wait for the text, bounded, rather than a fixed time).
+      await waitForScreen(screen, 0, "✖ unhealthy wiki");
+      expect(await plainScreen(screen)).toContain("sources 1/2 connected");
+      // `/ivoai` opens the panel with the details.
+      let offset = (await plainScreen(screen)).length;
+      tui.stdin?.write("/ivoai");
+      // Enter only once the completion lists the command (its description): an Enter before it opens is dropped.
+      await waitForScreen(screen, offset, "ivoai status");
+      tui.stdin?.write("\r");
+      await waitForScreen(screen, offset, "Executor: codex");
+      expect((await plainScreen(screen)).slice(offset)).toContain("(memory) — connection refused");
+      tui.stdin?.write("\u001b");
+      // The status endpoint goes away: the next poll shows it, and the TUI keeps running.
+      offset = (await plainScreen(screen)).length;
+      await status.close();
+      await waitForScreen(screen, offset, "ivoai status unavailable");
+      expect(tui.exitCode).toBeNull();
+    },
+    START_MS + 5 * STEP_MS,
+  );
 });

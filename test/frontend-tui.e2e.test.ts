@@ -63,11 +63,23 @@ function allCmdlines(): string[] {
   return lines;
 }
 
+// Waits are generous for a busy host (each gives up with what it saw, before the test's own timeout, which is
+// the sum of its waits): OpenCode's first screen, each later step, and a turn through ivoai to its answer.
+const START_MS = 180_000;
+const STEP_MS = 60_000;
+const ANSWER_MS = 180_000;
+
+/** The command lines of the processes started for the TUI run `marker` (what a process wait saw). */
+const runningFor = (marker: string) =>
+  processEnvs(marker)
+    .map((proc) => proc.cmdline)
+    .join("\n") || "(none)";
+
 async function until<T>(
   what: string,
   probe: () => Promise<T | undefined> | T | undefined,
-  ms = 60_000,
-  seen: () => Promise<string> | string = () => "",
+  ms: number,
+  seen: () => Promise<string> | string,
 ) {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -118,7 +130,7 @@ async function startTui(args: string[], extraPath = "", stderrToFile = false) {
     marker,
     tmux,
     screen,
-    waitScreen: (text: string | RegExp, ms?: number) =>
+    waitScreen: (text: string | RegExp, ms = STEP_MS) =>
       until(
         `${text} on screen`,
         async () => {
@@ -130,7 +142,7 @@ async function startTui(args: string[], extraPath = "", stderrToFile = false) {
       ),
     stderr: () => readFileSync(path.join(dir, "stderr.txt"), "utf8"),
     /** ivoai's exit status, once it has exited (a file: early screen output can be lost to tmux's first redraw). */
-    exited: (ms = 30_000) =>
+    exited: (ms = STEP_MS) =>
       until(
         "ivoai to exit",
         () => {
@@ -165,187 +177,220 @@ afterAll(async () => {
 });
 
 describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
-  it("answers a typed prompt through ivoai, keeps secrets out of argv and config, and ^C leaves nothing running", async () => {
-    await fakes.script({
-      codex: {
-        turns: {
-          plan: [{ reply: plan }],
-          answer: [{ reply: ANSWER }],
-          consolidate: [{ reply: ANSWER }],
+  it(
+    "answers a typed prompt through ivoai, keeps secrets out of argv and config, and ^C leaves nothing running",
+    async () => {
+      await fakes.script({
+        codex: {
+          turns: {
+            plan: [{ reply: plan }],
+            answer: [{ reply: ANSWER }],
+            consolidate: [{ reply: ANSWER }],
+          },
         },
-      },
-      claude: {},
-    });
-    const tui = await startTui([]);
-    try {
-      const home = await tui.waitScreen("Ask anything");
-      expect(home).toContain("ivoai auto");
-      // ivoai's TUI plugin draws the compact status it reads from the launcher's status endpoint, and `/ivoai`
-      // opens the panel with the executors.
-      await tui.waitScreen("ivoai · sources");
-      // Enter only once the completion lists the command: before that OpenCode would send "/ivoai" as a prompt.
-      await tui.tmux("send-keys", "-l", "/ivoai");
-      await tui.waitScreen(/\/ivoai +ivoai status/);
-      await tui.tmux("send-keys", "Enter");
-      await tui.waitScreen("Executor: codex");
-      await tui.tmux("send-keys", "Escape");
+        claude: {},
+      });
+      const tui = await startTui([]);
+      try {
+        const home = await tui.waitScreen("Ask anything", START_MS);
+        expect(home).toContain("ivoai auto");
+        // ivoai's TUI plugin draws the compact status it reads from the launcher's status endpoint, and `/ivoai`
+        // opens the panel with the executors.
+        await tui.waitScreen("ivoai · sources");
+        // Enter only once the completion lists the command: before that OpenCode would send "/ivoai" as a prompt.
+        await tui.tmux("send-keys", "-l", "/ivoai");
+        await tui.waitScreen(/\/ivoai +ivoai status/);
+        await tui.tmux("send-keys", "Enter");
+        await tui.waitScreen("Executor: codex");
+        await tui.tmux("send-keys", "Escape");
 
-      // While it runs: the secrets live only in the server's environment.
-      const server = await until("the opencode server", () =>
-        processEnvs(tui.marker).find((proc) => proc.cmdline.includes(" serve ")),
-      );
-      expect(server.cmdline).toMatch(/serve --hostname 127\.0\.0\.1 --port \d+/);
-      const secret = server.env.get("IVOAI_BRIDGE_SECRET") ?? "";
-      const password = server.env.get("OPENCODE_SERVER_PASSWORD") ?? "";
-      expect(secret.length).toBeGreaterThan(40);
-      expect(password.length).toBeGreaterThan(30);
-      expect(server.env.get("XDG_CONFIG_HOME")).toBe(path.join(root, "state/ivoai/frontend/opencode/config"));
-      expect(server.env.get("OPENCODE_DISABLE_PROJECT_CONFIG")).toBe("1");
-      for (const cmdline of allCmdlines()) {
-        expect(cmdline.includes(secret) || cmdline.includes(password)).toBe(false);
+        // While it runs: the secrets live only in the server's environment.
+        const server = await until(
+          "the opencode server",
+          () => processEnvs(tui.marker).find((proc) => proc.cmdline.includes(" serve ")),
+          STEP_MS,
+          () => runningFor(tui.marker),
+        );
+        expect(server.cmdline).toMatch(/serve --hostname 127\.0\.0\.1 --port \d+/);
+        const secret = server.env.get("IVOAI_BRIDGE_SECRET") ?? "";
+        const password = server.env.get("OPENCODE_SERVER_PASSWORD") ?? "";
+        expect(secret.length).toBeGreaterThan(40);
+        expect(password.length).toBeGreaterThan(30);
+        expect(server.env.get("XDG_CONFIG_HOME")).toBe(
+          path.join(root, "state/ivoai/frontend/opencode/config"),
+        );
+        expect(server.env.get("OPENCODE_DISABLE_PROJECT_CONFIG")).toBe("1");
+        for (const cmdline of allCmdlines()) {
+          expect(cmdline.includes(secret) || cmdline.includes(password)).toBe(false);
+        }
+        const attach = processEnvs(tui.marker).find((proc) => proc.cmdline.includes(" attach "));
+        expect(attach?.env.get("OPENCODE_SERVER_PASSWORD")).toBe(password);
+        expect(attach?.env.has("IVOAI_BRIDGE_SECRET")).toBe(false);
+        const resolved = await exec(
+          path.join(bin, "opencode"),
+          ["debug", "config"],
+          Object.fromEntries(server.env),
+          path.join(root, "project"),
+        );
+        expect(resolved.code, resolved.stderr).toBe(0);
+        expect(resolved.stdout).toContain('"ivoai"');
+        expect(resolved.stdout).toContain('"share": "disabled"');
+        expect(resolved.stdout).not.toContain("users-own-opencode");
+        expect(resolved.stdout.includes(secret) || resolved.stdout.includes(password)).toBe(false);
+        // The server answers only with its password.
+        const url = `http://127.0.0.1:${/--port (\d+)/.exec(server.cmdline)?.[1]}`;
+        expect((await fetch(`${url}/config`)).status).toBe(401);
+        const auth = `Basic ${Buffer.from(`opencode:${password}`).toString("base64")}`;
+        expect((await fetch(`${url}/config`, { headers: { authorization: auth } })).status).toBe(200);
+        const home700 = await stat(path.join(root, "state/ivoai/frontend/opencode"));
+        expect(home700.mode & 0o777).toBe(0o700);
+
+        await tui.tmux("send-keys", "-l", "Implement the canary stage");
+        await tui.waitScreen("Implement the canary stage");
+        await tui.tmux("send-keys", "Enter");
+        await tui.waitScreen(ANSWER, ANSWER_MS);
+        const turns = (await fakes.log()).filter((line) => line.role !== "app-server");
+        expect(turns.length).toBeGreaterThan(0);
+        expect(turns.every((line) => line.executor === "codex")).toBe(true);
+
+        // One ^C on the empty prompt quits OpenCode; ivoai then ends the server and the bridge.
+        await tui.tmux("send-keys", "C-c");
+        expect(await tui.exited()).toBe(0);
+        expect((await tui.tmux("display", "-p", "#{pane_dead}")).stdout.trim()).toBe("1");
+        expect(processEnvs(tui.marker).map((proc) => proc.cmdline)).toEqual([]);
+      } finally {
+        await tui.close();
       }
-      const attach = processEnvs(tui.marker).find((proc) => proc.cmdline.includes(" attach "));
-      expect(attach?.env.get("OPENCODE_SERVER_PASSWORD")).toBe(password);
-      expect(attach?.env.has("IVOAI_BRIDGE_SECRET")).toBe(false);
-      const resolved = await exec(
-        path.join(bin, "opencode"),
-        ["debug", "config"],
-        Object.fromEntries(server.env),
-        path.join(root, "project"),
-      );
-      expect(resolved.code, resolved.stderr).toBe(0);
-      expect(resolved.stdout).toContain('"ivoai"');
-      expect(resolved.stdout).toContain('"share": "disabled"');
-      expect(resolved.stdout).not.toContain("users-own-opencode");
-      expect(resolved.stdout.includes(secret) || resolved.stdout.includes(password)).toBe(false);
-      // The server answers only with its password.
-      const url = `http://127.0.0.1:${/--port (\d+)/.exec(server.cmdline)?.[1]}`;
-      expect((await fetch(`${url}/config`)).status).toBe(401);
-      const auth = `Basic ${Buffer.from(`opencode:${password}`).toString("base64")}`;
-      expect((await fetch(`${url}/config`, { headers: { authorization: auth } })).status).toBe(200);
-      const home700 = await stat(path.join(root, "state/ivoai/frontend/opencode"));
-      expect(home700.mode & 0o777).toBe(0o700);
+    },
+    START_MS + 5 * STEP_MS + ANSWER_MS + STEP_MS + STEP_MS,
+  );
 
-      await tui.tmux("send-keys", "-l", "Implement the canary stage");
-      await tui.waitScreen("Implement the canary stage");
-      await tui.tmux("send-keys", "Enter");
-      await tui.waitScreen(ANSWER, 90_000);
-      const turns = (await fakes.log()).filter((line) => line.role !== "app-server");
-      expect(turns.length).toBeGreaterThan(0);
-      expect(turns.every((line) => line.executor === "codex")).toBe(true);
+  it(
+    "ends the TUI, the server and the bridge when ivoai gets SIGTERM",
+    async () => {
+      await fakes.reset();
+      const tui = await startTui([]);
+      try {
+        await tui.waitScreen("Ask anything", START_MS);
+        const ivoai = processEnvs(tui.marker).find((proc) => proc.cmdline.includes(`${BIN} auto`));
+        expect(ivoai).toBeDefined();
+        process.kill(ivoai?.pid ?? 0, "SIGTERM");
+        expect(await tui.exited()).toBe(143);
+        expect(processEnvs(tui.marker).map((proc) => proc.cmdline)).toEqual([]);
+      } finally {
+        await tui.close();
+      }
+    },
+    START_MS + 2 * STEP_MS,
+  );
 
-      // One ^C on the empty prompt quits OpenCode; ivoai then ends the server and the bridge.
-      await tui.tmux("send-keys", "C-c");
-      expect(await tui.exited()).toBe(0);
-      expect((await tui.tmux("display", "-p", "#{pane_dead}")).stdout.trim()).toBe("1");
-      expect(processEnvs(tui.marker).map((proc) => proc.cmdline)).toEqual([]);
-    } finally {
-      await tui.close();
-    }
-  }, 240_000);
-
-  it("ends the TUI, the server and the bridge when ivoai gets SIGTERM", async () => {
-    await fakes.reset();
-    const tui = await startTui([]);
-    try {
-      await tui.waitScreen("Ask anything");
-      const ivoai = processEnvs(tui.marker).find((proc) => proc.cmdline.includes(`${BIN} auto`));
-      expect(ivoai).toBeDefined();
-      process.kill(ivoai?.pid ?? 0, "SIGTERM");
-      expect(await tui.exited()).toBe(143);
-      expect(processEnvs(tui.marker).map((proc) => proc.cmdline)).toEqual([]);
-    } finally {
-      await tui.close();
-    }
-  }, 120_000);
-
-  it("ends, on the next start, the OpenCode server of an ivoai that was killed", async () => {
-    await fakes.reset();
-    const first = await startTui([]);
-    let orphan: number | undefined;
-    try {
-      await first.waitScreen("Ask anything");
-      const ivoai = processEnvs(first.marker).find((proc) => proc.cmdline.includes(`${BIN} auto`));
-      orphan = processEnvs(first.marker).find((proc) => proc.cmdline.includes(" serve "))?.pid;
-      expect(orphan).toBeGreaterThan(0);
-      // SIGKILL leaves ivoai no chance to end its server: it survives in its own process group.
-      process.kill(ivoai?.pid ?? 0, "SIGKILL");
-      await until("ivoai to die", () =>
-        processEnvs(first.marker).some((proc) => proc.cmdline.includes(`${BIN} auto`)) ? undefined : true,
-      );
-      expect(processEnvs(first.marker).some((proc) => proc.pid === orphan)).toBe(true);
-    } finally {
-      await first.close();
-    }
-    const second = await startTui([]);
-    try {
-      await second.waitScreen("Ask anything");
-      expect(processEnvs(first.marker).some((proc) => proc.pid === orphan)).toBe(false);
-    } finally {
-      await second.close();
-      for (const proc of [...processEnvs(first.marker), ...processEnvs(second.marker)]) {
-        try {
-          process.kill(proc.pid, "SIGKILL");
-        } catch {
-          // gone
+  it(
+    "ends, on the next start, the OpenCode server of an ivoai that was killed",
+    async () => {
+      await fakes.reset();
+      const first = await startTui([]);
+      let orphan: number | undefined;
+      try {
+        await first.waitScreen("Ask anything", START_MS);
+        const ivoai = processEnvs(first.marker).find((proc) => proc.cmdline.includes(`${BIN} auto`));
+        orphan = processEnvs(first.marker).find((proc) => proc.cmdline.includes(" serve "))?.pid;
+        expect(orphan).toBeGreaterThan(0);
+        // SIGKILL leaves ivoai no chance to end its server: it survives in its own process group.
+        process.kill(ivoai?.pid ?? 0, "SIGKILL");
+        await until(
+          "ivoai to die",
+          () =>
+            processEnvs(first.marker).some((proc) => proc.cmdline.includes(`${BIN} auto`)) ? undefined : true,
+          STEP_MS,
+          () => runningFor(first.marker),
+        );
+        expect(processEnvs(first.marker).some((proc) => proc.pid === orphan)).toBe(true);
+      } finally {
+        await first.close();
+      }
+      const second = await startTui([]);
+      try {
+        await second.waitScreen("Ask anything", START_MS);
+        expect(processEnvs(first.marker).some((proc) => proc.pid === orphan)).toBe(false);
+      } finally {
+        await second.close();
+        for (const proc of [...processEnvs(first.marker), ...processEnvs(second.marker)]) {
+          try {
+            process.kill(proc.pid, "SIGKILL");
+          } catch {
+            // gone
+          }
         }
       }
-    }
-  }, 180_000);
+    },
+    2 * START_MS + 2 * STEP_MS,
+  );
 
-  it("refuses an OpenCode other than the pinned version, with a clear message, before starting anything", async () => {
-    const other = path.join(root, "other-opencode");
-    await mkdir(other, { recursive: true });
-    await writeFile(path.join(other, "opencode"), "#!/bin/sh\necho 0.0.1\n");
-    await chmod(path.join(other, "opencode"), 0o755);
-    const tui = await startTui([], `${other}:`, true);
-    try {
-      expect(await tui.exited()).toBe(1);
-      expect(tui.stderr()).toContain(
-        `is opencode 0.0.1; ivoai auto needs the pinned ${TESTED_VERSIONS.opencode}`,
-      );
-    } finally {
-      await tui.close();
-    }
-  }, 60_000);
+  it(
+    "refuses an OpenCode other than the pinned version, with a clear message, before starting anything",
+    async () => {
+      const other = path.join(root, "other-opencode");
+      await mkdir(other, { recursive: true });
+      await writeFile(path.join(other, "opencode"), "#!/bin/sh\necho 0.0.1\n");
+      await chmod(path.join(other, "opencode"), 0o755);
+      const tui = await startTui([], `${other}:`, true);
+      try {
+        expect(await tui.exited()).toBe(1);
+        expect(tui.stderr()).toContain(
+          `is opencode 0.0.1; ivoai auto needs the pinned ${TESTED_VERSIONS.opencode}`,
+        );
+      } finally {
+        await tui.close();
+      }
+    },
+    2 * STEP_MS,
+  );
 
-  it("fails before the frontend starts when an explicitly selected knowledge source is unavailable", async () => {
-    const tui = await startTui(["--knowledge-source", "nosuch"], "", true);
-    try {
-      expect(await tui.exited()).toBe(1);
-      expect(tui.stderr()).toContain("knowledge source nosuch is not connected");
-      expect(processEnvs(tui.marker)).toEqual([]);
-      expect(await tui.screen()).not.toContain("Ask anything");
-    } finally {
-      await tui.close();
-    }
-  }, 60_000);
+  it(
+    "fails before the frontend starts when an explicitly selected knowledge source is unavailable",
+    async () => {
+      const tui = await startTui(["--knowledge-source", "nosuch"], "", true);
+      try {
+        expect(await tui.exited()).toBe(1);
+        expect(tui.stderr()).toContain("knowledge source nosuch is not connected");
+        expect(processEnvs(tui.marker)).toEqual([]);
+        expect(await tui.screen()).not.toContain("Ask anything");
+      } finally {
+        await tui.close();
+      }
+    },
+    2 * STEP_MS,
+  );
 
-  it("without a terminal, `ivoai auto` with no task still reads the task from stdin", async () => {
-    await fakes.reset();
-    await fakes.script({
-      codex: {
-        turns: { plan: [{ reply: plan }], answer: [{ reply: ANSWER }], consolidate: [{ reply: ANSWER }] },
-      },
-      claude: {},
-    });
-    const result = await runIvoai(["auto"], {
-      input: "Implement the canary stage\n",
-      env: {
-        ...fakes.env,
-        PATH: `${fakes.binDir}:${bin}:${process.env.PATH ?? ""}`,
-        HOME: root,
-        XDG_CONFIG_HOME: path.join(root, "config"),
-        XDG_STATE_HOME: path.join(root, "state"),
-        XDG_DATA_HOME: path.join(root, "data"),
-      },
-      timeoutMs: 120_000,
-    });
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain(ANSWER);
-    const prompts = (await fakes.log())
-      .filter((line) => line.role !== "app-server")
-      .map((line) => line.prompt);
-    expect(prompts.some((prompt) => prompt.includes("Implement the canary stage"))).toBe(true);
-  }, 150_000);
+  it(
+    "without a terminal, `ivoai auto` with no task still reads the task from stdin",
+    async () => {
+      await fakes.reset();
+      await fakes.script({
+        codex: {
+          turns: { plan: [{ reply: plan }], answer: [{ reply: ANSWER }], consolidate: [{ reply: ANSWER }] },
+        },
+        claude: {},
+      });
+      const result = await runIvoai(["auto"], {
+        input: "Implement the canary stage\n",
+        env: {
+          ...fakes.env,
+          PATH: `${fakes.binDir}:${bin}:${process.env.PATH ?? ""}`,
+          HOME: root,
+          XDG_CONFIG_HOME: path.join(root, "config"),
+          XDG_STATE_HOME: path.join(root, "state"),
+          XDG_DATA_HOME: path.join(root, "data"),
+        },
+        timeoutMs: ANSWER_MS,
+      });
+      expect(result.code, `${result.stderr}\n${result.stdout}`).toBe(0);
+      expect(result.stdout).toContain(ANSWER);
+      const prompts = (await fakes.log())
+        .filter((line) => line.role !== "app-server")
+        .map((line) => line.prompt);
+      expect(prompts.some((prompt) => prompt.includes("Implement the canary stage"))).toBe(true);
+    },
+    ANSWER_MS + STEP_MS,
+  );
 });
