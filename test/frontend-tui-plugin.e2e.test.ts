@@ -88,12 +88,17 @@ async function plainScreen(file: string): Promise<string> {
 const START_MS = 180_000;
 const STEP_MS = 60_000;
 
+/** The last 2,000 characters drawn, blank runs squeezed (the TUI pads every redraw with spaces). */
+async function screenTail(file: string): Promise<string> {
+  return (await plainScreen(file)).replace(/\s+/g, " ").slice(-2000);
+}
+
 /** Waits until `text` is drawn after `offset` characters of the screen log; gives up after `ms` with the screen. */
 async function waitForScreen(file: string, offset: number, text: string, ms = STEP_MS): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await plainScreen(file)).slice(offset).includes(text)) {
     if (Date.now() > deadline) {
-      const tail = (await plainScreen(file)).slice(-2000);
+      const tail = await screenTail(file);
       throw new Error(`${JSON.stringify(text)} not drawn within ${ms} ms; screen tail:\n${tail}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -105,7 +110,7 @@ async function within<T>(work: Promise<T>, ms: number, what: string, file: strin
   let timer: NodeJS.Timeout | undefined;
   const gaveUp = new Promise<never>((_, reject) => {
     timer = setTimeout(async () => {
-      const tail = (await plainScreen(file)).slice(-2000);
+      const tail = await screenTail(file);
       reject(new Error(`no ${what} within ${ms} ms; screen tail:\n${tail}`));
     }, ms);
   });

@@ -58,6 +58,12 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/**
+ * How long a server may take to print its ready line before the test gives up with what it printed: generous
+ * for a busy host (it takes a second or two on an idle one), and short of the tests' own 60 s timeout.
+ */
+const READY_WAIT_MS = 50_000;
+
 /** Starts `ivoai server start` and resolves once it printed its ready line. */
 export function startServer(
   root: string,
@@ -80,10 +86,17 @@ export function startServer(
     );
     const lines = createInterface({ input: child.stdout });
     let ready = false;
+    const gaveUp = setTimeout(() => {
+      if (ready) return;
+      ready = true;
+      child.kill("SIGKILL");
+      reject(new Error(`server not ready within ${READY_WAIT_MS} ms; it printed:\n${output}`));
+    }, READY_WAIT_MS);
     lines.on("line", (line) => {
       output += `${line}\n`;
       if (ready) return;
       ready = true;
+      clearTimeout(gaveUp);
       const event = JSON.parse(line) as { url: string };
       resolve({
         url: event.url,
@@ -96,6 +109,7 @@ export function startServer(
       });
     });
     void exited.then((status) => {
+      clearTimeout(gaveUp);
       if (!ready) reject(new Error(`server exited before ready (${JSON.stringify(status)}): ${output}`));
     });
   });
