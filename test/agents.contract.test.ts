@@ -1,13 +1,15 @@
 // The injection contract against the real official CLIs from npm (pinned in TESTED_VERSIONS), offline and
 // without a login: every flag ivoai passes is in their --help, and their own config readers show ivoai's servers.
-import { execFile } from "node:child_process";
-import { mkdir } from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TESTED_VERSIONS } from "../src/client/agents/catalog.js";
 import { buildInjection, TOKEN_ENV } from "../src/client/agents/inject.js";
 import { KNOWLEDGE_POLICY } from "../src/client/agents/policy.js";
+import { runIvoai } from "./helpers.js";
 import { ensureAgentClis } from "./npm-tools.js";
 
 const run = promisify(execFile);
@@ -35,6 +37,35 @@ const cli = async (name: string, args: string[], extraEnv: Record<string, string
     return { code: failure.code ?? -1, out: failure.stdout ?? "", err: failure.stderr ?? "" };
   }
 };
+
+/** The first stdout line of `file` that `wanted` accepts (then it is killed), or an error with what it printed. */
+function lineWhere(
+  file: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; cwd: string },
+  wanted: (line: string) => boolean,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    let found: string | undefined;
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.stderr.on("data", (chunk) => (err += chunk));
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      out += `${line}\n`;
+      if (found === undefined && wanted(line)) {
+        found = line;
+        child.kill("SIGKILL");
+      }
+    });
+    child.on("close", () => {
+      clearTimeout(timer);
+      if (found !== undefined) resolve(found);
+      else reject(new Error(`no such line from ${path.basename(file)}; stdout: ${out}; stderr: ${err}`));
+    });
+  });
+}
 
 /** The pinned CLIs, installed once into .tmp (their install scripts explicitly allowed, as npm 11 requires). */
 async function install(): Promise<void> {
@@ -105,6 +136,40 @@ describe("contracts with the official agent CLIs", () => {
       "Stop",
       "UserPromptSubmit",
     ]);
+  });
+
+  it("claude: a session loads ivoai's servers from --mcp-config, which `mcp list` never reads (as ivoai's help says)", async () => {
+    const runtimeDir = await mkdtemp(path.join(home, "run-"));
+    const injection = buildInjection("claude", { router, runtimeDir, hookCommand: ["node", "ivoai.mjs"] });
+    for (const file of injection.files) await writeFile(path.join(runtimeDir, file.name), file.content);
+    // Claude's listing reads only its configured scopes: `ivoai claude -- mcp list` finds nothing.
+    const listed = await cli("claude", [...injection.args, "mcp", "list"]);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toContain("No MCP servers configured");
+    // A session does load them (its first stream-json event, before any model call; the API points nowhere).
+    const init = await lineWhere(
+      path.join(BIN, "claude"),
+      [...injection.args, "-p", "hi", "--output-format", "stream-json", "--verbose"],
+      {
+        env: {
+          ...env,
+          ANTHROPIC_API_KEY: "sk-ant-not-a-real-key",
+          ANTHROPIC_BASE_URL: "http://127.0.0.1:9",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        },
+        cwd: runtimeDir,
+      },
+      (line) => line.includes('"subtype":"init"'),
+    );
+    const event = JSON.parse(init) as { subtype?: string; mcp_servers?: { name: string; source?: string }[] };
+    expect(event.subtype).toBe("init");
+    expect(event.mcp_servers?.map((server) => server.name).sort()).toEqual(["ivoai-context", "ivoai-memory"]);
+    // And ivoai's help says why the listing is empty and where to look instead.
+    const help = await runIvoai(["claude", "--help"]);
+    expect(help.stdout.replace(/\s+/g, " ")).toContain(
+      "'claude mcp list' reads only Claude's configured scopes (user, project, local), never --mcp-config",
+    );
+    expect(help.stdout).toContain("type /mcp in the session");
   });
 
   it("opencode: its resolved config shows ivoai's servers and instructions, with the header masked", async () => {

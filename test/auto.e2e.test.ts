@@ -519,7 +519,10 @@ describe("ivoai auto", () => {
       worker = (await turns()).find((turn) => turn.role === "worker");
       if (!worker?.grandchild_pid) await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(worker?.grandchild_pid).toBeGreaterThan(0);
+    expect(
+      worker?.grandchild_pid,
+      `no worker in 30 s; turns: ${JSON.stringify(await turns())}`,
+    ).toBeGreaterThan(0);
     child.kill("SIGTERM");
     expect(await exited).toBe(143);
     for (const pid of [worker?.pid, worker?.grandchild_pid] as number[]) expect(running(pid)).toBe(false);

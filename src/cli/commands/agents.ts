@@ -51,7 +51,18 @@ async function launch(ctx: CommandContext, agent: AgentName, args: readonly stri
   return result.exitCode;
 }
 
-function agentCommand(agent: AgentName, summary: string): CommandSpec {
+/**
+ * Why `ivoai claude -- mcp list` shows none of ivoai's servers: Claude's listing reads only its configured scopes,
+ * and ivoai never writes to them (a session-only `--plugin-dir` would be listed, but a managed policy that blocks
+ * sideloaded plugins makes Claude refuse to start with it).
+ */
+const CLAUDE_LISTING_NOTE =
+  "\nThe servers reach Claude as ivoai-memory and ivoai-context through a private --mcp-config file for this\n" +
+  "process only; your Claude configuration is never written. 'claude mcp list' reads only Claude's configured\n" +
+  "scopes (user, project, local), never --mcp-config, so 'ivoai claude -- mcp list' says \"No MCP servers\n" +
+  "configured\". To see them, type /mcp in the session; 'ivoai session show ID' names its knowledge sources.";
+
+function agentCommand(agent: AgentName, summary: string, note = ""): CommandSpec {
   return {
     kind: "command",
     name: agent,
@@ -59,7 +70,7 @@ function agentCommand(agent: AgentName, summary: string): CommandSpec {
     description:
       `Starts the official ${agent} CLI with a private, per-session view of the selected ivoai servers.\n` +
       `Pass ${agent}'s own arguments after --, e.g. 'ivoai ${agent} --knowledge-source acme -- --help'.\n` +
-      "The exit status (or signal) of the agent becomes ivoai's.",
+      `The exit status (or signal) of the agent becomes ivoai's.${note}`,
     positionals: [{ name: "ARGS", description: `arguments for ${agent}`, variadic: true }],
     options: LAUNCH_OPTIONS,
     run: (ctx) => launch(ctx, agent, ctx.positionals),
@@ -68,7 +79,7 @@ function agentCommand(agent: AgentName, summary: string): CommandSpec {
 
 export const agentCommands: CommandSpec[] = [
   agentCommand("codex", "Run OpenAI Codex CLI with this session's ivoai knowledge"),
-  agentCommand("claude", "Run Claude Code with this session's ivoai knowledge"),
+  agentCommand("claude", "Run Claude Code with this session's ivoai knowledge", CLAUDE_LISTING_NOTE),
   agentCommand("opencode", "Run OpenCode with this session's ivoai knowledge"),
 ];
 
