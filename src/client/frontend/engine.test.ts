@@ -134,7 +134,7 @@ describe("the AUTO frontend engine", () => {
       signal: controller.signal,
     });
     const pending = engine().turn(cancelled.request);
-    for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 40_000; Date.now() < deadline; ) {
       if ((await turns()).some((line) => line.grandchild_pid)) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -142,6 +142,11 @@ describe("the AUTO frontend engine", () => {
     const result = await pending;
     expect(result.finish).toBe("error");
     const hung = (await turns()).find((line) => line.grandchild_pid);
+    // Else the checks below would pass on no process at all.
+    expect(
+      hung?.grandchild_pid,
+      `no hung turn in 40 s; turns: ${JSON.stringify(await turns())}`,
+    ).toBeGreaterThan(0);
     for (const pid of [hung?.pid, hung?.grandchild_pid] as number[]) expect(running(pid)).toBe(false);
   });
 });
