@@ -53,8 +53,8 @@ async function launch(ctx: CommandContext, agent: AgentName, args: readonly stri
 
 /**
  * Why `ivoai claude -- mcp list` shows none of ivoai's servers: Claude's listing reads only its configured scopes,
- * and ivoai never writes to them (a session-only `--plugin-dir` would be listed, but a managed policy that blocks
- * sideloaded plugins makes Claude refuse to start with it).
+ * and ivoai never writes to them. A session-only `--plugin-dir` would be listed, but Claude Code 2.1.332 then
+ * records the plugin in the user's ~/.claude.json, renames the tools and drops them under `--strict-mcp-config`.
  */
 const CLAUDE_LISTING_NOTE =
   "\nThe servers reach Claude as ivoai-memory and ivoai-context through a private --mcp-config file for this\n" +
