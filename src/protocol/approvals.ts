@@ -1,5 +1,6 @@
 // An approval request as the gate keeps it and the /v1/approvals API answers it (types only: the web console
 // imports them too).
+import type { ApprovalChanges } from "./changes.js";
 
 export type ApprovalAction = "write_page" | "delete_page" | "feedback";
 export type ApprovalStatus = "pending" | "applied" | "rejected" | "expired" | "conflict";
@@ -40,7 +41,56 @@ export type ApprovalRequestField =
 export type ApprovalSummary = Pick<
   ApprovalRecord,
   "id" | "status" | ApprovalRequestField | "created_at" | "expires_at" | "decided_by" | "decided_at"
-> & { diff_bytes: number; payload_bytes: number };
+> & {
+  diff_bytes: number;
+  payload_bytes: number;
+  /** The requester's name (enrolled or Web MCP client), null when the credential is no longer known. */
+  requester_name: string | null;
+};
+
+/** GET /v1/approvals/:id and `approvals show --json`: the request, its requester's name, and what it changes. */
+export type ApprovalDetail = ApprovalRecord & {
+  requester_name: string | null;
+  changes: ApprovalChanges;
+};
+
+/**
+ * GET /v1/approvals query: every filter optional and combined with AND. `requester` matches the credential id
+ * or its name (exact); `q` is a case-insensitive substring of the summary or path; `before`/`after` bound
+ * created_at (ISO times), which is how "older than an hour" is asked.
+ */
+export interface ApprovalListQuery {
+  status?: ApprovalStatus;
+  limit?: number;
+  cursor?: string;
+  requester?: string;
+  scope?: string;
+  tool?: string;
+  q?: string;
+  before?: string;
+  after?: string;
+}
+
+/** At most this many requests in one bulk decision. */
+export const MAX_BULK_DECISION = 200;
+
+/** POST /v1/approvals/decide (approvals:decide, CSRF in the console): one decision over many requests. */
+export interface BulkDecisionRequest {
+  ids: string[];
+  approve: boolean;
+  reason?: string;
+}
+
+/** Each request's outcome: a decision is applied at most once whatever else the batch holds. */
+export interface BulkDecisionResult {
+  id: string;
+  outcome: "applied" | "rejected" | "conflict" | "expired" | "already_decided" | "not_found" | "forbidden";
+  message?: string;
+}
+
+export interface BulkDecisionResponse {
+  results: BulkDecisionResult[];
+}
 
 export interface ApprovalPage {
   approvals: ApprovalSummary[];

@@ -44,7 +44,12 @@ export function approval(index: number, overrides: Partial<ApprovalRecord> = {})
 
 function summaryOf(record: ApprovalRecord): ApprovalSummary {
   const { diff, payload, base_version: _base, reason: _reason, ...rest } = record;
-  return { ...rest, diff_bytes: diff.length, payload_bytes: JSON.stringify(payload).length };
+  return {
+    ...rest,
+    diff_bytes: diff.length,
+    payload_bytes: JSON.stringify(payload).length,
+    requester_name: null,
+  };
 }
 
 export interface FakeGateway {

@@ -2,10 +2,23 @@
 
 export type {
   ApprovalAction,
+  ApprovalDetail,
+  ApprovalListQuery,
   ApprovalPage,
   ApprovalRecord,
   ApprovalSummary,
+  BulkDecisionRequest,
+  BulkDecisionResponse,
+  BulkDecisionResult,
 } from "../../src/protocol/approvals.js";
+export type {
+  ApprovalChanges,
+  BodyDiff,
+  ChangeItem,
+  ChangeSeverity,
+  DiffLine,
+  RelationEdge,
+} from "../../src/protocol/changes.js";
 export type {
   Activity,
   ActivityBucket,

@@ -90,6 +90,7 @@ function toApprovalSummary(row: Row): ApprovalSummary {
     summary: summary.length > LIST_SUMMARY_CHARS ? `${summary.slice(0, LIST_SUMMARY_CHARS)}…` : summary,
     diff_bytes: Number(row.diff_bytes),
     payload_bytes: Number(row.payload_bytes),
+    requester_name: null,
   };
 }
 
