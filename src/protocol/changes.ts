@@ -21,7 +21,12 @@ interface ItemBase {
 export type ChangeItem = ItemBase &
   (
     | { field: "delete"; version: number; title: string; lines: number }
-    | { field: "expires_at"; change: "set" | "changed" | "cleared"; before: string | null; after: string | null }
+    | {
+        field: "expires_at";
+        change: "set" | "changed" | "cleared";
+        before: string | null;
+        after: string | null;
+      }
     | { field: "create"; scope: string; path: string }
     | { field: "location"; scope: string; path: string }
     | { field: "title"; before: string | null; after: string }
