@@ -4,6 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { SessionTimeline } from "../../protocol/console-api.js";
 import { SESSION_ID_PATTERN } from "../../protocol/tool-envelope.js";
+import { credentialNames } from "../admin/credential-names.js";
 import type { EnrollmentService } from "../enrollment/service.js";
 import { requireScope } from "../http/bearer-auth.js";
 import type { GatewayEnv } from "../http/env.js";
@@ -137,13 +138,4 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
     return c.json(timeline);
   });
   return app;
-}
-
-/** Credential id → a name a person recognises (audit events carry ids only). */
-async function credentialNames(deps: AuditRoutesDeps): Promise<Map<string, string>> {
-  const names = new Map<string, string>();
-  for (const client of (await deps.enrollment?.listClients()) ?? []) names.set(client.id, client.name);
-  for (const client of (await deps.oauth?.listClients()) ?? [])
-    names.set(`oauth:${client.client_id}`, client.client_name ?? client.client_id);
-  return names;
 }
