@@ -55,8 +55,10 @@ export interface Overview {
     pages: number;
     pending_approvals: number;
   };
-  /** The most recent ingest of any connector, or null if none ran. */
+  /** The most recent ingest of any connector, or null if none ran (kept for older clients; see `ingests`). */
   last_ingest: (LastIngest & { connector: string }) | null;
+  /** Every connector's last ingest, newest first; connectors that never ingested are left out. */
+  ingests: (LastIngest & { connector: string })[];
 }
 
 // ---- Approvals: the existing /v1/approvals routes; plus GET /v1/approvals/counts (approvals:read) -------------

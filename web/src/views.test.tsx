@@ -54,6 +54,7 @@ describe("overview", () => {
         pending_approvals: 7,
       },
       last_ingest: null,
+      ingests: [],
     };
     start("/console/", { routes: { "GET /v1/admin/overview": overview } });
     expect(await screen.findByText(/Degraded: the server answers/)).toBeTruthy();

@@ -1,5 +1,5 @@
 // GET /v1/admin/overview (status:read): the console's first screen in one answer — versions, uptime,
-// readiness, counts and the latest ingest of any connector.
+// readiness, counts and every connector's last ingest (newest first).
 import { Hono } from "hono";
 import type { LastIngest, Overview } from "../../protocol/console-api.js";
 import { PROTOCOL_VERSION } from "../../protocol/discovery.js";
@@ -34,11 +34,11 @@ export function createOverviewRoutes(deps: OverviewDeps): Hono<GatewayEnv> {
       // Memory failing is already a degraded readiness check; the counts then say 0.
       deps.memory?.stats().catch(() => undefined),
     ]);
-    let lastIngest: (LastIngest & { connector: string }) | null = null;
+    const ingests: (LastIngest & { connector: string })[] = [];
     for (const connector of connectors) {
-      if (connector.last_ingest && (!lastIngest || connector.last_ingest.at > lastIngest.at))
-        lastIngest = { ...connector.last_ingest, connector: connector.name };
+      if (connector.last_ingest) ingests.push({ ...connector.last_ingest, connector: connector.name });
     }
+    ingests.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.connector.localeCompare(b.connector)));
     const overview: Overview = {
       server_version: IVOAI_VERSION,
       protocol_version: String(PROTOCOL_VERSION),
@@ -59,7 +59,8 @@ export function createOverviewRoutes(deps: OverviewDeps): Hono<GatewayEnv> {
         pages: memory?.pages ?? 0,
         pending_approvals: memory?.pending_approvals ?? 0,
       },
-      last_ingest: lastIngest,
+      last_ingest: ingests[0] ?? null,
+      ingests,
     };
     return c.json(overview);
   });
