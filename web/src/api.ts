@@ -21,6 +21,16 @@ function displaySafe(_key: string, value: unknown): unknown {
   return typeof value === "string" ? terminalText(value, { multiline: true }) : value;
 }
 
+/** Records input the listeners may not see (a click from a test or assistive tech fires no pointerdown). */
+export function noteInput(): void {
+  lastInput = Date.now();
+}
+
+/** When the person last gave input (ms since the epoch, this browser's clock). */
+export function lastInputAt(): number {
+  return lastInput;
+}
+
 /** Whole seconds since the person's last input. */
 export function idleSeconds(now = Date.now()): number {
   return Math.max(0, Math.floor((now - lastInput) / 1000));
@@ -54,6 +64,7 @@ export interface RequestOptions {
 /** The console's API client. The session (and its CSRF token) lives in this object only. */
 export class ConsoleApi {
   #session: ConsoleSession | null = null;
+  #clockOffset = 0;
   readonly #options: ApiOptions;
 
   constructor(options: ApiOptions) {
@@ -94,6 +105,14 @@ export class ConsoleApi {
     }
   }
 
+  /**
+   * The server's clock minus this browser's (from the last answer's Date header, whole seconds), so a time the
+   * server sent (the idle end) can be compared with Date.now() on a computer whose clock is off.
+   */
+  get clockOffset(): number {
+    return this.#clockOffset;
+  }
+
   get<T>(path: string): Promise<T> {
     return this.request<T>(path);
   }
@@ -118,6 +137,8 @@ export class ConsoleApi {
     } catch (cause) {
       throw new ApiError(0, "network", "The server could not be reached.", cause);
     }
+    const serverDate = Date.parse(response.headers.get("date") ?? "");
+    if (Number.isFinite(serverDate)) this.#clockOffset = serverDate - Date.now();
     const text = await response.text();
     let body: unknown;
     if (text.length > 0) {

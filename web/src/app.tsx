@@ -1,12 +1,18 @@
-// The console app: session state (signed out / signed in), the query cache and the router.
+// The console app: session state (signed out / signed in), the query cache, the router, the idle warning and the
+// theme (applied when this module loads, before the first render: the CSP allows no inline script).
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { type RouterHistory, RouterProvider } from "@tanstack/react-router";
 import { type ReactNode, useCallback, useEffect, useRef, useState } from "react";
 import { ApiError, ConsoleApi, errorMessage } from "./api.js";
+import { clearDrafts } from "./common.js";
 import { ApiContext, SessionContext } from "./context.js";
+import { IdleWarning } from "./idle-warning.js";
 import { createConsoleRouter } from "./router.js";
 import { codeFromHash, SESSION_ENDED, SignIn, SignOutContext } from "./sign-in.js";
+import { applyTheme, storedTheme } from "./theme.js";
 import type { ConsoleSession } from "./types.js";
+
+if (typeof document !== "undefined") applyTheme(storedTheme());
 
 type AuthState =
   | { status: "loading" }
@@ -99,7 +105,23 @@ export function ConsoleApp({ history }: { history?: RouterHistory } = {}) {
     );
   }, [api, exchange]);
 
+  const ended = useCallback(
+    (error: unknown) => {
+      queryClient.clear();
+      setAuth((current) =>
+        current.status === "signed_out"
+          ? current
+          : error === undefined
+            ? { status: "signed_out", notice: SESSION_ENDED }
+            : signedOutAfter(error),
+      );
+    },
+    [queryClient],
+  );
+
   const signOut = useCallback(() => {
+    // A deliberate sign-out forgets drafts (the next person at this tab must not find them); an idle one keeps them.
+    clearDrafts();
     api.signOut().then(
       () => {
         queryClient.clear();
@@ -129,6 +151,7 @@ export function ConsoleApp({ history }: { history?: RouterHistory } = {}) {
       <SessionContext.Provider value={auth.session}>
         <SignOutContext.Provider value={signOut}>
           <RouterProvider router={router} />
+          <IdleWarning api={api} session={auth.session} onEnded={ended} />
         </SignOutContext.Provider>
       </SessionContext.Provider>
     );

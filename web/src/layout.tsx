@@ -1,6 +1,7 @@
-// The signed-in frame: skip link, header (who is signed in, sign out), the main nav and the view's <main>.
-import { Link, Outlet } from "@tanstack/react-router";
-import { useContext } from "react";
+// The signed-in frame: skip link, header (who is signed in, theme, sign out), the main nav and the view's <main>.
+import { Link, Outlet, useRouterState } from "@tanstack/react-router";
+import { useContext, useEffect, useRef } from "react";
+import { ThemeSelect } from "./common.js";
 import { useSession } from "./context.js";
 import { SignOutContext } from "./sign-in.js";
 
@@ -12,9 +13,36 @@ const NAV = [
   { to: "/clients", label: "Clients" },
 ] as const;
 
+/** The view a path shows: its first segment ("/approvals/apr_1" is still the approvals view). */
+function viewOf(pathname: string): string {
+  const inside = pathname.replace(/^\/console/, "");
+  return inside.split("/")[1] ?? "";
+}
+
+/**
+ * Moves focus to the new view's main heading when the view changes (not on first load, and not when only the
+ * request or page open inside a view changes), so a screen reader starts reading the new view.
+ */
+function useFocusOnViewChange(): void {
+  const view = useRouterState({
+    select: (state) => viewOf((state.resolvedLocation ?? state.location).pathname),
+  });
+  const previous = useRef(view);
+  useEffect(() => {
+    if (previous.current === view) return;
+    previous.current = view;
+    const heading = document.querySelector<HTMLElement>("main h1");
+    const target = heading ?? document.querySelector<HTMLElement>("main");
+    if (!target) return;
+    if (heading && !heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
+    target.focus();
+  }, [view]);
+}
+
 export function Layout() {
   const session = useSession();
   const signOut = useContext(SignOutContext);
+  useFocusOnViewChange();
   return (
     <>
       <a className="skip-link" href="#main">
@@ -25,6 +53,7 @@ export function Layout() {
         <span className="who">
           Signed in as <strong>{session.name}</strong> <span className="role">({session.role})</span>
         </span>
+        <ThemeSelect />
         <button type="button" onClick={signOut}>
           Sign out
         </button>

@@ -1,5 +1,6 @@
 // The sign-in screen: a single-use code typed in, or taken once from the link's #code= fragment.
 import { createContext, type FormEvent, useState } from "react";
+import { ThemeSelect } from "./common.js";
 
 /** Signs the person out (DELETE /v1/console/session); provided by the app to the layout. */
 export const SignOutContext = createContext<() => void>(() => undefined);
@@ -35,6 +36,7 @@ export function SignIn({
     <>
       <header className="top">
         <span className="brand">ivoai console</span>
+        <ThemeSelect />
       </header>
       <main id="main" className="sign-in">
         <h1>Sign in</h1>

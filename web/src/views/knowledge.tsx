@@ -3,7 +3,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useDeferredValue, useState } from "react";
 import { query } from "../api.js";
-import { DataTable, formatNumber, QueryState, useTitle, When } from "../common.js";
+import { DataTable, formatNumber, QueryState, useDraft, useTitle, When } from "../common.js";
 import { useApi } from "../context.js";
 import type { ConnectorView, LastIngest, PageDetail, PageList, SearchResults } from "../types.js";
 import { PageGraphView } from "./page-graph.js";
@@ -97,7 +97,8 @@ function Connectors() {
 
 function DocumentSearch() {
   const api = useApi();
-  const [text, setText] = useState("");
+  // Kept as a draft: what was typed survives an idle sign-out.
+  const [text, setText] = useDraft("knowledge-search");
   const [submitted, setSubmitted] = useState("");
   const results = useQuery({
     queryKey: ["search", submitted],
@@ -158,7 +159,7 @@ function DocumentSearch() {
 function Pages() {
   const api = useApi();
   const navigate = useNavigate();
-  const [filter, setFilter] = useState("");
+  const [filter, setFilter] = useDraft("knowledge-filter");
   const deferred = useDeferredValue(filter.trim());
   const pages = useQuery({
     queryKey: ["pages", deferred],

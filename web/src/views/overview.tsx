@@ -1,9 +1,9 @@
-// Overview: readiness, versions, uptime, counts, the last ingest and the pending approvals.
+// Overview: readiness, versions, uptime, counts, every connector's last ingest and the pending approvals.
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
-import { duration, formatNumber, QueryState, useTitle, When } from "../common.js";
+import { DataTable, duration, formatNumber, QueryState, useTitle, When } from "../common.js";
 import { useApi } from "../context.js";
-import type { Overview } from "../types.js";
+import type { LastIngest, Overview } from "../types.js";
 
 const READY_TEXT = {
   ready: "Ready: every part is working.",
@@ -50,7 +50,7 @@ export function OverviewView() {
                     <When iso={data.started_at} />
                   </dd>
                   <dt>Uptime</dt>
-                  <dd>{duration(data.uptime_seconds)}</dd>
+                  <dd className="num">{duration(data.uptime_seconds)}</dd>
                 </dl>
               </section>
               <section className="panel" aria-labelledby="ov-approvals">
@@ -67,41 +67,67 @@ export function OverviewView() {
                 <h2 id="ov-counts">Counts</h2>
                 <dl className="facts">
                   <dt>Enrolled clients (active)</dt>
-                  <dd>{formatNumber(data.counts.clients_active)}</dd>
+                  <dd className="num">{formatNumber(data.counts.clients_active)}</dd>
                   <dt>Web clients (active)</dt>
-                  <dd>{formatNumber(data.counts.oauth_clients_active)}</dd>
+                  <dd className="num">{formatNumber(data.counts.oauth_clients_active)}</dd>
                   <dt>Documents</dt>
-                  <dd>{formatNumber(data.counts.documents)}</dd>
+                  <dd className="num">{formatNumber(data.counts.documents)}</dd>
                   <dt>Chunks</dt>
-                  <dd>{formatNumber(data.counts.chunks)}</dd>
+                  <dd className="num">{formatNumber(data.counts.chunks)}</dd>
                   <dt>Memory pages</dt>
-                  <dd>{formatNumber(data.counts.pages)}</dd>
+                  <dd className="num">{formatNumber(data.counts.pages)}</dd>
                 </dl>
               </section>
-              <section className="panel" aria-labelledby="ov-ingest">
-                <h2 id="ov-ingest">Last ingest</h2>
-                {data.last_ingest ? (
-                  <>
-                    <p>
-                      <span className="mono">{data.last_ingest.connector}</span>,{" "}
-                      <When iso={data.last_ingest.at} />
-                      {data.last_ingest.complete ? "" : " (incomplete)"}
-                    </p>
-                    <p>
-                      {data.last_ingest.added} added, {data.last_ingest.updated} updated,{" "}
-                      {data.last_ingest.unchanged} unchanged, {data.last_ingest.removed} removed,{" "}
-                      {data.last_ingest.skipped} skipped
-                    </p>
-                    {data.last_ingest.error && <p className="error">Error: {data.last_ingest.error}</p>}
-                  </>
-                ) : (
-                  <p className="muted">No connector has ingested yet.</p>
-                )}
+              <section className="panel wide" aria-labelledby="ov-ingest">
+                <h2 id="ov-ingest">Last ingest per connector</h2>
+                <Ingests ingests={ingestsOf(data)} />
               </section>
             </div>
           );
         }}
       </QueryState>
     </>
+  );
+}
+
+type ConnectorIngest = LastIngest & { connector: string };
+
+/** Every connector's last ingest; a server older than `ingests` sends only the newest one. */
+function ingestsOf(data: Overview): ConnectorIngest[] {
+  if (Array.isArray(data.ingests)) return data.ingests;
+  return data.last_ingest ? [data.last_ingest] : [];
+}
+
+function Ingests({ ingests }: { ingests: ConnectorIngest[] }) {
+  if (ingests.length === 0) return <p className="muted">No connector has ingested yet.</p>;
+  return (
+    <DataTable
+      caption="Each connector's last ingest, newest first"
+      columns={["Connector", "When", "Added", "Updated", "Unchanged", "Removed", "Skipped", "Result"]}
+      rows={ingests.map((ingest) => (
+        <tr key={ingest.connector}>
+          <th scope="row" className="mono">
+            {ingest.connector}
+          </th>
+          <td>
+            <When iso={ingest.at} />
+          </td>
+          <td className="num">{formatNumber(ingest.added)}</td>
+          <td className="num">{formatNumber(ingest.updated)}</td>
+          <td className="num">{formatNumber(ingest.unchanged)}</td>
+          <td className="num">{formatNumber(ingest.removed)}</td>
+          <td className="num">{formatNumber(ingest.skipped)}</td>
+          <td>
+            {ingest.error ? (
+              <span className="error">Error: {ingest.error}</span>
+            ) : ingest.complete ? (
+              "complete"
+            ) : (
+              "incomplete"
+            )}
+          </td>
+        </tr>
+      ))}
+    />
   );
 }

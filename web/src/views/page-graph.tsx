@@ -1,4 +1,5 @@
-// The knowledge graph around one page: nodes on a circle around it, each a focusable link to that page.
+// The knowledge graph around one page: nodes on a circle around it, each a focusable link to that page. A link's
+// accessible name is its visible text; tags (tag/… nodes a page is tagged with) are not missing pages.
 import { useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { query } from "../api.js";
@@ -9,6 +10,22 @@ import { pageHref } from "./knowledge.js";
 
 const SIZE = 360;
 const RADIUS = 130;
+/** Room left and right of the circle so labels of the outermost nodes are not cut off. */
+const MARGIN_X = 60;
+
+/** What a node is: an existing page, a tag (the server's `tag/<name>` node, never a page), or a missing page. */
+export type NodeKind = "page" | "tag" | "missing";
+
+export function nodeKind(node: { path: string; missing: boolean }): NodeKind {
+  if (!node.missing) return "page";
+  return node.path.startsWith("tag/") ? "tag" : "missing";
+}
+
+/** The visible label: a tag shows as "#name"; long titles are shortened. */
+export function nodeLabel(node: { path: string; title: string; missing: boolean }): string {
+  if (nodeKind(node) === "tag") return shorten(`#${node.path.slice("tag/".length)}`);
+  return shorten(node.title || node.path);
+}
 
 function shorten(text: string, max = 22): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
@@ -46,7 +63,7 @@ export function PageGraphView({ scope, path }: { scope: string; path: string }) 
           return <p className="muted">This page has no links to or from other pages.</p>;
         return (
           <figure className="graph">
-            <svg viewBox={`0 0 ${SIZE} ${SIZE}`}>
+            <svg viewBox={`${-MARGIN_X} 0 ${SIZE + 2 * MARGIN_X} ${SIZE}`}>
               <title>Pages linked to or from {data.center.path}</title>
               <g>
                 {data.edges.map((edge) => {
@@ -69,7 +86,8 @@ export function PageGraphView({ scope, path }: { scope: string; path: string }) 
                 const at = positions.get(`${node.scope}:${node.path}`);
                 if (!at) return null;
                 const isCentre = node === centre;
-                const label = shorten(node.title || node.path);
+                const kind = nodeKind(node);
+                const label = nodeLabel(node);
                 const shape = (
                   <>
                     <circle
@@ -83,18 +101,18 @@ export function PageGraphView({ scope, path }: { scope: string; path: string }) 
                     </text>
                   </>
                 );
-                if (isCentre || node.missing) {
+                if (isCentre || kind !== "page") {
                   return (
-                    <g key={`${node.scope}:${node.path}`} className={node.missing ? "missing" : undefined}>
+                    <g key={`${node.scope}:${node.path}`} className={kind === "page" ? undefined : kind}>
                       {shape}
                     </g>
                   );
                 }
+                // No aria-label: the link's name is the text it shows (WCAG 2.5.3, label in name).
                 return (
                   <a
                     key={`${node.scope}:${node.path}`}
                     href={pageHref(node.scope, node.path)}
-                    aria-label={`Open page ${node.title || node.path}`}
                     onClick={(event) => {
                       event.preventDefault();
                       void navigate({ to: "/knowledge", search: { scope: node.scope, path: node.path } });
@@ -106,8 +124,14 @@ export function PageGraphView({ scope, path }: { scope: string; path: string }) 
               })}
             </svg>
             <figcaption>
-              Pages linked to or from <span className="mono">{data.center.path}</span> (missing pages are
-              greyed out)
+              Pages linked to or from <span className="mono">{data.center.path}</span>:{" "}
+              <span className="legend legend-page">pages</span>
+              {others.some((node) => nodeKind(node) === "tag") && (
+                <span className="legend legend-tag">tags</span>
+              )}
+              {others.some((node) => nodeKind(node) === "missing") && (
+                <span className="legend legend-missing">missing pages (linked, not written yet)</span>
+              )}
               {data.truncated && "; more linked pages were left out"}
             </figcaption>
           </figure>
