@@ -30,6 +30,19 @@ async function openList() {
   return await screen.findByRole("listbox", { name: "Approval requests" });
 }
 
+/** Clicks a row and waits for its details (the heading names the request's path). */
+async function openRow(list: HTMLElement, index = 0) {
+  const row = within(list).getAllByRole("option")[index] as HTMLElement;
+  const target = row.querySelector(".target")?.textContent ?? "";
+  fireEvent.click(row);
+  await screen.findByRole("heading", { level: 2, name: new RegExp(escape(target)) });
+  return screen.getByRole("region", { name: "Approval details" });
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 describe("approvals", () => {
   it("renders the first page's rows, only the visible ones in the DOM", async () => {
     start("/console/approvals", { approvals: Array.from({ length: 450 }, (_, i) => approval(i)) });
@@ -64,11 +77,10 @@ describe("approvals", () => {
     });
     const { container } = start("/console/approvals", { approvals: [hostile] });
     const list = await openList();
-    fireEvent.click(within(list).getAllByRole("option")[0] as HTMLElement);
-    const details = await screen.findByRole("region", { name: "Approval details" });
-    await within(details).findByText("+<script>window.pwned = 1</script>");
-    expect(within(details).getByText('+<img src=x onerror="window.pwned = 2">').className).toContain(
-      "diff-add",
+    const details = await openRow(list);
+    await within(details).findByText("+ <script>window.pwned = 1</script>");
+    expect(within(details).getByText('+ <img src=x onerror="window.pwned = 2">').className).toContain(
+      "ap-add",
     );
     expect(container.querySelector("script")).toBeNull();
     expect(container.querySelector("img")).toBeNull();
@@ -83,10 +95,9 @@ describe("approvals", () => {
     });
     start("/console/approvals", { approvals: [hostile] });
     const list = await openList();
-    fireEvent.click(within(list).getAllByRole("option")[0] as HTMLElement);
-    const details = await screen.findByRole("region", { name: "Approval details" });
+    const details = await openRow(list);
     expect(await within(details).findByText("Create notes/\\u202egpj.exe\\x1b[2J")).toBeTruthy();
-    expect(within(details).getByText("+\\u2066hidden\\u2069 two")).toBeTruthy();
+    expect(within(details).getByText("+ \\u2066hidden\\u2069 two")).toBeTruthy();
     expect(within(details).getByText("+ line one")).toBeTruthy();
     const shown = document.body.textContent ?? "";
     expect(["\u202e", "\u2066", "\u001b"].filter((char) => shown.includes(char))).toEqual([]);
@@ -95,8 +106,7 @@ describe("approvals", () => {
   it("approves with the CSRF token and explains the outcome", async () => {
     start("/console/approvals", { approvals: [approval(1), approval(2)] });
     const list = await openList();
-    fireEvent.click(within(list).getAllByRole("option")[0] as HTMLElement);
-    const details = await screen.findByRole("region", { name: "Approval details" });
+    const details = await openRow(list);
     fireEvent.click(await within(details).findByRole("button", { name: "Approve" }));
     const outcome = await within(details).findByRole("status");
     expect(outcome.textContent).toContain("Applied");
@@ -116,8 +126,7 @@ describe("approvals", () => {
   it("refuses to reject without a reason, then sends the reason", async () => {
     start("/console/approvals", { approvals: [approval(1)] });
     const list = await openList();
-    fireEvent.click(within(list).getAllByRole("option")[0] as HTMLElement);
-    const details = await screen.findByRole("region", { name: "Approval details" });
+    const details = await openRow(list);
     fireEvent.click(await within(details).findByRole("button", { name: "Reject" }));
     expect(within(details).getByRole("alert").textContent).toContain("A reason is required");
     expect(gateway.requests.some((request) => request.method === "POST")).toBe(false);
@@ -132,8 +141,7 @@ describe("approvals", () => {
   it("explains a conflict answered with 409", async () => {
     start("/console/approvals", { approvals: [approval(1)] });
     const list = await openList();
-    fireEvent.click(within(list).getAllByRole("option")[0] as HTMLElement);
-    const details = await screen.findByRole("region", { name: "Approval details" });
+    const details = await openRow(list);
     const approve = await within(details).findByRole("button", { name: "Approve" });
     const original = gateway.fetch;
     vi.stubGlobal("fetch", async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -158,13 +166,17 @@ describe("approvals", () => {
   it("moves the selection with ArrowDown and opens it with Enter, focusing the details", async () => {
     start("/console/approvals", { approvals: [approval(1), approval(2), approval(3)] });
     const list = await openList();
-    list.focus();
+    // Nothing is highlighted until the list has focus; focus lands on the first request.
+    expect(list.getAttribute("aria-activedescendant")).toBeNull();
+    expect(list.querySelector(".active")).toBeNull();
+    act(() => list.focus());
+    expect(list.getAttribute("aria-activedescendant")).toBe("approval-apr_00001");
     fireEvent.keyDown(list, { key: "ArrowDown" });
     expect(list.getAttribute("aria-activedescendant")).toBe("approval-apr_00002");
     fireEvent.keyDown(list, { key: "Enter" });
-    const details = await screen.findByRole("region", { name: "Approval details" });
-    const heading = await within(details).findByRole("heading", { level: 2 });
-    expect(heading.textContent).toContain("team:notes/page-2.md");
+    const heading = await screen.findByRole("heading", { level: 2, name: /team:notes\/page-2\.md/ });
+    // The request has its own URL (a link to paste in chat).
+    expect(window.location.pathname).toBe("/console/approvals/apr_00002");
     await waitFor(() => expect(document.activeElement).toBe(heading));
     expect(within(list).getAllByRole("option")[1]?.getAttribute("aria-selected")).toBe("true");
     fireEvent.keyDown(list, { key: "k" });
@@ -177,8 +189,7 @@ describe("approvals", () => {
       session: { role: "viewer", scopes: ["approvals:read"] },
     });
     const list = await openList();
-    fireEvent.click(within(list).getAllByRole("option")[0] as HTMLElement);
-    const details = await screen.findByRole("region", { name: "Approval details" });
+    const details = await openRow(list);
     await within(details).findByText(/cannot approve or reject/);
     expect(within(details).queryByRole("button", { name: "Approve" })).toBeNull();
   });

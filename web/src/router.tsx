@@ -3,15 +3,27 @@ import { createRootRoute, createRoute, createRouter, type RouterHistory } from "
 import { Layout, NotFound } from "./layout.js";
 import { ActivityView } from "./views/activity.js";
 import { ApprovalsView } from "./views/approvals.js";
+import { validateApprovalSearch } from "./views/approvals-search.js";
 import { ClientsView } from "./views/clients.js";
 import { type KnowledgeSearch, KnowledgeView } from "./views/knowledge.js";
 import { OverviewView } from "./views/overview.js";
 
 export function createConsoleRouter(history?: RouterHistory) {
   const rootRoute = createRootRoute({ component: Layout, notFoundComponent: NotFound });
+  // One view for the queue and an open request (/approvals/<id>, a link to paste in chat): the list stays
+  // mounted while requests open and close, and its filters live in the search params.
+  const approvalsRoute = createRoute({
+    getParentRoute: () => rootRoute,
+    path: "/approvals",
+    component: ApprovalsView,
+    validateSearch: validateApprovalSearch,
+  });
   const routeTree = rootRoute.addChildren([
     createRoute({ getParentRoute: () => rootRoute, path: "/", component: OverviewView }),
-    createRoute({ getParentRoute: () => rootRoute, path: "/approvals", component: ApprovalsView }),
+    approvalsRoute.addChildren([
+      createRoute({ getParentRoute: () => approvalsRoute, path: "/" }),
+      createRoute({ getParentRoute: () => approvalsRoute, path: "$id" }),
+    ]),
     createRoute({ getParentRoute: () => rootRoute, path: "/activity", component: ActivityView }),
     createRoute({
       getParentRoute: () => rootRoute,

@@ -1,7 +1,14 @@
 // A fake of the gateway's console API for component tests: the real routes and JSON shapes, state in memory,
 // every request recorded. Installed as the global fetch (the app's only boundary).
 import { CONSOLE_ROLE_SCOPES } from "../../src/protocol/scopes.js";
-import type { ApprovalRecord, ApprovalSummary, ConsoleSession } from "./types.js";
+import type {
+  ApprovalChanges,
+  ApprovalRecord,
+  ApprovalSummary,
+  BulkDecisionResult,
+  ConsoleSession,
+  DiffLine,
+} from "./types.js";
 
 export interface RecordedRequest {
   method: string;
@@ -42,19 +49,67 @@ export function approval(index: number, overrides: Partial<ApprovalRecord> = {})
   };
 }
 
-function summaryOf(record: ApprovalRecord): ApprovalSummary {
+function summaryOf(record: ApprovalRecord, names: Record<string, string>): ApprovalSummary {
   const { diff, payload, base_version: _base, reason: _reason, ...rest } = record;
   return {
     ...rest,
     diff_bytes: diff.length,
     payload_bytes: JSON.stringify(payload).length,
-    requester_name: null,
+    requester_name: names[record.requester] ?? null,
+  };
+}
+
+/**
+ * The body lines of a unified diff text (headers and hunk lines dropped), numbered on each side: what the
+ * gateway's `changes.body` holds, for a fake record that only has its `diff` text.
+ */
+export function bodyLinesOf(diff: string): DiffLine[] {
+  const lines: DiffLine[] = [];
+  let old = 0;
+  let next = 0;
+  for (const line of diff.split("\n")) {
+    if (line.startsWith("+++") || line.startsWith("---") || line.startsWith("@@") || line === "") continue;
+    const mark = line[0];
+    const text = line.slice(1).replace(/^ /, "");
+    if (mark === "+") lines.push({ op: "+", old: null, new: ++next, text });
+    else if (mark === "-") lines.push({ op: "-", old: ++old, new: null, text });
+    else lines.push({ op: "=", old: ++old, new: ++next, text });
+  }
+  return lines;
+}
+
+/** What the fake gateway says a request changes when the test gave no `changes` for it: its body diff only. */
+export function defaultChanges(record: ApprovalRecord): ApprovalChanges {
+  const lines = bodyLinesOf(record.diff);
+  const added = lines.filter((line) => line.op === "+").length;
+  const removed = lines.filter((line) => line.op === "-").length;
+  return {
+    effect: "replace",
+    headline: `Replaces ${record.scope}:${record.path}`,
+    metadata_only: added + removed === 0,
+    items:
+      added + removed > 0
+        ? [
+            {
+              field: "body",
+              severity: "change",
+              text: `Body: ${added} added, ${removed} removed`,
+              added,
+              removed,
+            },
+          ]
+        : [],
+    body: { added, removed, lines, coarse: false },
   };
 }
 
 export interface FakeGateway {
   requests: RecordedRequest[];
   approvals: ApprovalRecord[];
+  /** What each request changes, by id (default: `defaultChanges`). */
+  changes: Record<string, ApprovalChanges>;
+  /** Every decision applied, one entry per request decided: a request decided twice would show twice. */
+  decisions: { id: string; approve: boolean }[];
   /** A valid sign-in code (single use). */
   code: string;
   signedIn: boolean;
@@ -72,6 +127,10 @@ export function json(status: number, body: unknown): Response {
 
 export interface FakeGatewayOptions {
   approvals?: ApprovalRecord[];
+  /** What requests change, by id (default: their body diff only). */
+  changes?: Record<string, ApprovalChanges>;
+  /** Requesters' names by credential id (default: none known). */
+  names?: Record<string, string>;
   signedIn?: boolean;
   /** The session's role and scopes (default: an approver). */
   session?: Partial<ConsoleSession>;
@@ -81,10 +140,13 @@ export interface FakeGatewayOptions {
 
 export function createFakeGateway(options: FakeGatewayOptions = {}): FakeGateway {
   const session = { ...SESSION, ...options.session };
+  const names = options.names ?? {};
   let expiredWith: string | null = null;
   const gateway: FakeGateway = {
     requests: [],
     approvals: options.approvals ?? [],
+    changes: options.changes ?? {},
+    decisions: [],
     code: "ivoai_con_testcode",
     signedIn: options.signedIn ?? true,
     expire: (code = "session_expired") => {
@@ -143,14 +205,24 @@ export function createFakeGateway(options: FakeGatewayOptions = {}): FakeGateway
         for (const record of gateway.approvals) counts[record.status] += 1;
         return json(200, counts);
       }
-      if (path === "/v1/approvals") {
-        const status = url.searchParams.get("status");
+      if (path === "/v1/approvals" && method === "GET") {
         const limit = Math.min(200, Number(url.searchParams.get("limit") ?? 50));
         const start = Number(url.searchParams.get("cursor") ?? 0);
-        const matching = gateway.approvals.filter((record) => !status || record.status === status);
-        const page = matching.slice(start, start + limit).map(summaryOf);
+        const matching = gateway.approvals.filter((record) => matchesQuery(record, url.searchParams, names));
+        const page = matching.slice(start, start + limit).map((record) => summaryOf(record, names));
         const next = start + limit < matching.length ? String(start + limit) : null;
         return json(200, { approvals: page, next_cursor: next });
+      }
+      if (path === "/v1/approvals/decide" && method === "POST") {
+        const { ids, approve, reason } = body as { ids: string[]; approve: boolean; reason?: string };
+        const results: BulkDecisionResult[] = ids.map((id) => {
+          const record = gateway.approvals.find((item) => item.id === id);
+          if (!record) return { id, outcome: "not_found" };
+          if (record.status !== "pending") return { id, outcome: "already_decided" };
+          decideRecord(record, approve, reason ?? null);
+          return { id, outcome: approve ? "applied" : "rejected" };
+        });
+        return json(200, { results });
       }
       const decide = /^\/v1\/approvals\/([^/]+)\/(approve|reject)$/.exec(path);
       if (decide && method === "POST") {
@@ -159,22 +231,51 @@ export function createFakeGateway(options: FakeGatewayOptions = {}): FakeGateway
         if (record.status !== "pending") {
           return json(409, { outcome: "already_decided", approval: record, message: "Already decided." });
         }
-        const reason = (body as { reason?: string })?.reason ?? null;
-        record.status = decide[2] === "approve" ? "applied" : "rejected";
-        record.decided_by = SESSION.name;
-        record.decided_at = new Date().toISOString();
-        record.reason = reason;
+        decideRecord(record, decide[2] === "approve", (body as { reason?: string })?.reason ?? null);
         return json(200, { outcome: record.status, approval: record });
       }
       const show = /^\/v1\/approvals\/([^/]+)$/.exec(path);
       if (show) {
         const record = gateway.approvals.find((item) => item.id === decodeURIComponent(show[1] ?? ""));
-        return record ? json(200, record) : json(404, { error: "not_found", message: "No such approval." });
+        if (!record) return json(404, { error: "not_found", message: "No such approval." });
+        return json(200, {
+          ...record,
+          requester_name: names[record.requester] ?? null,
+          changes: gateway.changes[record.id] ?? defaultChanges(record),
+        });
       }
       return json(404, { error: "not_found", message: `No route ${method} ${path}` });
     },
   };
+  const decideRecord = (record: ApprovalRecord, approve: boolean, reason: string | null) => {
+    gateway.decisions.push({ id: record.id, approve });
+    record.status = approve ? "applied" : "rejected";
+    record.decided_by = SESSION.name;
+    record.decided_at = new Date().toISOString();
+    record.reason = reason;
+  };
   return gateway;
+}
+
+/** GET /v1/approvals filters as the gateway applies them (ApprovalListQuery), all combined with AND. */
+function matchesQuery(
+  record: ApprovalRecord,
+  params: URLSearchParams,
+  names: Record<string, string>,
+): boolean {
+  const status = params.get("status");
+  const requester = params.get("requester");
+  const q = params.get("q")?.toLowerCase();
+  const before = params.get("before");
+  const after = params.get("after");
+  if (status && record.status !== status) return false;
+  if (requester && record.requester !== requester && names[record.requester] !== requester) return false;
+  if (params.get("scope") && record.scope !== params.get("scope")) return false;
+  if (params.get("tool") && record.tool !== params.get("tool")) return false;
+  if (q && !`${record.summary}\n${record.path}`.toLowerCase().includes(q)) return false;
+  if (before && Date.parse(record.created_at) >= Date.parse(before)) return false;
+  if (after && Date.parse(record.created_at) <= Date.parse(after)) return false;
+  return true;
 }
 
 /** happy-dom does no layout: give elements a viewport so the virtualised list renders its visible rows. */

@@ -1,11 +1,30 @@
-// One approval request: who asked for what, the diff as inert text, and the approve/reject form.
+// One approval request: who asked for what, everything it changes (as inert text), and the approve/reject form.
+// A pending request is re-read every few seconds, so a decision someone else made shows here too.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useId, useRef, useState } from "react";
 import { errorMessage } from "../api.js";
 import { QueryState, When } from "../common.js";
 import { useApi } from "../context.js";
-import type { ApprovalRecord, DecisionOutcomeName, DecisionResult } from "../types.js";
-import { DiffView } from "./diff.js";
+import type {
+  ApprovalDetail as ApprovalDetailBody,
+  ApprovalRecord,
+  DecisionOutcomeName,
+  DecisionResult,
+} from "../types.js";
+import { ChangesView } from "./approvals-changes.js";
+
+/** While a request is pending, its details are re-read this often (someone else may decide it). */
+const PENDING_POLL_MS = 3000;
+
+/** "Bea (cli_123)", or the id alone when the server no longer knows the credential's name. */
+export function RequesterName({ name, id }: { name: string | null; id: string }) {
+  if (!name) return <span className="mono">{id}</span>;
+  return (
+    <span>
+      {name} <span className="muted mono ap-id">({id})</span>
+    </span>
+  );
+}
 
 /** What each decision outcome means, in plain words. */
 export const OUTCOME_TEXT: Record<DecisionOutcomeName, { title: string; text: string }> = {
@@ -38,46 +57,66 @@ export function ApprovalDetail({ id, canDecide }: { id: string; canDecide: boole
   const [result, setResult] = useState<DecisionResult | null>(null);
   const detail = useQuery({
     queryKey: ["approval", id],
-    queryFn: () => api.get<ApprovalRecord>(`/v1/approvals/${encodeURIComponent(id)}`),
+    queryFn: () => api.get<ApprovalDetailBody>(`/v1/approvals/${encodeURIComponent(id)}`),
+    refetchInterval: (query) => (query.state.data?.status === "pending" ? PENDING_POLL_MS : false),
   });
   const loaded = detail.data !== undefined;
-  // Opening a request (by Enter or click) moves focus into its details.
+  // The status when the request was opened: a change from pending that this person did not make is announced.
+  const [firstStatus, setFirstStatus] = useState<string | null>(null);
+  useEffect(() => {
+    if (detail.data && firstStatus === null) setFirstStatus(detail.data.status);
+  }, [detail.data, firstStatus]);
+  // Opening a request (by Enter, click or link) moves focus into its details.
   useEffect(() => {
     if (loaded) headingRef.current?.focus();
   }, [loaded]);
 
   return (
-    <section aria-label="Approval details" className="panel detail">
+    <section aria-label="Approval details" className="panel detail ap-detail">
       <QueryState query={detail} label="the request">
         {() => {
-          const record = detail.data as ApprovalRecord;
+          const record = detail.data as ApprovalDetailBody;
+          const decidedElsewhere = !result && firstStatus === "pending" && record.status !== "pending";
+          const target = `${record.scope}:${record.path}`;
           return (
             <>
               <h2 tabIndex={-1} ref={headingRef}>
-                {record.tool} {record.scope}:{record.path}
+                {record.tool} {target}
               </h2>
+              {decidedElsewhere && (
+                <p role="status" className="ap-notice">
+                  <strong>Decided while you were looking:</strong> {record.status}
+                  {record.decided_by ? ` by ${record.decided_by}` : ""}
+                  {record.decided_at && (
+                    <>
+                      , <When iso={record.decided_at} />
+                    </>
+                  )}
+                  .
+                </p>
+              )}
               <dl className="facts">
                 <dt>Status</dt>
-                <dd>{record.status}</dd>
-                <dt>Requester</dt>
-                <dd>{record.requester}</dd>
-                <dt>Session</dt>
-                <dd>{record.session_id ?? "none"}</dd>
-                <dt>Tool</dt>
-                <dd>{record.tool}</dd>
-                <dt>Scope and path</dt>
                 <dd>
-                  {record.scope}:{record.path}
+                  <span className={`ap-status ap-status-${record.status}`}>{record.status}</span>
                 </dd>
+                <dt>Requester</dt>
+                <dd>
+                  <RequesterName name={record.requester_name} id={record.requester} />
+                </dd>
+                <dt>Session</dt>
+                <dd className="mono">{record.session_id ?? "none"}</dd>
+                <dt>Scope and path</dt>
+                <dd className="mono">{target}</dd>
                 <dt>Action</dt>
                 <dd>{record.action}</dd>
                 <dt>Summary</dt>
-                <dd className="pre-wrap">{record.summary}</dd>
+                <dd className="pre-wrap ap-clip">{record.summary}</dd>
                 <dt>Created</dt>
                 <dd>
                   <When iso={record.created_at} />
                 </dd>
-                <dt>Expires</dt>
+                <dt>Request expires</dt>
                 <dd>
                   <When iso={record.expires_at} />
                 </dd>
@@ -96,8 +135,12 @@ export function ApprovalDetail({ id, canDecide }: { id: string; canDecide: boole
                   </>
                 )}
               </dl>
-              <h3>Change</h3>
-              <DiffView diff={record.diff} label={`Diff of ${record.scope}:${record.path}`} />
+              <h3>What approving changes</h3>
+              {record.changes ? (
+                <ChangesView changes={record.changes} target={target} />
+              ) : (
+                <p className="muted">The server did not describe this request's changes.</p>
+              )}
               {result && <OutcomeNotice result={result} />}
               {!result && record.status === "pending" && canDecide && (
                 <DecisionForm record={record} onDecided={setResult} />
@@ -135,7 +178,10 @@ function DecisionForm({
       );
     },
     onSuccess: (outcome) => {
-      queryClient.setQueryData(["approval", record.id], outcome.approval);
+      // The answer is the bare record: the description of the change stays what it was.
+      queryClient.setQueryData<ApprovalDetailBody>(["approval", record.id], (current) =>
+        current ? { ...current, ...outcome.approval } : current,
+      );
       onDecided(outcome);
       void queryClient.invalidateQueries({ queryKey: ["approvals"] });
       void queryClient.invalidateQueries({ queryKey: ["approval-counts"] });

@@ -1,16 +1,28 @@
-// Approvals: the queue (virtualised, live while pending), one request's details with its diff, and the decision.
+// Approvals: the queue (virtualised, live while pending, filtered from the URL), one request's details at
+// /console/approvals/<id>, and decisions one at a time or in bulk.
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
-import { useVirtualizer } from "@tanstack/react-virtual";
-import { type KeyboardEvent, useEffect, useMemo, useRef, useState } from "react";
+import { useNavigate, useParams, useSearch } from "@tanstack/react-router";
+import { useCallback, useEffect, useId, useMemo, useRef, useState } from "react";
 import { query } from "../api.js";
-import { age, formatNumber, QueryState, useTitle } from "../common.js";
+import { formatNumber, QueryState, useTitle } from "../common.js";
 import { useApi, useCan } from "../context.js";
 import type { ApprovalCounts, ApprovalPage, ApprovalStatusName, ApprovalSummary } from "../types.js";
 import { ApprovalDetail } from "./approval-detail.js";
+import { BulkBar, type BulkOutcome, BulkResults } from "./approvals-bulk.js";
+import { ApprovalList } from "./approvals-list.js";
+import {
+  AGE_LABEL,
+  AGES,
+  type AgeName,
+  type ApprovalSearch,
+  describeFilters,
+  GATED_TOOLS,
+  listQuery,
+  STATUSES,
+} from "./approvals-search.js";
+import "./approvals.css";
 
-const STATUSES: ApprovalStatusName[] = ["pending", "applied", "rejected", "expired", "conflict"];
 const PAGE_SIZE = 200;
-const ROW_HEIGHT = 68;
 /** Pending requests are polled: an agent's new write appears without a reload. */
 const LIVE_MS = 2000;
 /**
@@ -21,14 +33,35 @@ const DEEP_LIVE_MS = 20_000;
 const DEEP_PAGES = 3;
 /** How often the pending list refreshes with this many pages loaded. */
 const liveInterval = (pagesLoaded: number) => (pagesLoaded > DEEP_PAGES ? DEEP_LIVE_MS : LIVE_MS);
+/** A typed filter is applied this long after the last keystroke. */
+const TYPING_MS = 350;
 
 export function ApprovalsView() {
   useTitle("Approvals");
   const api = useApi();
   const canDecide = useCan("approvals:decide");
-  const [status, setStatus] = useState<ApprovalStatusName>("pending");
-  const [openId, setOpenId] = useState<string | null>(null);
+  const search = useSearch({ from: "/approvals" });
+  const openId = useParams({ strict: false }).id ?? null;
+  const navigate = useNavigate();
+  const status: ApprovalStatusName = search.status ?? "pending";
   const live = status === "pending";
+  const filters = describeFilters(search);
+  const hintId = useId();
+  const [checked, setChecked] = useState<Map<string, ApprovalSummary>>(() => new Map());
+  const [bulk, setBulk] = useState<BulkOutcome | null>(null);
+
+  const setSearch = useCallback(
+    (next: Partial<ApprovalSearch>) => {
+      setChecked(new Map());
+      void navigate({ to: ".", search: (prev: ApprovalSearch) => ({ ...prev, ...next }), replace: true });
+    },
+    [navigate],
+  );
+  const open = useCallback(
+    (id: string) =>
+      void navigate({ to: "/approvals/$id", params: { id }, search: (prev: ApprovalSearch) => prev }),
+    [navigate],
+  );
 
   const counts = useQuery({
     queryKey: ["approval-counts"],
@@ -36,15 +69,27 @@ export function ApprovalsView() {
     refetchInterval: live ? LIVE_MS : false,
   });
   const list = useInfiniteQuery({
-    queryKey: ["approvals", status],
+    queryKey: ["approvals", search],
     queryFn: ({ pageParam }) =>
-      api.get<ApprovalPage>(`/v1/approvals${query({ status, limit: PAGE_SIZE, cursor: pageParam })}`),
+      api.get<ApprovalPage>(
+        `/v1/approvals${query({ ...listQuery(search, Date.now()), limit: PAGE_SIZE, cursor: pageParam })}`,
+      ),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.next_cursor ?? undefined,
     refetchInterval: (current) => (live ? liveInterval(current.state.data?.pages.length ?? 0) : false),
   });
   const rows = useMemo(() => list.data?.pages.flatMap((page) => page.approvals) ?? [], [list.data]);
-  const total = counts.data?.[status];
+  const loadMore = useCallback(() => {
+    if (!list.isFetchingNextPage) void list.fetchNextPage();
+  }, [list.isFetchingNextPage, list.fetchNextPage]);
+  const toggle = useCallback((row: ApprovalSummary) => {
+    setChecked((current) => {
+      const next = new Map(current);
+      if (next.has(row.id)) next.delete(row.id);
+      else next.set(row.id, row);
+      return next;
+    });
+  }, []);
 
   return (
     <>
@@ -52,50 +97,53 @@ export function ApprovalsView() {
       <p className="muted">
         Agents' changes to shared memory wait here for a person.{" "}
         {canDecide
-          ? "Open a request to approve or reject it."
+          ? "Open a request to approve or reject it, or check several to decide them together."
           : "Your role can read requests but not decide them."}
       </p>
-      <div className="toolbar">
-        <label htmlFor="approval-status">Status</label>
-        <select
-          id="approval-status"
-          value={status}
-          onChange={(event) => {
-            setStatus(event.target.value as ApprovalStatusName);
-            setOpenId(null);
-          }}
-        >
-          {STATUSES.map((name) => (
-            <option key={name} value={name}>
-              {name}
-              {counts.data ? ` (${formatNumber(counts.data[name])})` : ""}
-            </option>
-          ))}
-        </select>
-        <p className="count" aria-live="polite">
-          {total !== undefined ? `${formatNumber(total)} ${status}` : ""}
-          {live ? ` · updates every ${liveInterval(list.data?.pages.length ?? 0) / 1000} s` : ""}
-        </p>
-      </div>
-      <div className="approvals">
+      <Filters search={search} status={status} counts={counts.data} rows={rows} setSearch={setSearch} />
+      <p className="count ap-count" aria-live="polite">
+        {countLine(status, counts.data?.[status], rows.length, list.hasNextPage, filters)}
+        {live ? ` · updates every ${liveInterval(list.data?.pages.length ?? 0) / 1000} s` : ""}
+      </p>
+      {bulk && <BulkResults outcome={bulk} onDismiss={() => setBulk(null)} />}
+      <div className="approvals ap-layout-grid">
         <div className="approvals-list">
+          {canDecide && live && rows.length > 0 && (
+            <SelectAll rows={rows} checked={checked} setChecked={setChecked} />
+          )}
+          {canDecide && checked.size > 0 && (
+            <BulkBar
+              selected={[...checked.values()]}
+              onClear={() => setChecked(new Map())}
+              onDone={(outcome) => {
+                setChecked(new Map());
+                setBulk(outcome);
+              }}
+            />
+          )}
           <QueryState query={list} label="approval requests">
             {() =>
               rows.length === 0 ? (
-                <p className="muted">No {status} requests.</p>
+                <p className="muted">
+                  No {status} requests{filters ? ` matching ${filters}` : ""}.
+                </p>
               ) : (
                 <ApprovalList
                   rows={rows}
                   openId={openId}
-                  onOpen={setOpenId}
+                  onOpen={open}
+                  {...(canDecide && live ? { checked: new Set(checked.keys()), onToggle: toggle } : {})}
                   hasMore={list.hasNextPage}
-                  loadMore={() => {
-                    if (!list.isFetchingNextPage) void list.fetchNextPage();
-                  }}
+                  loadMore={loadMore}
+                  describedBy={hintId}
                 />
               )
             }
           </QueryState>
+          <p id={hintId} className="muted ap-hint">
+            Arrow keys move, Enter opens
+            {canDecide && live ? ", Space checks a request for a bulk decision" : ""}.
+          </p>
         </div>
         <div className="approvals-detail">
           {openId ? (
@@ -111,134 +159,185 @@ export function ApprovalsView() {
   );
 }
 
-function ApprovalList({
+/** "12 pending" or "37 pending shown matching requester “Bea” (of 450 pending)". */
+function countLine(
+  status: string,
+  total: number | undefined,
+  shown: number,
+  more: boolean,
+  filters: string,
+): string {
+  if (!filters) return total !== undefined ? `${formatNumber(total)} ${status}` : "";
+  const of = total !== undefined ? ` (of ${formatNumber(total)} ${status})` : "";
+  return `${formatNumber(shown)}${more ? "+" : ""} ${status} matching ${filters}${of}`;
+}
+
+function SelectAll({
   rows,
-  openId,
-  onOpen,
-  hasMore,
-  loadMore,
+  checked,
+  setChecked,
 }: {
   rows: ApprovalSummary[];
-  openId: string | null;
-  onOpen: (id: string) => void;
-  hasMore: boolean;
-  loadMore: () => void;
+  checked: Map<string, ApprovalSummary>;
+  setChecked: (next: Map<string, ApprovalSummary>) => void;
 }) {
-  const scrollRef = useRef<HTMLDivElement>(null);
-  const [active, setActive] = useState(0);
-  const activeIndex = Math.min(active, rows.length - 1);
-  const virtualizer = useVirtualizer({
-    count: rows.length,
-    getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: 6,
-    getItemKey: (index) => rows[index]?.id ?? index,
-  });
-  const items = virtualizer.getVirtualItems();
-  // The next cursor page loads when the view (or the keyboard selection) comes near the end of what is loaded.
-  const reach = Math.max(items[items.length - 1]?.index ?? 0, activeIndex);
-
-  useEffect(() => {
-    if (hasMore && reach >= rows.length - 20) loadMore();
-  }, [hasMore, reach, rows.length, loadMore]);
-
-  const move = (index: number) => {
-    const next = Math.max(0, Math.min(rows.length - 1, index));
-    setActive(next);
-    virtualizer.scrollToIndex(next, { align: "auto" });
-  };
-  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    const page = Math.max(1, Math.floor((scrollRef.current?.clientHeight ?? ROW_HEIGHT * 8) / ROW_HEIGHT));
-    switch (event.key) {
-      case "ArrowDown":
-      case "j":
-        move(activeIndex + 1);
-        break;
-      case "ArrowUp":
-      case "k":
-        move(activeIndex - 1);
-        break;
-      case "Home":
-        move(0);
-        break;
-      case "End":
-        move(rows.length - 1);
-        break;
-      case "PageDown":
-        move(activeIndex + page);
-        break;
-      case "PageUp":
-        move(activeIndex - page);
-        break;
-      case "Enter":
-      case " ": {
-        const row = rows[activeIndex];
-        if (row) onOpen(row.id);
-        break;
-      }
-      default:
-        return;
-    }
-    event.preventDefault();
-  };
-  const activeRow = rows[activeIndex];
-
+  const id = useId();
+  const all = rows.length > 0 && rows.every((row) => checked.has(row.id));
   return (
-    <div
-      ref={scrollRef}
-      className="listbox"
-      role="listbox"
-      aria-label="Approval requests"
-      tabIndex={0}
-      aria-activedescendant={activeRow ? optionId(activeRow.id) : undefined}
-      onKeyDown={onKeyDown}
-    >
-      <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
-        {items.map((item) => {
-          const row = rows[item.index];
-          if (!row) return null;
-          return (
-            // biome-ignore lint/a11y/useKeyWithClickEvents: the listbox handles the keyboard (aria-activedescendant)
-            <div
-              key={item.key}
-              id={optionId(row.id)}
-              role="option"
-              tabIndex={-1}
-              aria-selected={row.id === openId}
-              aria-setsize={rows.length}
-              aria-posinset={item.index + 1}
-              className={`option${item.index === activeIndex ? " active" : ""}${row.id === openId ? " open" : ""}`}
-              style={{
-                position: "absolute",
-                top: 0,
-                left: 0,
-                right: 0,
-                transform: `translateY(${item.start}px)`,
-              }}
-              onClick={() => {
-                setActive(item.index);
-                onOpen(row.id);
-              }}
-            >
-              <span className="row-head">
-                <span className="tool">{row.tool}</span>{" "}
-                <span className="target">
-                  {row.scope}:{row.path}
-                </span>
-              </span>
-              <span className="row-summary">{row.summary}</span>
-              <span className="row-meta">
-                by {row.requester} · {age(row.created_at)}
-              </span>
-            </div>
-          );
-        })}
-      </div>
+    <div className="ap-select-all">
+      <input
+        id={id}
+        type="checkbox"
+        checked={all}
+        ref={(input) => {
+          if (input) input.indeterminate = !all && checked.size > 0;
+        }}
+        onChange={() => setChecked(all ? new Map() : new Map(rows.map((row) => [row.id, row])))}
+      />
+      <label htmlFor={id}>Check all {formatNumber(rows.length)} shown</label>
     </div>
   );
 }
 
-/** A DOM id for a request's option: ids come from the server, so only safe characters are kept. */
-function optionId(id: string): string {
-  return `approval-${id.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+function Filters({
+  search,
+  status,
+  counts,
+  rows,
+  setSearch,
+}: {
+  search: ApprovalSearch;
+  status: ApprovalStatusName;
+  counts: ApprovalCounts | undefined;
+  rows: ApprovalSummary[];
+  setSearch: (next: Partial<ApprovalSearch>) => void;
+}) {
+  const id = useId();
+  // Suggestions from what is loaded: the names people know requesters by, and the scopes in the queue.
+  const requesters = useMemo(
+    () => [...new Set(rows.map((row) => row.requester_name ?? row.requester))].slice(0, 50),
+    [rows],
+  );
+  const scopes = useMemo(() => [...new Set(rows.map((row) => row.scope))].slice(0, 50), [rows]);
+  return (
+    <div className="toolbar ap-filters">
+      <span className="ap-field">
+        <label htmlFor={`${id}-status`}>Status</label>
+        <select
+          id={`${id}-status`}
+          value={status}
+          onChange={(event) => {
+            const next = event.target.value as ApprovalStatusName;
+            setSearch({ status: next === "pending" ? undefined : next });
+          }}
+        >
+          {STATUSES.map((name) => (
+            <option key={name} value={name}>
+              {name}
+              {counts ? ` (${formatNumber(counts[name])})` : ""}
+            </option>
+          ))}
+        </select>
+      </span>
+      <TextFilter
+        label="Search"
+        value={search.q}
+        onCommit={(q) => setSearch({ q })}
+        placeholder="summary or path"
+      />
+      <TextFilter
+        label="Requester"
+        value={search.requester}
+        onCommit={(requester) => setSearch({ requester })}
+        suggestions={requesters}
+      />
+      <TextFilter
+        label="Scope"
+        value={search.scope}
+        onCommit={(scope) => setSearch({ scope })}
+        suggestions={scopes}
+      />
+      <span className="ap-field">
+        <label htmlFor={`${id}-tool`}>Tool</label>
+        <select
+          id={`${id}-tool`}
+          value={search.tool ?? ""}
+          onChange={(event) => setSearch({ tool: event.target.value || undefined })}
+        >
+          <option value="">any</option>
+          {[...new Set([...GATED_TOOLS, ...(search.tool ? [search.tool] : [])])].map((tool) => (
+            <option key={tool} value={tool}>
+              {tool}
+            </option>
+          ))}
+        </select>
+      </span>
+      <span className="ap-field">
+        <label htmlFor={`${id}-age`}>Older than</label>
+        <select
+          id={`${id}-age`}
+          value={search.age ?? ""}
+          onChange={(event) => setSearch({ age: (event.target.value || undefined) as AgeName | undefined })}
+        >
+          <option value="">any age</option>
+          {(Object.keys(AGES) as AgeName[]).map((name) => (
+            <option key={name} value={name}>
+              {AGE_LABEL[name]}
+            </option>
+          ))}
+        </select>
+      </span>
+    </div>
+  );
+}
+
+/** A text filter applied once typing pauses (or on Enter), so each keystroke is not a request and a URL. */
+function TextFilter({
+  label,
+  value,
+  onCommit,
+  placeholder,
+  suggestions,
+}: {
+  label: string;
+  value: string | undefined;
+  onCommit: (value: string | undefined) => void;
+  placeholder?: string;
+  suggestions?: string[];
+}) {
+  const id = useId();
+  const [draft, setDraft] = useState(value ?? "");
+  const commit = useRef(onCommit);
+  commit.current = onCommit;
+  // The URL changed under the field (back button, a link): show what is applied.
+  useEffect(() => setDraft(value ?? ""), [value]);
+  useEffect(() => {
+    const trimmed = draft.trim();
+    if (trimmed === (value ?? "")) return;
+    const timer = setTimeout(() => commit.current(trimmed || undefined), TYPING_MS);
+    return () => clearTimeout(timer);
+  }, [draft, value]);
+  return (
+    <span className="ap-field">
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        type="search"
+        value={draft}
+        placeholder={placeholder}
+        list={suggestions ? `${id}-list` : undefined}
+        onChange={(event) => setDraft(event.target.value)}
+        onKeyDown={(event) => {
+          if (event.key === "Enter") onCommit(draft.trim() || undefined);
+        }}
+      />
+      {suggestions && (
+        <datalist id={`${id}-list`}>
+          {suggestions.map((item) => (
+            <option key={item} value={item} />
+          ))}
+        </datalist>
+      )}
+    </span>
+  );
 }
