@@ -105,13 +105,26 @@ export interface AuditEventRow {
   [field: string]: unknown;
 }
 
-/** GET /v1/audit/timeline?session_id=ID&as_of=ISO → episodic events of one session, oldest first. */
+/**
+ * GET /v1/audit/export?format=jsonl|csv&… (the events' filters) → the matching events newest first, as an
+ * attachment: JSON Lines (each line an AuditEventRow) or CSV (a header row, then one row an event).
+ */
+export type AuditExportFormat = "jsonl" | "csv";
+
+/**
+ * GET /v1/audit/timeline?session_id=ID&as_of=ISO → one session's events, oldest first: the episodic events its
+ * hooks recorded and the tool calls the audit log holds for it, merged in time order.
+ */
 export interface SessionTimeline {
   session_id: string;
   as_of: string;
   events: {
     id: string;
+    /** An episode's kind, or "tool_call". */
     kind: string;
+    /** Where the event came from (absent from servers before tool calls were listed: an episode). */
+    source?: "episode" | "tool_call";
+    /** An episode's project; empty for a tool call. */
     project: string;
     recorded_at: string;
     valid_from: string | null;
@@ -120,8 +133,15 @@ export interface SessionTimeline {
     data?: Record<string, unknown>;
     /** Set instead of `data` when the caller did not record the event. */
     data_withheld?: true;
-    /** The credential that recorded the event. */
+    /** The credential that recorded the event (or made the call). */
     credential_id?: string;
+    /** That credential's name, when it is still known. */
+    credential_name?: string;
+    /** A tool call's tool, endpoint, status and duration. */
+    tool?: string;
+    endpoint?: string;
+    status?: string;
+    latency_ms?: number;
   }[];
 }
 
@@ -219,6 +239,8 @@ export interface EnrolledClient {
   created_at: string;
   enrollment_id: string;
   revoked_at: string | null;
+  /** When the client last made a tool call (from the audit log); null if never, or no audit log is kept. */
+  last_used_at: string | null;
 }
 
 /** GET /v1/admin/oauth-clients → {clients}; POST /v1/admin/oauth-clients/:id/revoke, /v1/admin/grants/:id/revoke. */
@@ -228,6 +250,8 @@ export interface WebClient {
   redirect_uris: string[];
   created_at: string;
   revoked_at: string | null;
+  /** When the client last made a tool call (from the audit log); null if never, or no audit log is kept. */
+  last_used_at: string | null;
   grants: {
     id: string;
     scopes: string[];
@@ -237,6 +261,31 @@ export interface WebClient {
     revoked_at: string | null;
     last_refreshed_at: string | null;
   }[];
+}
+
+// ---- Console sessions (admin role only) -----------------------------------------------------------------------
+
+/** Where a console session stands now. */
+export type ConsoleSessionStateName = "active" | "idle" | "expired" | "revoked";
+
+/**
+ * GET /v1/console/sessions → {sessions}, newest first; POST /v1/console/sessions/:id/revoke (CSRF) → the session.
+ * A session's token and its hash are never sent.
+ */
+export interface ConsoleSessionView {
+  id: string;
+  name: string;
+  role: ConsoleRole;
+  created_at: string;
+  last_seen_at: string;
+  /** When it ends for inactivity unless used again (never after `expires_at`). */
+  idle_expires_at: string;
+  /** The absolute end. */
+  expires_at: string;
+  revoked_at: string | null;
+  state: ConsoleSessionStateName;
+  /** The session making this request. */
+  current: boolean;
 }
 
 /** The JSON body every gateway error answers with. */

@@ -9,6 +9,7 @@ import type { Logger } from "../shared/logger.js";
 import { newId } from "../shared/tokens.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { createClientRoutes } from "./admin/clients-routes.js";
+import { credentialNames } from "./admin/credential-names.js";
 import { createOverviewRoutes } from "./admin/overview.js";
 import { createAdminRoutes } from "./admin/routes.js";
 import { createApprovalRoutes } from "./approvals/routes.js";
@@ -252,7 +253,13 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
         : problem(c, 503, "memory_unavailable", "the memory service is unavailable"),
     );
     app.route(ENDPOINTS.memoryHooks, createHookRoutes({ store: memory?.store }));
-    app.route("/v1/approvals", createApprovalRoutes({ gate: memory?.gate }));
+    app.route(
+      "/v1/approvals",
+      createApprovalRoutes({
+        gate: memory?.gate,
+        names: () => credentialNames({ enrollment: deps.enrollment, oauth: deps.oauth }),
+      }),
+    );
   }
 
   // ---- The web console's read/act API (src/protocol/console-api.ts): overview, clients and revocation,

@@ -2,18 +2,21 @@
 // The operator at the local shell is not a credential, so it may approve any request, including an agent's.
 import { userInfo } from "node:os";
 import { loadServerConfig } from "../../config/server-config.js";
+import { MAX_BULK_DECISION } from "../../protocol/approvals.js";
 import { DEFAULT_APPROVAL_PAGE, MAX_APPROVAL_PAGE } from "../../server/approvals/gate.js";
 import { AUDIT_KINDS, type AuditEvent, openAuditLogOn } from "../../server/audit/store.js";
 import { type MemoryService, openMemoryService } from "../../server/memory/service.js";
-import type { ApprovalRecord, ApprovalStatus, ApprovalSummary } from "../../server/memory/store.js";
+import type { ApprovalStatus, ApprovalSummary } from "../../server/memory/store.js";
 import { resolveStoreBackend } from "../../server/store/backend.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
+import { shellQuote } from "../../shared/shell-quote.js";
 import { oneLine } from "../../shared/terminal-text.js";
 import { type CommandContext, type CommandSpec, type GroupSpec, stringOption } from "../command.js";
 import { formatTable } from "../output.js";
-import { ROOT_OPTION, requireServerTree } from "./server-common.js";
+import { renderApproval } from "./approval-render.js";
+import { ROOT_OPTION, requireServerTree, treeCredentialNames } from "./server-common.js";
 
 async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) => Promise<T>): Promise<T> {
   const paths = await requireServerTree(ctx, ["memoryDir", "auditDir"]);
@@ -29,6 +32,13 @@ async function withMemory<T>(ctx: CommandContext, use: (memory: MemoryService) =
   } finally {
     await audit.close();
   }
+}
+
+/** The ISO time DURATION (e.g. 1h, 7d) before now; a bad duration is a USAGE error naming the flag. */
+function durationAgo(text: string): string {
+  if (!/^\d+[smhd]$/.test(text))
+    throw new IvoaiError("USAGE", `invalid --older-than '${text}': a duration such as 30m, 1h or 7d`);
+  return new Date(Date.now() - parseDuration(text)).toISOString();
 }
 
 const STATUSES = ["pending", "applied", "rejected", "expired", "conflict", "all"] as const;
@@ -55,6 +65,19 @@ const listCommand: CommandSpec = {
       description: `requests per page (1–${MAX_APPROVAL_PAGE}, default ${DEFAULT_APPROVAL_PAGE})`,
     },
     cursor: { type: "string", value: "C", description: "continue after the previous page (its next cursor)" },
+    requester: {
+      type: "string",
+      value: "NAME|ID",
+      description: "only requests of this client (its name or credential id)",
+    },
+    scope: { type: "string", value: "SCOPE", description: "only requests on pages of this scope" },
+    tool: { type: "string", value: "TOOL", description: "only requests made with this tool" },
+    search: { type: "string", value: "TEXT", description: "only requests whose summary or path holds TEXT" },
+    "older-than": {
+      type: "string",
+      value: "DURATION",
+      description: "only requests made more than DURATION ago (e.g. 1h, 7d)",
+    },
   },
   async run(ctx) {
     const status = stringOption(ctx.options, "status") ?? "pending";
@@ -63,13 +86,24 @@ const listCommand: CommandSpec = {
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_APPROVAL_PAGE)
       throw new IvoaiError("USAGE", `--limit must be an integer from 1 to ${MAX_APPROVAL_PAGE}`);
     const cursor = stringOption(ctx.options, "cursor");
+    const olderThan = stringOption(ctx.options, "older-than");
+    const before = olderThan === undefined ? undefined : durationAgo(olderThan);
+    const names = await treeCredentialNames(ctx);
     const page = await withMemory(ctx, async (memory) => {
       await memory.gate.expire();
-      return memory.gate.list({
-        limit,
-        cursor,
-        status: status === "all" ? undefined : (status as ApprovalStatus),
-      });
+      return memory.gate.list(
+        {
+          limit,
+          cursor,
+          status: status === "all" ? undefined : (status as ApprovalStatus),
+          requester: stringOption(ctx.options, "requester"),
+          scope: stringOption(ctx.options, "scope"),
+          tool: stringOption(ctx.options, "tool"),
+          q: stringOption(ctx.options, "search"),
+          before,
+        },
+        names,
+      );
     });
     ctx.out.data(page, ({ approvals }) =>
       formatTable(
@@ -80,7 +114,7 @@ const listCommand: CommandSpec = {
           row.created_at,
           row.tool,
           `${row.scope}:${row.path}`,
-          row.requester,
+          row.requester_name ?? row.requester,
           `${row.diff_bytes} B`,
         ]),
         `no ${status === "all" ? "" : `${status} `}approval requests${cursor ? " after this cursor" : ""}`,
@@ -88,34 +122,19 @@ const listCommand: CommandSpec = {
     );
     if (page.next_cursor && !ctx.json) {
       const root = stringOption(ctx.options, "root");
+      const filters = ["requester", "scope", "tool", "search", "older-than"]
+        .map((name) => [name, stringOption(ctx.options, name)])
+        .filter(([, value]) => value !== undefined)
+        .map(([name, value]) => ` --${name} ${shellQuote(value as string)}`)
+        .join("");
       ctx.out.note(
-        `more requests: ivoai server approvals list --status ${status} --limit ${limit}` +
-          `${root ? ` --root ${root}` : ""} --cursor ${page.next_cursor}`,
+        `more requests: ivoai server approvals list --status ${status} --limit ${limit}${filters}` +
+          `${root ? ` --root ${shellQuote(root)}` : ""} --cursor ${page.next_cursor}`,
       );
     }
     return 0;
   },
 };
-
-/** Every agent-written line is fenced: a single field cannot span lines, and each diff line is prefixed, so
- * no text an agent wrote can pass for a line of ivoai's own (a forged "decided:" line, say). */
-function renderApproval(approval: ApprovalRecord): string {
-  const fenced = (text: string) => text.split("\n").map((line) => `  │ ${line}`);
-  return [
-    `approval ${approval.id}: ${approval.status}`,
-    `  tool:      ${oneLine(approval.tool)} (${oneLine(approval.action)})`,
-    `  target:    ${oneLine(`${approval.scope}:${approval.path}`)} (against version ${approval.base_version})`,
-    `  requester: ${oneLine(approval.requester)}${approval.session_id ? ` in session ${oneLine(approval.session_id)}` : ""}`,
-    `  created:   ${approval.created_at}, expires ${approval.expires_at}`,
-    ...(approval.decided_at
-      ? [
-          `  decided:   ${approval.decided_at} by ${oneLine(approval.decided_by ?? "")}${approval.reason ? `: ${oneLine(approval.reason)}` : ""}`,
-        ]
-      : []),
-    `  summary:   ${oneLine(approval.summary)}`,
-    ...(approval.diff ? ["  diff:", ...fenced(approval.diff)] : []),
-  ].join("\n");
-}
 
 const ID = [
   {
@@ -129,13 +148,14 @@ const ID = [
 const showCommand: CommandSpec = {
   kind: "command",
   name: "show",
-  summary: "Show one request with its summary and diff",
+  summary: "Show one request: everything approving it changes, and its diff",
   json: true,
   positionals: ID,
   options: ROOT_OPTION,
   async run(ctx) {
     const id = ctx.positionals[0] ?? "";
-    const approval = await withMemory(ctx, (memory) => memory.gate.get(id));
+    const names = await treeCredentialNames(ctx);
+    const approval = await withMemory(ctx, (memory) => memory.gate.detail(id, names));
     if (!approval) throw new IvoaiError("NOT_FOUND", `no approval with id ${id}`);
     ctx.out.data(approval, renderApproval);
     return 0;
@@ -146,16 +166,24 @@ function decisionCommand(verb: "approve" | "reject"): CommandSpec {
   return {
     kind: "command",
     name: verb,
-    summary: verb === "approve" ? "Approve a request: the change is applied once" : "Reject a request",
+    summary:
+      verb === "approve"
+        ? "Approve requests: each change is applied once"
+        : "Reject requests: nothing is changed",
+    description:
+      "With several IDs each is decided on its own, exactly as alone: one line (or one --json result) per " +
+      "request; the exit status is 1 unless every one was " +
+      `${verb === "approve" ? "applied" : "rejected"}. Read each with 'approvals show ID' first.`,
     json: true,
-    positionals: ID,
+    positionals: [{ ...(ID[0] as (typeof ID)[number]), variadic: true }],
     options: {
       ...ROOT_OPTION,
       reason: { type: "string", value: "TEXT", description: "why (recorded in the audit log)" },
     },
     async run(ctx) {
-      const id = ctx.positionals[0] ?? "";
       const actor = `operator:${userInfo().username}`;
+      if (ctx.positionals.length > 1) return decideMany(ctx, verb, actor);
+      const id = ctx.positionals[0] ?? "";
       const outcome = await withMemory(ctx, (memory) =>
         memory.gate.decide(id, verb === "approve", actor, stringOption(ctx.options, "reason")),
       );
@@ -165,6 +193,20 @@ function decisionCommand(verb: "approve" | "reject"): CommandSpec {
       return outcome.outcome === "applied" || outcome.outcome === "rejected" ? 0 : 1;
     },
   };
+}
+
+async function decideMany(ctx: CommandContext, verb: "approve" | "reject", actor: string): Promise<number> {
+  if (ctx.positionals.length > MAX_BULK_DECISION)
+    throw new IvoaiError("USAGE", `at most ${MAX_BULK_DECISION} requests in one decision`);
+  const results = await withMemory(ctx, (memory) =>
+    memory.gate.decideMany(ctx.positionals, verb === "approve", actor, stringOption(ctx.options, "reason")),
+  );
+  ctx.out.data({ results }, () =>
+    results
+      .map((r) => `approval ${r.id}: ${r.outcome}${r.message ? ` — ${oneLine(r.message)}` : ""}`)
+      .join("\n"),
+  );
+  return results.every((r) => r.outcome === (verb === "approve" ? "applied" : "rejected")) ? 0 : 1;
 }
 
 export const serverApprovalsGroup: GroupSpec = {

@@ -1,12 +1,11 @@
 // `ivoai server clients list|revoke`: enrolled clients (bearer credentials) and Web MCP OAuth clients with their
 // grants. Only metadata is shown: never a credential, a token or a hash.
 import type { ClientView } from "../../server/enrollment/service.js";
-import type { GrantView, OAuthClientView, OAuthStore } from "../../server/oauth/store.js";
-import { oauthStoreExists, openOAuthStoreOf } from "../../server/oauth/store-open.js";
+import type { GrantView, OAuthClientView } from "../../server/oauth/store.js";
 import { IvoaiError } from "../../shared/errors.js";
-import type { CommandContext, CommandSpec, GroupSpec } from "../command.js";
+import type { CommandSpec, GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
-import { ROOT_OPTION, requireServerTree, withEnrollment } from "./server-common.js";
+import { ROOT_OPTION, withEnrollment, withOAuthStore } from "./server-common.js";
 
 type GrantStatus = "active" | "expired" | "revoked";
 
@@ -32,21 +31,6 @@ export interface OAuthClientEntry {
 type ListEntry = (ClientView & { kind: "credential"; status: "active" | "revoked" }) | OAuthClientEntry;
 
 /** Runs `use` on the OAuth store, or returns `absent` when the server never created one. */
-async function withOAuthStore<T>(
-  ctx: CommandContext,
-  absent: T,
-  use: (store: OAuthStore) => Promise<T>,
-): Promise<T> {
-  const paths = await requireServerTree(ctx, ["oauthDir"]);
-  if (!(await oauthStoreExists(paths))) return absent;
-  const store = await openOAuthStoreOf(paths);
-  try {
-    return await use(store);
-  } finally {
-    await store.close();
-  }
-}
-
 function grantEntry(grant: GrantView, at: string): GrantEntry {
   const status: GrantStatus = grant.revoked_at ? "revoked" : grant.expires_at <= at ? "expired" : "active";
   return { ...grant, status };

@@ -3,6 +3,7 @@
 import { constants, promises as fs } from "node:fs";
 import { loadServerConfig } from "../../config/server-config.js";
 import { resolveServerRoot, type ServerPaths, serverPaths } from "../../config/server-paths.js";
+import { credentialNames } from "../../server/admin/credential-names.js";
 import {
   type ContextService,
   ensureContextDir,
@@ -11,6 +12,8 @@ import {
 } from "../../server/context/service.js";
 import { createEnrollmentService, type EnrollmentService } from "../../server/enrollment/service.js";
 import { openServerEnrollmentStore } from "../../server/enrollment/store.js";
+import type { OAuthStore } from "../../server/oauth/store.js";
+import { oauthStoreExists, openOAuthStoreOf } from "../../server/oauth/store-open.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
 import type { CommandContext, OptionSpec } from "../command.js";
@@ -115,4 +118,30 @@ export async function withContext<T>(
 export function workerEntry(): { workerEntry?: string } {
   const entry = process.argv[1];
   return entry?.endsWith(".mjs") ? { workerEntry: entry } : {};
+}
+
+/** Runs `use` on the tree's OAuth store, or answers `absent` when Web MCP never created one. */
+export async function withOAuthStore<T>(
+  ctx: CommandContext,
+  absent: T,
+  use: (store: OAuthStore) => Promise<T>,
+): Promise<T> {
+  const paths = await requireServerTree(ctx, ["oauthDir"]);
+  if (!(await oauthStoreExists(paths))) return absent;
+  const store = await openOAuthStoreOf(paths);
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Credential id → name from the tree's enrolled and Web MCP clients (what people know requesters by). */
+export async function treeCredentialNames(ctx: CommandContext): Promise<Map<string, string>> {
+  const enrolled = await withEnrollment(ctx, (service) => service.listClients());
+  const oauth = await withOAuthStore(ctx, [], (store) => store.listClients());
+  return credentialNames({
+    enrollment: { listClients: async () => enrolled },
+    oauth: { listClients: async () => oauth },
+  });
 }

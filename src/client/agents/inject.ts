@@ -1,5 +1,7 @@
 // How each official CLI receives the session's router endpoints, per process: structured argv, environment
 // variable names for the capability (never the value in argv), and private runtime files.
+
+import { shellQuote } from "../../shared/shell-quote.js";
 import type { AgentName } from "./catalog.js";
 import { KNOWLEDGE_POLICY } from "./policy.js";
 
@@ -132,9 +134,4 @@ export function buildInjection(agent: AgentName, input: InjectionInput): Injecti
       };
     }
   }
-}
-
-/** POSIX single quotes, for the one place a CLI takes a command line (Claude's command hooks). */
-export function shellQuote(value: string): string {
-  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }

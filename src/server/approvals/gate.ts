@@ -1,6 +1,6 @@
 // APPROVAL_GATE (seed 004): write-tier tool calls become pending requests; a person approves or rejects them,
 // and an approved change is applied exactly once, or fails with a conflict if the page moved on.
-import type { ApprovalRequestField } from "../../protocol/approvals.js";
+import type { ApprovalDetail, ApprovalRequestField, BulkDecisionResult } from "../../protocol/approvals.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { newId } from "../../shared/tokens.js";
 import type { AuditLog } from "../audit/store.js";
@@ -12,11 +12,31 @@ import type {
   DecisionOutcome,
   MemoryStore,
 } from "../memory/store.js";
+import { describeChanges } from "./describe.js";
 
 export const DEFAULT_APPROVAL_TTL_MS = 7 * 86_400_000;
 export const DEFAULT_MAX_PENDING_PER_CLIENT = 50;
 export const DEFAULT_APPROVAL_PAGE = 50;
 export const MAX_APPROVAL_PAGE = 200;
+
+/** Credential id → the name a person knows it by (enrolled and Web MCP clients). */
+export type CredentialNames = ReadonlyMap<string, string>;
+
+/** Filters of an approvals list, all optional and combined with AND. */
+export interface ApprovalListFilter {
+  status?: ApprovalStatus | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+  /** A credential id or a name one of them carries. */
+  requester?: string | undefined;
+  scope?: string | undefined;
+  tool?: string | undefined;
+  /** Case-insensitive text in the summary or the path. */
+  q?: string | undefined;
+  /** created_at bounds (ISO): before is exclusive, after inclusive. */
+  before?: string | undefined;
+  after?: string | undefined;
+}
 
 /** What a write-tier tool proposes: an approval request before the gate gives it an id, times and a status. */
 export type Proposal = Pick<ApprovalRecord, ApprovalRequestField | "diff" | "payload" | "base_version">;
@@ -24,12 +44,10 @@ export type Proposal = Pick<ApprovalRecord, ApprovalRequestField | "diff" | "pay
 export interface ApprovalGate {
   propose(proposal: Proposal): Promise<ApprovalRecord>;
   get(id: string): Promise<ApprovalRecord | undefined>;
-  /** One page of request summaries (no bodies or diffs), newest first. */
-  list(query?: {
-    status?: ApprovalStatus | undefined;
-    limit?: number | undefined;
-    cursor?: string | undefined;
-  }): Promise<ApprovalPage>;
+  /** The request with its requester's name and what it changes, field by field (describe.ts). */
+  detail(id: string, names?: CredentialNames): Promise<ApprovalDetail | undefined>;
+  /** One page of request summaries (no bodies or diffs), newest first, with requester names. */
+  list(query?: ApprovalListFilter, names?: CredentialNames): Promise<ApprovalPage>;
   /**
    * Decides a request once. `deciderCredential` is the credential deciding over HTTP (absent for the server
    * operator's CLI): it may reject (withdraw) its own request, never approve it (FORBIDDEN).
@@ -41,6 +59,17 @@ export interface ApprovalGate {
     reason?: string,
     deciderCredential?: string,
   ): Promise<DecisionOutcome>;
+  /**
+   * Decides many requests, one after another, each exactly as `decide` would: one outcome per distinct id, in
+   * the order given (an id twice is decided once). A missing or forbidden one does not stop the rest.
+   */
+  decideMany(
+    ids: readonly string[],
+    approve: boolean,
+    actor: string,
+    reason?: string,
+    deciderCredential?: string,
+  ): Promise<BulkDecisionResult[]>;
   /** Marks pending requests past their expiry; returns their ids. */
   expire(): Promise<string[]>;
   /** How many requests are in each status. */
@@ -51,7 +80,14 @@ export interface ApprovalGateDeps {
   /** The approvals, and the memory pages an approved change is applied to (one database, one transaction). */
   store: Pick<
     MemoryStore,
-    "createApproval" | "getApproval" | "listApprovals" | "decide" | "expireApprovals" | "approvalCounts"
+    | "createApproval"
+    | "getApproval"
+    | "listApprovals"
+    | "decide"
+    | "expireApprovals"
+    | "approvalCounts"
+    | "pageVersion"
+    | "getPage"
   >;
   audit?: AuditLog;
   ttlMs?: number;
@@ -89,16 +125,62 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       return record;
     },
     get: (id) => deps.store.getApproval(id),
-    async list(query = {}) {
+    async detail(id, names = new Map()) {
+      const approval = await deps.store.getApproval(id);
+      if (!approval) return undefined;
+      const [base, current] = await Promise.all([
+        approval.base_version > 0
+          ? deps.store.pageVersion(approval.scope, approval.path, approval.base_version)
+          : undefined,
+        deps.store.getPage(approval.scope, approval.path),
+      ]);
+      const changes = describeChanges({
+        approval,
+        base: base ?? null,
+        currentVersion: current?.version ?? 0,
+        now: now(),
+      });
+      return { ...approval, requester_name: names.get(approval.requester) ?? null, changes };
+    },
+    async list(query = {}, names = new Map()) {
       const limit = query.limit ?? DEFAULT_APPROVAL_PAGE;
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_APPROVAL_PAGE) {
         throw new IvoaiError("USAGE", `limit must be an integer from 1 to ${MAX_APPROVAL_PAGE}`);
       }
-      return deps.store.listApprovals({
+      const { requester, ...rest } = query;
+      // A name stands for every credential carrying it (two clients may share one), the text itself for an id.
+      const requesters =
+        requester === undefined
+          ? undefined
+          : [requester, ...[...names].filter(([, name]) => name === requester).map(([id]) => id)];
+      const page = await deps.store.listApprovals({
+        ...definedOnly(rest),
         limit,
-        ...(query.status ? { status: query.status } : {}),
-        ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+        ...(requesters ? { requesters } : {}),
       });
+      for (const row of page.approvals) row.requester_name = names.get(row.requester) ?? null;
+      return page;
+    },
+    async decideMany(ids, approve, actor, reason, deciderCredential) {
+      const results: BulkDecisionResult[] = [];
+      for (const id of new Set(ids)) {
+        try {
+          const outcome = await this.decide(id, approve, actor, reason, deciderCredential);
+          results.push({
+            id,
+            outcome: outcome.outcome,
+            ...("message" in outcome ? { message: outcome.message } : {}),
+          });
+        } catch (error) {
+          if (!(error instanceof IvoaiError) || !["NOT_FOUND", "FORBIDDEN"].includes(error.code)) throw error;
+          results.push({
+            id,
+            outcome: error.code === "NOT_FOUND" ? "not_found" : "forbidden",
+            message: error.message,
+          });
+        }
+      }
+      return results;
     },
     async decide(id, approve, actor, reason, deciderCredential) {
       if (!actor.trim()) throw new IvoaiError("USAGE", "a decision needs the approver's name");
@@ -142,5 +224,12 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
         await deps.audit?.record({ kind: "approval_expired", actor: "system", detail: { approval_id: id } });
       return ids;
     },
+  };
+}
+
+/** The fields of `value` that are set (exactOptionalPropertyTypes: undefined is not "absent"). */
+function definedOnly<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
   };
 }

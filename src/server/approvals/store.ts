@@ -9,7 +9,13 @@ import type {
   ApprovalSummary,
 } from "../../protocol/approvals.js";
 import { IvoaiError } from "../../shared/errors.js";
-import { forUpdate, type SqlDatabase, type SqlExecutor } from "../store/sql.js";
+import {
+  containsPattern,
+  forUpdate,
+  likeOperator,
+  type SqlDatabase,
+  type SqlExecutor,
+} from "../store/sql.js";
 
 export type { ApprovalAction, ApprovalPage, ApprovalRecord, ApprovalStatus, ApprovalSummary };
 
@@ -46,14 +52,28 @@ export interface ApprovalStore {
     limits?: { maxPendingPerRequester?: number },
   ): Promise<"created" | "too_many_pending">;
   getApproval(id: string): Promise<ApprovalRecord | undefined>;
-  /** Newest first, one page at a time; a bad cursor is a USAGE error. */
-  listApprovals(query: { status?: ApprovalStatus; limit: number; cursor?: string }): Promise<ApprovalPage>;
+  /** Newest first, one page at a time, filters combined with AND; a bad cursor is a USAGE error. */
+  listApprovals(query: ApprovalListQuery): Promise<ApprovalPage>;
   /** Decides a pending request once; an approval runs `apply` in the same transaction. */
   decide(decision: Decision, apply: ApplyApproval): Promise<DecisionOutcome>;
   /** Marks pending requests past their expiry; returns their ids. */
   expireApprovals(now: string): Promise<string[]>;
   /** How many requests are in each status (one GROUP BY over the status index). */
   approvalCounts(): Promise<Record<ApprovalStatus, number>>;
+}
+
+/** A list's filters as the SQL sees them: `requesters` is any of these ids, `q` text in the summary or path. */
+export interface ApprovalListQuery {
+  status?: ApprovalStatus;
+  limit: number;
+  cursor?: string;
+  requesters?: readonly string[];
+  scope?: string;
+  tool?: string;
+  q?: string;
+  /** created_at < before, created_at >= after (ISO times). */
+  before?: string;
+  after?: string;
 }
 
 type Row = Record<string, unknown>;
@@ -153,6 +173,16 @@ export function createApprovalStore(db: SqlDatabase): ApprovalStore {
       };
       const where: string[] = [];
       if (query.status !== undefined) where.push(`status = ${add(query.status)}`);
+      if (query.requesters?.length) where.push(`requester IN (${query.requesters.map(add).join(", ")})`);
+      if (query.scope !== undefined) where.push(`scope = ${add(query.scope)}`);
+      if (query.tool !== undefined) where.push(`tool = ${add(query.tool)}`);
+      if (query.q) {
+        const pattern = add(containsPattern(query.q));
+        const like = likeOperator(db.dialect);
+        where.push(`(summary ${like} ${pattern} ESCAPE '\\' OR path ${like} ${pattern} ESCAPE '\\')`);
+      }
+      if (query.before !== undefined) where.push(`created_at < ${add(query.before)}`);
+      if (query.after !== undefined) where.push(`created_at >= ${add(query.after)}`);
       if (after) {
         const created = add(after.created_at);
         where.push(`(created_at < ${created} OR (created_at = ${created} AND id < ${add(after.id)}))`);

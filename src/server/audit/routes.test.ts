@@ -1,11 +1,12 @@
 import { Hono } from "hono";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../../test/helpers.js";
-import type { Activity } from "../../protocol/console-api.js";
+import type { Activity, SessionTimeline } from "../../protocol/console-api.js";
+import type { EnrollmentService } from "../enrollment/service.js";
 import type { GatewayEnv } from "../http/env.js";
 import { openSqliteSql } from "../store/sqlite.js";
 import { createAuditRoutes, MAX_ACTIVITY_DAYS } from "./routes.js";
-import { type AuditLog, openAuditLog } from "./store.js";
+import { type AuditLog, type AuditRecord, openAuditLog, type ToolCallEvent } from "./store.js";
 
 const DAY = 86_400_000;
 
@@ -125,5 +126,163 @@ describe("audit routes: the activity window (in process)", () => {
     expect(older.body.events?.map((event) => event.detail.id)).toEqual(["cli_1"]);
     for (const bad of ["before=0", "before=x", "before=1.5"])
       expect(await page(bad)).toMatchObject({ status: 400, body: { error: "invalid_request" } });
+  });
+});
+
+describe("audit routes: filters, export and a session's tool calls (in process)", () => {
+  let cleanup: () => Promise<void>;
+  let audit: AuditLog;
+  let clock: Date;
+  let app: Hono<GatewayEnv>;
+
+  const call = (over: Partial<ToolCallEvent>): ToolCallEvent => ({
+    kind: "tool_call",
+    tool: "context_search",
+    endpoint: "ivoai-context",
+    credential_id: "cli_a",
+    session_id: "s1",
+    tier: "read",
+    status: "SUCCESS",
+    latency_ms: 12,
+    tokens_consumed: 3,
+    guardrail_checked: true,
+    ...over,
+  });
+
+  beforeEach(async () => {
+    let dir: string;
+    ({ dir, cleanup } = await tempDir());
+    clock = new Date("2026-06-01T12:00:00Z");
+    audit = await openAuditLog(openSqliteSql(`${dir}/audit.sqlite`), { now: () => clock });
+    app = new Hono<GatewayEnv>();
+    app.use(async (c, next) => {
+      c.set("client", { id: "viewer", name: "Eva", scopes: ["audit:read"] });
+      await next();
+    });
+    const enrollment = {
+      listClients: async () => [
+        {
+          id: "cli_a",
+          name: "laptop",
+          scopes: [],
+          created_at: "",
+          enrollment_id: "e",
+          revoked_at: null,
+        },
+      ],
+    };
+    app.route(
+      "/v1/audit",
+      createAuditRoutes({
+        audit,
+        memory: undefined,
+        enrollment: enrollment as unknown as EnrollmentService,
+        now: () => clock,
+      }),
+    );
+    const at = (minute: number) => new Date(Date.UTC(2026, 5, 1, 11, minute));
+    clock = at(0);
+    void audit.record(call({ tool: '=HYPERLINK("http://x")', status: "FAILED", session_id: "s2" }));
+    clock = at(1);
+    void audit.record(
+      call({ tool: "memory_read_page", endpoint: "ivoai-memory", credential_id: "oauth:oc_1" }),
+    );
+    clock = at(2);
+    void audit.record(call({ tool: "context_search", latency_ms: 40 }));
+    clock = at(3);
+    await audit.record({
+      kind: "client_revoked",
+      actor: 'Eva, "admin"',
+      detail: { target: "client", id: "cli_b" },
+    });
+    clock = new Date("2026-06-01T12:00:00Z");
+  });
+  afterEach(async () => {
+    await audit.close();
+    await cleanup();
+  });
+
+  const events = async (query: string) => {
+    const response = await app.request(`/v1/audit/events?${query}`);
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { events: (AuditRecord & { credential_name?: string })[] }).events;
+  };
+
+  it("filters events by credential, tool, status, kind, time and text, naming credentials", async () => {
+    expect((await events("credential_id=cli_a")).map((e) => e.kind === "tool_call" && e.tool)).toEqual([
+      '=HYPERLINK("http://x")',
+      "context_search",
+    ]);
+    expect((await events("credential_id=cli_a"))[0]?.credential_name).toBe("laptop");
+    expect((await events("status=FAILED")).map((e) => e.id)).toHaveLength(1);
+    expect(
+      (await events("tool=memory_read_page")).map((e) => e.kind === "tool_call" && e.credential_id),
+    ).toEqual(["oauth:oc_1"]);
+    expect((await events("kind=client_revoked")).map((e) => e.kind)).toEqual(["client_revoked"]);
+    const window = await events("since=2026-06-01T11:01:00Z&until=2026-06-01T11:03:00Z");
+    expect(window.map((e) => e.at)).toEqual(["2026-06-01T11:01:00.000Z", "2026-06-01T11:02:00.000Z"]);
+    // Text anywhere in the event, case-insensitive, LIKE's own characters taken literally.
+    expect((await events("q=CLI_B")).map((e) => e.kind)).toEqual(["client_revoked"]);
+    expect(await events("q=%25")).toEqual([]);
+    expect((await events("session_id=s2")).map((e) => e.kind === "tool_call" && e.status)).toEqual([
+      "FAILED",
+    ]);
+  });
+
+  it("exports the filtered events as JSON Lines and as CSV safe to open in a spreadsheet", async () => {
+    const jsonl = await app.request("/v1/audit/export?format=jsonl&credential_id=cli_a");
+    expect(jsonl.status).toBe(200);
+    expect(jsonl.headers.get("content-type")).toContain("application/x-ndjson");
+    expect(jsonl.headers.get("content-disposition")).toMatch(
+      /^attachment; filename="ivoai-audit-.*\.jsonl"$/,
+    );
+    const lines = (await jsonl.text()).trimEnd().split("\n");
+    // Newest first, each line an event with its credential's name.
+    expect(lines.map((line) => (JSON.parse(line) as { tool: string }).tool)).toEqual([
+      "context_search",
+      '=HYPERLINK("http://x")',
+    ]);
+    expect((JSON.parse(lines[0] ?? "{}") as { credential_name: string }).credential_name).toBe("laptop");
+
+    const csv = await app.request("/v1/audit/export?format=csv");
+    expect(csv.headers.get("content-type")).toContain("text/csv");
+    expect(csv.headers.get("content-disposition")).toMatch(/filename="ivoai-audit-.*\.csv"$/);
+    const rows = (await csv.text()).split("\r\n");
+    expect(rows[0]).toBe(
+      "id,at,kind,tool,credential_id,credential_name,session_id,status,latency_ms,tokens_consumed,actor,detail",
+    );
+    expect(rows).toHaveLength(6);
+    expect(rows[1]).toBe(
+      '4,2026-06-01T11:03:00.000Z,client_revoked,,,,,,,,"Eva, ""admin""","{""target"":""client"",""id"":""cli_b""}"',
+    );
+    // A formula in an agent's tool name is prefixed with a quote and stays one quoted cell.
+    expect(rows[4]).toBe(
+      `1,2026-06-01T11:00:00.000Z,tool_call,"'=HYPERLINK(""http://x"")",cli_a,laptop,s2,FAILED,12,3,,`,
+    );
+    expect(rows[5]).toBe("");
+    const bad = await app.request("/v1/audit/export?format=xlsx");
+    expect(bad.status).toBe(400);
+  });
+
+  it("lists a session's tool calls in its timeline, oldest first, even without a memory service", async () => {
+    const response = await app.request("/v1/audit/timeline?session_id=s1");
+    expect(response.status).toBe(200);
+    const timeline = (await response.json()) as SessionTimeline;
+    expect(
+      timeline.events.map((e) => [
+        e.source,
+        e.tool,
+        e.status,
+        e.latency_ms,
+        e.credential_name ?? e.credential_id,
+      ]),
+    ).toEqual([
+      ["tool_call", "memory_read_page", "SUCCESS", 12, "oauth:oc_1"],
+      ["tool_call", "context_search", "SUCCESS", 40, "laptop"],
+    ]);
+    const earlier = (await (
+      await app.request("/v1/audit/timeline?session_id=s1&as_of=2026-06-01T11:01:00Z")
+    ).json()) as SessionTimeline;
+    expect(earlier.events.map((e) => e.tool)).toEqual(["memory_read_page"]);
   });
 });

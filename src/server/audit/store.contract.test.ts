@@ -435,6 +435,69 @@ describeBackends("audit log", (kit) => {
     });
   }, 300_000);
 
+  it("filters a listing by a tool call's columns, a time range and text, LIKE's characters taken literally", async () => {
+    at("2026-01-01T00:00:01Z", call({ tool: "memory_read_page", credential_id: "cli_b", status: "FAILED" }));
+    at("2026-01-01T00:00:02Z", call({ tool: "context_search", session_id: "s9" }));
+    at("2026-01-01T00:00:03Z", { kind: "client_revoked", actor: "Eva", detail: { id: "CLI_100%" } });
+    const ids = async (options: Parameters<AuditLog["list"]>[0]) =>
+      (await audit.list(options)).map((e) => e.at);
+    expect(await ids({ credential_id: "cli_b" })).toEqual(["2026-01-01T00:00:01.000Z"]);
+    expect(await ids({ status: "FAILED" })).toEqual(["2026-01-01T00:00:01.000Z"]);
+    expect(await ids({ tool: "context_search", session_id: "s9" })).toEqual(["2026-01-01T00:00:02.000Z"]);
+    expect(await ids({ since: "2026-01-01T00:00:02.000Z", until: "2026-01-01T00:00:03.000Z" })).toEqual([
+      "2026-01-01T00:00:02.000Z",
+    ]);
+    expect(await ids({ text: "cli_100%" })).toEqual(["2026-01-01T00:00:03.000Z"]);
+    expect(await ids({ text: "_100" })).toEqual(["2026-01-01T00:00:03.000Z"]);
+    expect(await ids({ text: "1_0" })).toEqual([]);
+    expect(await ids({ text: "%" })).toEqual(["2026-01-01T00:00:03.000Z"]);
+  });
+
+  it("tells each credential's last call among 100,000 with an index probe per credential", async () => {
+    const base = Date.parse("2026-01-01T00:00:00Z");
+    for (let index = 0; index < 100_000; index += 1) {
+      clock = new Date(base + index * 800);
+      void audit.record(call({ credential_id: `cli_${index % 20}` }));
+    }
+    await audit.flush();
+    const ids = [...Array.from({ length: 20 }, (_, index) => `cli_${index}`), "cli_never"];
+    const { ms, value: used } = await cpuMsOf(() => audit.lastUsed(ids));
+    console.info(`last used of 21 credentials over 100,000 calls [${kit.dialect}]: ${ms.toFixed(0)} ms CPU`);
+    expect(used.get("cli_19")).toBe(new Date(base + 99_999 * 800).toISOString());
+    expect(used.get("cli_0")).toBe(new Date(base + 99_980 * 800).toISOString());
+    expect(used.get("cli_never")).toBeNull();
+    expect(used.size).toBe(21);
+    // The database reads one index entry per credential, not the credential's 5,000 calls.
+    const reader = await kit.open(schema);
+    const sql =
+      "SELECT CAST($1 AS TEXT) AS credential_id, MAX(at) AS at FROM events WHERE credential_id = $1";
+    try {
+      if (kit.dialect === "sqlite") {
+        const steps = await reader.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, ["cli_3"]);
+        const details = steps.map((step) => step.detail).join("; ");
+        expect(details).toMatch(
+          /SEARCH events USING COVERING INDEX events_credential_at \(credential_id=\?\)/,
+        );
+      } else {
+        await reader.run("ANALYZE events", []);
+        const [row] = await reader.all<{ "QUERY PLAN": [{ Plan: PgPlan }] }>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+          ["cli_3"],
+        );
+        const scans = flatten(row?.["QUERY PLAN"][0].Plan).filter((node) =>
+          node["Node Type"].includes("Scan"),
+        );
+        const rows = scans.reduce(
+          (sum, node) => sum + node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0),
+          0,
+        );
+        expect(rows, JSON.stringify(row?.["QUERY PLAN"][0].Plan)).toBeLessThanOrEqual(2);
+      }
+    } finally {
+      await reader.close();
+    }
+  }, 300_000);
+
   /** How a chunk after row (`after`, id 0) is read: with a sort, and how many rows its scan reads. */
   const chunkPlan = async (after: string, until: string) => {
     const reader = await kit.open(schema);

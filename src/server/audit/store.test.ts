@@ -76,6 +76,7 @@ CREATE INDEX IF NOT EXISTS events_at ON events (at);`);
       expect(check.prepare("SELECT store, version, name FROM schema_migrations").all()).toEqual([
         { store: "audit", version: 1, name: "events" },
         { store: "audit", version: 2, name: "tool call columns" },
+        { store: "audit", version: 3, name: "credential and session indexes" },
       ]);
     } finally {
       check.close();

@@ -54,6 +54,18 @@ export interface AuditListOptions {
   kind?: AuditEvent["kind"];
   /** Keyset cursor: only events with a smaller id (the previous page's first id), to page back in time. */
   before?: number;
+  /** Events recorded before this time (ISO-8601). */
+  until?: string;
+  /** Tool calls of this credential. */
+  credential_id?: string;
+  /** Tool calls of this tool. */
+  tool?: string;
+  /** Tool calls with this status (SUCCESS, FAILED, REJECTED…). */
+  status?: string;
+  /** Tool calls in this session. */
+  session_id?: string;
+  /** Events whose JSON contains this text (case-insensitive for ASCII). */
+  text?: string;
 }
 
 export interface AuditLog {
@@ -73,6 +85,11 @@ export interface AuditLog {
   flush(): Promise<void>;
   /** Events oldest first: the newest `limit` of those matching (page back with `before`). */
   list(options: AuditListOptions): Promise<AuditRecord[]>;
+  /**
+   * When each credential last made a tool call (null when it never did, or its calls were pruned). One query;
+   * each credential costs one index probe (events_credential_at), whatever the log's size.
+   */
+  lastUsed(credentialIds: readonly string[]): Promise<Map<string, string | null>>;
   /** Tool calls in a window, aggregated (the console's activity view). */
   activity(query: ActivityQuery): Promise<Activity>;
   /** Writes what is pending, then closes the database. */
@@ -126,7 +143,29 @@ FROM (SELECT id AS event_id, body::jsonb AS j FROM events WHERE kind = 'tool_cal
 WHERE events.id = calls.event_id;`,
     },
   },
+  {
+    // "Last used" per client reads the newest call of each credential, and a session's timeline its calls: an
+    // index probe each instead of a scan of the log.
+    version: 3,
+    name: "credential and session indexes",
+    up: {
+      sqlite: `
+CREATE INDEX IF NOT EXISTS events_credential_at ON events (credential_id, at);
+CREATE INDEX IF NOT EXISTS events_session ON events (session_id, id);`,
+      postgres: `
+CREATE INDEX IF NOT EXISTS events_credential_at ON events (credential_id, at);
+CREATE INDEX IF NOT EXISTS events_session ON events (session_id, id);`,
+    },
+  },
 ];
+
+/** Credentials per "last used" statement (each a UNION ALL arm with one parameter). */
+const LAST_USED_CHUNK = 200;
+
+/** `text` as a LIKE pattern matching it anywhere, with LIKE's own characters escaped (ESCAPE '\\'). */
+function containsPattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
 
 /** Events held for one write at most: a burst this large is written at once. */
 export const AUDIT_MAX_PENDING = 256;
@@ -297,12 +336,19 @@ export async function openAuditLog(db: SqlDatabase, options: AuditLogOptions = {
       return batch.written;
     },
     flush,
-    async list({ since, limit, kind, before }) {
+    async list({ since, limit, kind, before, until, credential_id, tool, status, session_id, text }) {
       await flush();
       const params: unknown[] = [since ?? "", Math.min(limit ?? 1000, 100_000)];
       let where = "at >= $1";
       if (kind) where += ` AND kind = $${params.push(kind)}`;
       if (before !== undefined) where += ` AND id < $${params.push(before)}`;
+      if (until !== undefined) where += ` AND at < $${params.push(until)}`;
+      if (credential_id !== undefined) where += ` AND credential_id = $${params.push(credential_id)}`;
+      if (tool !== undefined) where += ` AND tool = $${params.push(tool)}`;
+      if (status !== undefined) where += ` AND status = $${params.push(status)}`;
+      if (session_id !== undefined) where += ` AND session_id = $${params.push(session_id)}`;
+      if (text !== undefined && text.length > 0)
+        where += ` AND LOWER(body) LIKE $${params.push(containsPattern(text))} ESCAPE '\\'`;
       const rows = await db.all<{ id: number; at: string; body: string }>(
         `SELECT id, at, body FROM events WHERE ${where} ORDER BY id DESC LIMIT $2`,
         params,
@@ -310,6 +356,25 @@ export async function openAuditLog(db: SqlDatabase, options: AuditLogOptions = {
       return rows
         .reverse()
         .map((row) => ({ ...(JSON.parse(row.body) as AuditEvent), id: Number(row.id), at: row.at }));
+    },
+    async lastUsed(credentialIds) {
+      await flush();
+      const result = new Map<string, string | null>();
+      const ids = [...new Set(credentialIds)];
+      for (let start = 0; start < ids.length; start += LAST_USED_CHUNK) {
+        const chunk = ids.slice(start, start + LAST_USED_CHUNK);
+        // MAX over an equality prefix of (credential_id, at) is one index probe on both backends.
+        const arms = chunk.map(
+          (_, index) =>
+            `SELECT CAST($${index + 1} AS TEXT) AS credential_id, MAX(at) AS at FROM events WHERE credential_id = $${index + 1}`,
+        );
+        const rows = await db.all<{ credential_id: string; at: string | null }>(
+          arms.join(" UNION ALL "),
+          chunk,
+        );
+        for (const row of rows) result.set(row.credential_id, row.at ?? null);
+      }
+      return result;
     },
     async activity(query) {
       await flush();

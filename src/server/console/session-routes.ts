@@ -1,14 +1,16 @@
 // /v1/console/session: a single-use sign-in code becomes a session cookie (POST); the page reads its session
 // and CSRF token (GET) and signs out (DELETE). The cookie is the only credential these routes take.
-import { Hono } from "hono";
+// /v1/console/sessions: a console admin lists every session and revokes one.
+import { type Context, Hono } from "hono";
 import { z } from "zod";
+import type { ConsoleSessionView } from "../../protocol/console-api.js";
 import type { Logger } from "../../shared/logger.js";
 import type { RateLimiter } from "../enrollment/rate-limit.js";
 import { clientAddress, type GatewayEnv } from "../http/env.js";
 import { readJsonBody } from "../http/json-body.js";
 import { problem } from "../http/problem.js";
 import type { ConsoleAuth } from "./session-auth.js";
-import type { ConsoleStore } from "./store.js";
+import { type ConsoleSessionRecord, type ConsoleStore, consoleSessionState, idleEnd } from "./store.js";
 
 const signInSchema = z.object({ code: z.string().min(1).max(256) }).strict();
 /** A sign-in body is a code and nothing else. */
@@ -75,6 +77,80 @@ export function createConsoleSessionRoutes(deps: ConsoleSessionRoutesDeps): Hono
     deps.logger.info("console session closed", { session_id: result.session.id });
     deps.auth.clearCookie(c);
     return c.body(null, 204);
+  });
+
+  return app;
+}
+
+/** A stored session as an admin sees it: never its token or the token's hash (the store does not return them). */
+function sessionView(
+  session: ConsoleSessionRecord,
+  now: Date,
+  idleMs: number,
+  currentId: string | undefined,
+): ConsoleSessionView {
+  return {
+    id: session.id,
+    name: session.name,
+    role: session.role,
+    created_at: session.created_at,
+    last_seen_at: session.last_seen_at,
+    idle_expires_at: idleEnd(session, idleMs),
+    expires_at: session.expires_at,
+    revoked_at: session.revoked_at,
+    state: consoleSessionState(session, now, idleMs),
+    current: session.id === currentId,
+  };
+}
+
+const SESSION_ID = /^cs_[\w-]{1,128}$/;
+
+/**
+ * /v1/console/sessions: every console session (GET) and revoking one (POST /:id/revoke, CSRF) — for a console
+ * admin only. A bearer credential is refused whatever its scopes: managing people's sign-ins is a console role's
+ * job, and the role is read from the session behind the request's own cookie.
+ */
+export function createConsoleSessionAdminRoutes(
+  deps: Pick<ConsoleSessionRoutesDeps, "store" | "auth" | "logger" | "idleMs" | "now">,
+): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
+  /** The admin's own session, or the 403 to answer. */
+  const admin = async (
+    c: Context<GatewayEnv>,
+  ): Promise<{ ok: true; session: ConsoleSessionRecord } | { ok: false; response: Response }> => {
+    const refused = {
+      ok: false as const,
+      response: problem(c, 403, "forbidden", "only a console admin can manage console sessions"),
+    };
+    const token = deps.auth.cookieOf(c);
+    if (token === undefined) return refused;
+    const session = await deps.store.findSession(token);
+    // The principal the middleware set must be this very session (not a bearer sent beside a cookie).
+    if (!session || c.get("client")?.id !== `console_${session.id}` || session.role !== "admin")
+      return refused;
+    return { ok: true, session };
+  };
+
+  app.get("/", async (c) => {
+    const caller = await admin(c);
+    if (!caller.ok) return caller.response;
+    const now = deps.now();
+    const sessions = await deps.store.listSessions();
+    return c.json({
+      sessions: sessions.map((session) => sessionView(session, now, deps.idleMs, caller.session.id)),
+    });
+  });
+
+  app.post("/:id/revoke", async (c) => {
+    const caller = await admin(c);
+    if (!caller.ok) return caller.response;
+    const id = c.req.param("id");
+    if (!SESSION_ID.test(id)) return problem(c, 400, "invalid_request", "invalid session id");
+    const now = deps.now();
+    const revoked = await deps.store.revoke(id, now);
+    if (!revoked) return problem(c, 404, "not_found", `no console session with id ${id}`);
+    deps.logger.info("console session revoked", { session_id: id, by_session_id: caller.session.id });
+    return c.json(sessionView(revoked, now, deps.idleMs, caller.session.id));
   });
 
   return app;

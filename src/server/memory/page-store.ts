@@ -4,7 +4,7 @@
 // index that reads "keys above the highest seen" after a generation change misses no page of another replica.
 import { IvoaiError } from "../../shared/errors.js";
 import type { ApprovalRecord } from "../approvals/store.js";
-import type { SqlDatabase, SqlExecutor } from "../store/sql.js";
+import { containsPattern, likeOperator, type SqlDatabase, type SqlExecutor } from "../store/sql.js";
 import { newEventId } from "./schema.js";
 
 export type FeedbackKind = "helpful" | "not_helpful" | "stale" | "wrong";
@@ -25,6 +25,12 @@ export interface PageRecord {
   updated_at: string;
   feedback: Record<FeedbackKind, number>;
 }
+
+/** A stored version's content: what an approver compares a proposed change with. */
+export type PageVersionContent = Pick<
+  PageRecord,
+  "title" | "tags" | "relations" | "expires_at" | "body" | "version"
+> & { deleted: boolean };
 
 /** What ranking reads of a page: no body, title or metadata. */
 export type PageHead = Pick<PageRecord, "key" | "scope" | "path" | "feedback">;
@@ -90,6 +96,8 @@ export interface MemoryPageStore {
     scope: string,
     path: string,
   ): Promise<{ version: number; title: string; author: string; at: string; deleted: boolean }[]>;
+  /** One stored version's content (deleted versions included), or undefined when there is no such version. */
+  pageVersion(scope: string, path: string, version: number): Promise<PageVersionContent | undefined>;
   /** Title of each page that exists at one of the paths in one of the scopes (metadata only, one query). */
   pageTitles(
     scopes: readonly string[],
@@ -183,11 +191,6 @@ function decodePageCursor(cursor: string): { updated_at: string; key: number } {
     // falls through to the usage error
   }
   throw new IvoaiError("USAGE", "invalid cursor: pass the next_cursor of the previous page unchanged");
-}
-
-/** A LIKE pattern matching `text` anywhere, its wildcards taken literally (ESCAPE '\\'). */
-function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 }
 
 const HEAD_COLUMNS = "key, scope, path, helpful, not_helpful, stale, wrong";
@@ -496,7 +499,7 @@ async function removePage(tx: SqlExecutor, page: PageRecord, actor: string, at: 
 
 /** The store over a database already migrated (see createMemoryStore). */
 export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
-  const like = db.dialect === "postgres" ? "ILIKE" : "LIKE";
+  const like = likeOperator(db.dialect);
   const headOf = (alias: string) =>
     HEAD_COLUMNS.split(", ")
       .map((column) => `${alias}.${column}`)
@@ -622,6 +625,22 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
         at: String(row.written_at),
         deleted: Number(row.deleted) === 1,
       }));
+    },
+    async pageVersion(scope, path, version) {
+      const row = await db.get<Row>(
+        "SELECT version, title, tags, relations, expires_at, body, deleted FROM page_versions WHERE scope = $1 AND path = $2 AND version = $3",
+        [scope, path, version],
+      );
+      if (!row) return undefined;
+      return {
+        version: Number(row.version),
+        title: String(row.title),
+        tags: JSON.parse(String(row.tags)) as string[],
+        relations: JSON.parse(String(row.relations)) as Record<string, string[]>,
+        expires_at: (row.expires_at as string | null) ?? null,
+        body: String(row.body),
+        deleted: Number(row.deleted) === 1,
+      };
     },
     async pageTitles(scopes, paths) {
       if (scopes.length === 0 || paths.length === 0) return [];

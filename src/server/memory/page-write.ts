@@ -23,7 +23,18 @@ export interface PageInput {
 
 export const MAX_PAGE_BYTES = 1024 * 1024;
 
-export function preparePageWrite(input: PageInput): PageWrite {
+/** A page's stored fields as a write would set them (no analysis): what an approver is shown it changes. */
+export type PageFields = Pick<
+  PageWrite,
+  "scope" | "path" | "title" | "tags" | "relations" | "expires_at" | "body"
+>;
+
+/** The page `input` writes: its normalised place, metadata (explicit fields over front matter) and body. */
+export function pageFields(input: PageInput): PageFields {
+  return readPage(input).fields;
+}
+
+function readPage(input: PageInput) {
   if (Buffer.byteLength(input.body) > MAX_PAGE_BYTES) {
     throw new IvoaiError("USAGE", `pages are limited to ${MAX_PAGE_BYTES} bytes`);
   }
@@ -61,6 +72,12 @@ export function preparePageWrite(input: PageInput): PageWrite {
     if (Number.isNaN(at)) throw new IvoaiError("USAGE", `invalid expires_at '${expiresText}'`);
     expires_at = new Date(at).toISOString();
   }
+  return { fields: { scope, path, title, tags, relations, expires_at, body: input.body }, meta, body };
+}
+
+export function preparePageWrite(input: PageInput): PageWrite {
+  const { fields, meta, body } = readPage(input);
+  const { path, title, tags, relations } = fields;
   const edges: [string, string][] = [];
   for (const target of wikiLinks(body)) {
     try {
@@ -86,13 +103,7 @@ export function preparePageWrite(input: PageInput): PageWrite {
       : [...new Set([...dayTerms(day), ...[...dateExpressionTerms(body, day).keys()].flatMap(withPeriods)])];
   const marker = meta.session === undefined ? [] : [sessionMarker(meta.session)];
   return {
-    scope,
-    path,
-    title,
-    tags,
-    relations,
-    expires_at,
-    body: input.body,
+    ...fields,
     author: input.author,
     terms: [...marker, ...dated, ...header, ...analysed.terms].join(" "),
     language: analysed.language,

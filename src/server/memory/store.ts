@@ -34,6 +34,7 @@ export type {
   MemoryPageStore,
   PageHead,
   PageRecord,
+  PageVersionContent,
   PageWrite,
 } from "./page-store.js";
 export { FEEDBACK_KINDS, MAX_COUNTED_COMPLETIONS, MAX_NEIGHBOURS } from "./page-store.js";

@@ -43,6 +43,16 @@ export function refuseNul(params: readonly unknown[]): void {
 }
 
 /** The row-lock clause for a SELECT inside a transaction ("" on SQLite, whose transactions are serialised). */
+/** A LIKE pattern matching `text` anywhere, its wildcards taken literally (ESCAPE '\\'). */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+/** The case-insensitive LIKE of a dialect (SQLite's LIKE already ignores ASCII case). */
+export function likeOperator(dialect: Dialect): string {
+  return dialect === "postgres" ? "ILIKE" : "LIKE";
+}
+
 export function forUpdate(dialect: Dialect): string {
   return dialect === "postgres" ? " FOR UPDATE" : "";
 }
