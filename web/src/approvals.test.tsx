@@ -5,6 +5,7 @@ import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testi
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConsoleApp } from "./app.js";
 import { approval, createFakeGateway, type FakeGateway, fakeLayout } from "./test-support.js";
+import type { ApprovalChanges } from "./types.js";
 
 let gateway: FakeGateway;
 let restoreLayout: () => void;
@@ -35,11 +36,11 @@ async function openRow(list: HTMLElement, index = 0) {
   const row = within(list).getAllByRole("option")[index] as HTMLElement;
   const target = row.querySelector(".target")?.textContent ?? "";
   fireEvent.click(row);
-  await screen.findByRole("heading", { level: 2, name: new RegExp(escape(target)) });
+  await screen.findByRole("heading", { level: 2, name: new RegExp(escapeRegExp(target)) });
   return screen.getByRole("region", { name: "Approval details" });
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
@@ -192,6 +193,295 @@ describe("approvals", () => {
     const details = await openRow(list);
     await within(details).findByText(/cannot approve or reject/);
     expect(within(details).queryByRole("button", { name: "Approve" })).toBeNull();
+  });
+});
+
+const EXPIRES = "2026-12-03T15:02:00.000Z";
+
+/** A request touching every field the gateway describes (no real request does all of it at once). */
+const EVERY_ITEM: ApprovalChanges = {
+  effect: "replace",
+  headline: "Replaces team:notes/page-1.md — metadata only: expiry, title, tags, relations",
+  metadata_only: true,
+  items: [
+    { field: "title", severity: "change", text: "Title: “Old” → “New”", before: "Old", after: "New" },
+    {
+      field: "expires_at",
+      severity: "danger",
+      text: `This page will be deleted on ${EXPIRES}`,
+      change: "set",
+      before: null,
+      after: EXPIRES,
+    },
+    {
+      field: "conflict",
+      severity: "warning",
+      text: "The page changed since the request (version 2 → 3)",
+      base_version: 2,
+      current_version: 3,
+    },
+    {
+      field: "tags",
+      severity: "change",
+      text: "Tags: +urgent −stale",
+      added: ["urgent"],
+      removed: ["stale"],
+    },
+    {
+      field: "relations",
+      severity: "change",
+      text: "Relations: +depends_on notes/a −see_also notes/b",
+      added: [{ type: "depends_on", target: "notes/a" }],
+      removed: [{ type: "see_also", target: "notes/b" }],
+    },
+    {
+      field: "location",
+      severity: "info",
+      text: "Page team:notes/page-1.md",
+      scope: "team",
+      path: "notes/page-1.md",
+    },
+  ],
+  body: {
+    added: 0,
+    removed: 0,
+    lines: [
+      { op: "=", old: 1, new: 1, text: "same line one" },
+      { op: "=", old: 2, new: 2, text: "same line two" },
+    ],
+    coarse: false,
+  },
+};
+
+describe("approvals for daily use", () => {
+  it("keeps the keyboard on the same request when new ones arrive at the top", async () => {
+    start("/console/approvals", { approvals: [approval(1), approval(2), approval(3)] });
+    const list = await openList();
+    act(() => list.focus());
+    fireEvent.keyDown(list, { key: "ArrowDown" });
+    expect(list.getAttribute("aria-activedescendant")).toBe("approval-apr_00002");
+    gateway.approvals.unshift(approval(90), approval(91));
+    // The pending list polls: the new requests appear above without a reload.
+    await waitFor(() => expect(within(list).getAllByRole("option")).toHaveLength(5), { timeout: 8000 });
+    expect(within(list).getAllByRole("option")[0]?.id).toBe("approval-apr_00090");
+    expect(list.getAttribute("aria-activedescendant")).toBe("approval-apr_00002");
+    fireEvent.keyDown(list, { key: "Enter" });
+    await screen.findByRole("heading", { level: 2, name: /notes\/page-2\.md/ });
+  });
+
+  it("shows no row as selected before one is opened or the list has focus", async () => {
+    start("/console/approvals", { approvals: [approval(1), approval(2)] });
+    const list = await openList();
+    expect(list.querySelectorAll('[aria-selected="true"], .active, .open')).toHaveLength(0);
+  });
+
+  it("shows requesters by name with the id beside it, in the list and the details", async () => {
+    start("/console/approvals", { approvals: [approval(1)], names: { "agent-1": "Bea's laptop" } });
+    const list = await openList();
+    const row = within(list).getAllByRole("option")[0] as HTMLElement;
+    expect(row.textContent).toContain("by Bea's laptop");
+    expect(row.textContent).toContain("agent-1");
+    const details = await openRow(list);
+    expect(within(details).getByText(/Bea's laptop/).textContent).toContain("(agent-1)");
+  });
+
+  it("sends the filters as query params, keeps them in the URL and says what is filtered", async () => {
+    const old = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    start("/console/approvals", {
+      approvals: [
+        approval(1, { requester: "cli_bea", created_at: old }),
+        approval(2, { requester: "cli_bea" }),
+        approval(3, { tool: "memory_delete_page", action: "delete_page" }),
+      ],
+      names: { cli_bea: "Bea" },
+    });
+    const list = await openList();
+    expect(within(list).getAllByRole("option")).toHaveLength(3);
+    fireEvent.change(screen.getByLabelText("Requester"), { target: { value: "Bea" } });
+    await waitFor(() => expect(window.location.search).toContain("requester=Bea"));
+    fireEvent.change(screen.getByLabelText("Older than"), { target: { value: "1d" } });
+    await waitFor(() => expect(within(screen.getByRole("listbox")).getAllByRole("option")).toHaveLength(1));
+    const last = gateway.requests.filter((request) => request.path.startsWith("/v1/approvals?")).at(-1);
+    const params = new URL(last?.path ?? "", "http://x").searchParams;
+    expect(params.get("requester")).toBe("Bea");
+    expect(params.get("status")).toBe("pending");
+    expect(Date.parse(params.get("before") ?? "")).toBeLessThan(Date.now() - 86_000_000);
+    expect(window.location.search).toContain("age=1d");
+    expect(
+      screen.getByText(/1 pending matching requester “Bea”, older than 1 day \(of 3 pending\)/),
+    ).toBeTruthy();
+    fireEvent.change(screen.getByLabelText("Tool"), { target: { value: "memory_delete_page" } });
+    await screen.findByText(/No pending requests matching requester “Bea”, tool memory_delete_page/);
+  });
+
+  it("opens a request from its URL, also one past the first page and one already decided", async () => {
+    const many = Array.from({ length: 450 }, (_, i) => approval(i));
+    many.push(approval(999, { status: "applied", decided_by: "Bob", decided_at: new Date().toISOString() }));
+    start("/console/approvals/apr_00400", { approvals: many });
+    await screen.findByRole("heading", { level: 2, name: /notes\/page-400\.md/ });
+    cleanup();
+    start("/console/approvals/apr_00999", { approvals: many });
+    const heading = await screen.findByRole("heading", { level: 2, name: /notes\/page-999\.md/ });
+    await waitFor(() => expect(document.activeElement).toBe(heading));
+    const details = screen.getByRole("region", { name: "Approval details" });
+    expect(within(details).getByText("applied")).toBeTruthy();
+    expect(within(details).getByText(/Bob/)).toBeTruthy();
+  });
+
+  it("renders every item of the change description, the deletion first, and says metadata only", async () => {
+    start("/console/approvals", { approvals: [approval(1)], changes: { apr_00001: EVERY_ITEM } });
+    const details = await openRow(await openList());
+    const text = details.textContent ?? "";
+    expect(text).toContain(EVERY_ITEM.headline);
+    for (const item of EVERY_ITEM.items) expect(text).toContain(item.text);
+    // Loudest first: the deletion before the conflict before the rest.
+    const order = ["will be deleted on", "changed since the request", "Title: “Old”", "Tags:", "Page team:"];
+    const at = order.map((part) => text.indexOf(part));
+    expect(at).toEqual([...at].sort((a, b) => a - b));
+    const danger = within(details).getByRole("note", { name: "Approving deletes a page" });
+    expect(danger.textContent).toContain(`This page will be deleted on ${EXPIRES}`);
+    expect(danger.querySelector(`time[datetime="${EXPIRES}"]`)).not.toBeNull();
+    expect(text).toMatch(/Metadata only:.*body does not change/);
+    expect(text).not.toMatch(/no changes/i);
+    // Tags and relations added and removed, the title before and after.
+    expect(details.querySelector("ins.ap-chip-add")?.textContent).toBe("+urgent");
+    expect(details.querySelector("del.ap-chip-del")?.textContent).toBe("−stale");
+    expect(text).toContain("depends_on → notes/a");
+    expect(text).toContain("see_also → notes/b");
+    expect(details.querySelector(".ap-before-after del")?.textContent).toBe("Old");
+    expect(details.querySelector(".ap-before-after ins")?.textContent).toBe("New");
+    // The unchanged body is still there to read.
+    expect(text).toContain("same line two");
+  });
+
+  it("numbers both sides, counts the change and marks the changed words; the layout choice is kept", async () => {
+    window.localStorage.clear();
+    const diff = "--- a\n+++ b\n@@\n keep\n-the quick brown fox\n+the quick red fox\n+one more";
+    start("/console/approvals", { approvals: [approval(1, { diff })] });
+    const details = await openRow(await openList());
+    const box = within(details).getByRole("region", { name: "Body of team:notes/page-1.md" });
+    expect(box.getAttribute("tabindex")).toBe("0");
+    expect(details.textContent).toContain("2 lines added, 1 removed");
+    const lines = [...box.querySelectorAll(".ap-dl")].map((line) =>
+      [...line.children].map((cell) => cell.textContent),
+    );
+    expect(lines).toEqual([
+      ["1", "1", "  keep"],
+      ["2", "", "- the quick brown fox"],
+      ["", "2", "+ the quick red fox"],
+      ["", "3", "+ one more"],
+    ]);
+    expect([...box.querySelectorAll("mark")].map((mark) => mark.textContent)).toEqual(["brown", "red"]);
+    fireEvent.click(within(details).getByRole("button", { name: "Split" }));
+    expect(window.localStorage.getItem("ivoai.console.diff-layout")).toBe("split");
+    const split = within(details).getByRole("region", { name: "Body of team:notes/page-1.md" });
+    const rows = [...split.querySelectorAll(".ap-split-row")].map((row) => row.textContent);
+    expect(rows).toEqual(["1  keep1  keep", "2- the quick brown fox2+ the quick red fox", "3+ one more"]);
+    expect(within(details).getByRole("button", { name: "Split" }).getAttribute("aria-pressed")).toBe("true");
+  });
+
+  it("renders every line of a large body", async () => {
+    const body = Array.from({ length: 3000 }, (_, i) => `+line ${i}`).join("\n");
+    start("/console/approvals", { approvals: [approval(1, { diff: body })] });
+    const details = await openRow(await openList());
+    await waitFor(() => expect(details.querySelectorAll(".ap-dl")).toHaveLength(3000), { timeout: 10_000 });
+    expect(details.querySelector(".ap-dl:last-child")?.textContent).toContain("line 2999");
+  });
+
+  it("shows a decision someone else made while the request is open", async () => {
+    start("/console/approvals", { approvals: [approval(1)] });
+    const details = await openRow(await openList());
+    const record = gateway.approvals[0];
+    if (!record) throw new Error("no record");
+    Object.assign(record, { status: "rejected", decided_by: "Bob", decided_at: new Date().toISOString() });
+    const notice = await within(details).findByText(/Decided while you were looking/, {}, { timeout: 8000 });
+    expect(notice.closest("[role=status]")?.textContent).toContain("rejected by Bob");
+    expect(within(details).queryByRole("button", { name: "Approve" })).toBeNull();
+  });
+});
+
+describe("bulk decisions", () => {
+  const three = () => [
+    approval(1),
+    approval(2, { tool: "memory_delete_page", action: "delete_page" }),
+    approval(3),
+    approval(4),
+  ];
+
+  it("approves the checked requests once each, after a confirmation that says how many and what", async () => {
+    start("/console/approvals", { approvals: three() });
+    const list = await openList();
+    act(() => list.focus());
+    fireEvent.keyDown(list, { key: " " });
+    fireEvent.keyDown(list, { key: "ArrowDown" });
+    fireEvent.keyDown(list, { key: " " });
+    fireEvent.keyDown(list, { key: "ArrowDown" });
+    fireEvent.keyDown(list, { key: " " });
+    const options = within(list).getAllByRole("option");
+    expect(options.map((option) => option.getAttribute("aria-checked"))).toEqual([
+      "true",
+      "true",
+      "true",
+      "false",
+    ]);
+    const opener = screen.getByRole("button", { name: "Approve 3" });
+    fireEvent.click(opener);
+    const dialog = screen.getByRole("dialog");
+    expect(dialog.textContent).toContain("Approve 3 requests: 1 deletes a page, 2 write pages");
+    expect(dialog.contains(document.activeElement)).toBe(true);
+    const confirm = within(dialog).getByRole("button", { name: "Approve 3" });
+    fireEvent.click(confirm);
+    fireEvent.click(confirm);
+    const results = await screen.findByRole("heading", { level: 2, name: /Bulk approval: 3 applied/ });
+    await waitFor(() => expect(document.activeElement).toBe(results));
+    const posts = gateway.requests.filter((request) => request.method === "POST");
+    expect(posts).toHaveLength(1);
+    expect(posts[0]?.path).toBe("/v1/approvals/decide");
+    expect(posts[0]?.headers["x-csrf-token"]).toBe("csrf-test-token");
+    expect(posts[0]?.body).toEqual({ ids: ["apr_00001", "apr_00002", "apr_00003"], approve: true });
+    expect(gateway.decisions.map((decision) => decision.id)).toEqual(["apr_00001", "apr_00002", "apr_00003"]);
+    expect(screen.queryByRole("dialog")).toBeNull();
+    await waitFor(() => expect(within(list).getAllByRole("option")).toHaveLength(1));
+  });
+
+  it("rejects all shown with a reason, and Escape cancels with focus back on the button", async () => {
+    start("/console/approvals", { approvals: three() });
+    await openList();
+    fireEvent.click(screen.getByLabelText("Check all 4 shown"));
+    const opener = screen.getByRole("button", { name: "Reject 4" });
+    fireEvent.click(opener);
+    let dialog = screen.getByRole("dialog");
+    expect(dialog.textContent).toContain("Reject 4 requests: 1 deletes a page, 3 write pages");
+    expect(document.activeElement).toBe(within(dialog).getByLabelText("Reason"));
+    fireEvent.keyDown(dialog, { key: "Escape" });
+    expect(screen.queryByRole("dialog")).toBeNull();
+    expect(document.activeElement).toBe(opener);
+    fireEvent.click(opener);
+    dialog = screen.getByRole("dialog");
+    fireEvent.click(within(dialog).getByRole("button", { name: "Reject 4" }));
+    expect(within(dialog).getByRole("alert").textContent).toContain("A reason is required");
+    fireEvent.change(within(dialog).getByLabelText("Reason"), { target: { value: "Not now" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Reject 4" }));
+    await screen.findByRole("heading", { level: 2, name: /Bulk rejection: 4 rejected/ });
+    const post = gateway.requests.find((request) => request.method === "POST");
+    expect(post?.body).toMatchObject({ approve: false, reason: "Not now" });
+    expect(gateway.approvals.every((record) => record.status === "rejected")).toBe(true);
+  });
+
+  it("shows each request's outcome when some were decided already", async () => {
+    start("/console/approvals", { approvals: three() });
+    const list = await openList();
+    fireEvent.click(screen.getByLabelText("Check all 4 shown"));
+    // Someone else decides one while the confirmation is open.
+    fireEvent.click(screen.getByRole("button", { name: "Approve 4" }));
+    const record = gateway.approvals[1];
+    if (record) record.status = "rejected";
+    fireEvent.click(within(screen.getByRole("dialog")).getByRole("button", { name: "Approve 4" }));
+    await screen.findByRole("heading", { level: 2, name: /3 applied, 1 already decided/ });
+    expect(
+      screen.getByText(/team:notes\/page-2\.md/, { selector: "span" }).parentElement?.textContent,
+    ).toContain("already decided by someone else");
+    expect(list).toBeTruthy();
   });
 });
 

@@ -145,7 +145,6 @@ export function ApprovalList({
               }}
             >
               {onToggle && (
-                // biome-ignore lint/a11y/useKeyWithClickEvents: Space on the listbox checks the active row
                 <span
                   className={`ap-check${isChecked ? " ap-checked" : ""}`}
                   aria-hidden="true"
