@@ -16,7 +16,7 @@ import { createApprovalRoutes } from "./approvals/routes.js";
 import { createAuditRoutes } from "./audit/routes.js";
 import type { AuditLog } from "./audit/store.js";
 import { CONSOLE_SESSION_PATH, createConsoleAuth, isConsoleApiPath } from "./console/session-auth.js";
-import { createConsoleSessionRoutes } from "./console/session-routes.js";
+import { createConsoleSessionAdminRoutes, createConsoleSessionRoutes } from "./console/session-routes.js";
 import { type ConsoleSite, createConsoleSiteRoutes, defaultConsoleSite } from "./console/static-site.js";
 import type { ConsoleStore } from "./console/store.js";
 import { createContextResources } from "./context/resources.js";
@@ -286,6 +286,18 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       now: now,
     }),
   );
+  if (consoleStore && consoleAuth) {
+    app.route(
+      "/v1/console/sessions",
+      createConsoleSessionAdminRoutes({
+        store: consoleStore,
+        auth: consoleAuth,
+        logger: deps.logger,
+        idleMs: consoleIdleMs,
+        now,
+      }),
+    );
+  }
   app.route(
     "/v1/audit",
     createAuditRoutes({

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { serverConfigSchema } from "../../config/server-config.js";
 import { serverPaths } from "../../config/server-paths.js";
+import type { ConsoleSessionView } from "../../protocol/console-api.js";
 import { silentLogger } from "../../shared/logger.js";
 import { createGatewayApp } from "../app.js";
 import { createEnrollmentService } from "../enrollment/service.js";
@@ -101,6 +102,65 @@ describe("console session routes (in process)", () => {
     expect(limited.status).toBe(429);
     expect(((await limited.json()) as { error: string }).error).toBe("rate_limited");
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("lets an admin list every session (no token in sight) and revoke one, refused to anyone else", async () => {
+    const base = "http://127.0.0.1:8787";
+    const gateway = app(base);
+    const open = async (role: "viewer" | "admin", name: string) => {
+      const { code } = await store.createCode({ role, name, ttlMs: 10 * MINUTE, now: clock });
+      const response = await gateway.request(`${base}/v1/console/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ code }),
+      });
+      const body = (await response.json()) as { csrf_token: string };
+      const cookie = (response.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+      return { cookie, csrf: body.csrf_token, token: cookie.split("=")[1] ?? "" };
+    };
+    const viewer = await open("viewer", "Eva");
+    clock = new Date(clock.getTime() + MINUTE);
+    const admin = await open("admin", "Ada");
+    const list = (cookie: string) => gateway.request(`${base}/v1/console/sessions`, { headers: { cookie } });
+    const listed = await list(admin.cookie);
+    expect(listed.status).toBe(200);
+    const text = await listed.text();
+    expect(text).not.toContain(viewer.token);
+    expect(text).not.toContain(admin.token);
+    expect(text).not.toMatch(/sha256|token/);
+    const { sessions } = JSON.parse(text) as { sessions: ConsoleSessionView[] };
+    expect(sessions.map((s) => [s.name, s.role, s.state, s.current])).toEqual([
+      ["Ada", "admin", "active", true],
+      ["Eva", "viewer", "active", false],
+    ]);
+    const eva = sessions[1] as ConsoleSessionView;
+    expect(eva.idle_expires_at).toBe(new Date(Date.parse(eva.last_seen_at) + 30 * MINUTE).toISOString());
+
+    // A viewer is refused, and so is a bearer credential whatever it holds.
+    expect((await list(viewer.cookie)).status).toBe(403);
+    expect(
+      (await gateway.request(`${base}/v1/console/sessions`, { headers: { authorization: "Bearer ivoai_x" } }))
+        .status,
+    ).toBe(401);
+    const revoke = (who: { cookie: string; csrf: string }, id: string, csrf = who.csrf) =>
+      gateway.request(`${base}/v1/console/sessions/${id}/revoke`, {
+        method: "POST",
+        headers: { cookie: who.cookie, "x-csrf-token": csrf },
+      });
+    expect((await revoke(viewer, eva.id)).status).toBe(403);
+    expect((await revoke(admin, eva.id, "wrong")).status).toBe(403);
+    expect(
+      (await gateway.request(`${base}/v1/admin/status`, { headers: { cookie: viewer.cookie } })).status,
+    ).toBe(200);
+    const revoked = await revoke(admin, eva.id);
+    expect(revoked.status).toBe(200);
+    expect(((await revoked.json()) as ConsoleSessionView).state).toBe("revoked");
+    // The viewer is signed out at the next request.
+    expect(
+      (await gateway.request(`${base}/v1/admin/status`, { headers: { cookie: viewer.cookie } })).status,
+    ).toBe(401);
+    expect((await revoke(admin, "cs_unknown")).status).toBe(404);
+    expect((await revoke(admin, "..%2Fx")).status).toBe(400);
   });
 
   it("answers 503 console_unavailable until the console was built", async () => {
