@@ -278,4 +278,57 @@ describeBackends("approvals store", (kit) => {
         .outcome,
     ).toBe("already_decided");
   });
+  it("filters a list by requesters, scope, tool, text (case-insensitive, wildcards literal) and age", async () => {
+    const store = await open();
+    const at = (second: number) => `2026-01-01T00:00:${String(second).padStart(2, "0")}.000Z`;
+    await store.createApproval(approval("apr_1", "cli_a", at(1), { summary: "Create Billing_Notes 100%" }));
+    await store.createApproval(approval("apr_2", "cli_b", at(2), { summary: "Create billing notes" }));
+    await store.createApproval(
+      approval("apr_3", "cli_c", at(3), {
+        tool: "memory_delete_page",
+        action: "delete_page",
+        scope: "project:git:acme/api",
+        path: "ops/Runbook",
+        summary: "Delete it",
+      }),
+    );
+    const ids = async (query: Omit<Parameters<MemoryStore["listApprovals"]>[0], "limit">) =>
+      (await store.listApprovals({ limit: 50, ...query })).approvals.map((row) => row.id);
+    expect(await ids({ requesters: ["cli_a", "cli_c"] })).toEqual(["apr_3", "apr_1"]);
+    expect(await ids({ scope: "project:git:acme/api" })).toEqual(["apr_3"]);
+    expect(await ids({ tool: "memory_write_page" })).toEqual(["apr_2", "apr_1"]);
+    expect(await ids({ q: "BILLING" })).toEqual(["apr_2", "apr_1"]);
+    expect(await ids({ q: "billing_" })).toEqual(["apr_1"]);
+    expect(await ids({ q: "100%" })).toEqual(["apr_1"]);
+    expect(await ids({ q: "runbook" })).toEqual(["apr_3"]);
+    expect(await ids({ before: at(3) })).toEqual(["apr_2", "apr_1"]);
+    expect(await ids({ after: at(2), status: "pending" })).toEqual(["apr_3", "apr_2"]);
+    expect(await ids({ q: "billing", requesters: ["cli_b"], before: at(3) })).toEqual(["apr_2"]);
+    // Filters and the cursor combine: the next page of a filtered list stays filtered.
+    const first = await store.listApprovals({ limit: 1, q: "billing" });
+    expect(first.approvals.map((row) => row.id)).toEqual(["apr_2"]);
+    const next = await store.listApprovals({ limit: 1, q: "billing", cursor: first.next_cursor as string });
+    expect(next.approvals.map((row) => row.id)).toEqual(["apr_1"]);
+    expect(next.next_cursor).toBeNull();
+  });
+
+  it("reads back one stored version of a page, deleted ones included", async () => {
+    const store = await open();
+    const write = (body: string, extra: Partial<PageInput> = {}) =>
+      store.writePage(
+        preparePageWrite({ scope: "_global", path: "v/page", body, author: "t", ...extra }),
+        AT,
+      );
+    await write("first", { tags: ["a"], expires_at: "2030-01-01T00:00:00Z" });
+    await write("second", { title: "Second" });
+    const one = await store.pageVersion("_global", "v/page", 1);
+    expect(one).toMatchObject({ version: 1, body: "first", tags: ["a"], deleted: false });
+    expect(one?.expires_at).toBe("2030-01-01T00:00:00.000Z");
+    expect(await store.pageVersion("_global", "v/page", 2)).toMatchObject({
+      title: "Second",
+      expires_at: null,
+    });
+    expect(await store.pageVersion("_global", "v/page", 3)).toBeUndefined();
+    expect(await store.pageVersion("_global", "v/other", 1)).toBeUndefined();
+  });
 });
