@@ -11,6 +11,8 @@ const NAV = [
   { to: "/activity", label: "Activity" },
   { to: "/knowledge", label: "Knowledge" },
   { to: "/clients", label: "Clients" },
+  { to: "/audit", label: "Audit" },
+  { to: "/sessions", label: "Sessions", adminOnly: true },
 ] as const;
 
 /** The view a path shows: its first segment ("/approvals/apr_1" is still the approvals view). */
@@ -60,7 +62,7 @@ export function Layout() {
       </header>
       <nav aria-label="Main" className="main-nav">
         <ul>
-          {NAV.map((item) => (
+          {NAV.filter((item) => !("adminOnly" in item) || session.role === "admin").map((item) => (
             <li key={item.to}>
               <Link
                 to={item.to}

@@ -4,9 +4,11 @@ import { Layout, NotFound } from "./layout.js";
 import { ActivityView } from "./views/activity.js";
 import { ApprovalsView } from "./views/approvals.js";
 import { validateApprovalSearch } from "./views/approvals-search.js";
+import { AuditView } from "./views/audit.js";
 import { ClientsView } from "./views/clients.js";
 import { type KnowledgeSearch, KnowledgeView } from "./views/knowledge.js";
 import { OverviewView } from "./views/overview.js";
+import { SessionsView } from "./views/sessions.js";
 
 export function createConsoleRouter(history?: RouterHistory) {
   const rootRoute = createRootRoute({ component: Layout, notFoundComponent: NotFound });
@@ -36,6 +38,8 @@ export function createConsoleRouter(history?: RouterHistory) {
       },
     }),
     createRoute({ getParentRoute: () => rootRoute, path: "/clients", component: ClientsView }),
+    createRoute({ getParentRoute: () => rootRoute, path: "/audit", component: AuditView }),
+    createRoute({ getParentRoute: () => rootRoute, path: "/sessions", component: SessionsView }),
   ]);
   return createRouter({
     routeTree,

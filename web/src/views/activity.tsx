@@ -5,6 +5,7 @@ import { query } from "../api.js";
 import { DataTable, formatNumber, QueryState, useTitle, When } from "../common.js";
 import { useApi } from "../context.js";
 import type { Activity, ActivityBucket, ActivityFigures, SessionTimeline } from "../types.js";
+import "./admin.css";
 import { CallsChart, LatencyChart } from "./charts.js";
 
 const WINDOWS = {
@@ -146,7 +147,7 @@ function Breakdown({
 }: {
   caption: string;
   keyLabel: string;
-  rows: (ActivityFigures & { key: string })[];
+  rows: (ActivityFigures & { key: string; name?: string })[];
   onOpen?: (key: string) => void;
 }) {
   return (
@@ -161,6 +162,8 @@ function Breakdown({
               <button type="button" className="link" onClick={() => onOpen(row.key)}>
                 {row.key}
               </button>
+            ) : row.name ? (
+              <span title={row.key}>{row.name}</span>
             ) : (
               row.key
             )}
@@ -220,39 +223,60 @@ function Timeline({ sessionId, onClose }: { sessionId: string; onClose: () => vo
                 </p>
               )}
               <ol className="timeline">
-                {data.events.map((event) => (
-                  <li key={event.id}>
-                    <p>
-                      <strong>{event.kind}</strong> <span className="mono">{event.project}</span> ·{" "}
-                      <When iso={event.recorded_at} />
-                      {event.credential_id && (
-                        <>
-                          {" "}
-                          · by <span className="mono">{event.credential_id}</span>
-                        </>
-                      )}
-                      {event.valid_from || event.valid_to ? (
-                        <>
-                          {" "}
-                          · valid {event.valid_from ?? "…"} to {event.valid_to ?? "…"}
-                        </>
-                      ) : null}
-                    </p>
-                    {event.data_withheld ? (
-                      <p className="muted">
-                        Content withheld: only the credential that recorded it can read it.
+                {data.events.map((event) =>
+                  event.source === "tool_call" ? (
+                    <li key={event.id} className={`tool-call${event.status === "SUCCESS" ? "" : " failed"}`}>
+                      <p>
+                        <strong>Tool call</strong> <span className="mono wrap-anywhere">{event.tool}</span> ·{" "}
+                        {event.status} · {event.latency_ms} ms · <When iso={event.recorded_at} />
+                        <Recorder event={event} verb="by" />
                       </p>
-                    ) : (
-                      <pre className="event-data">{JSON.stringify(event.data, null, 2)}</pre>
-                    )}
-                  </li>
-                ))}
+                    </li>
+                  ) : (
+                    <li key={event.id}>
+                      <p>
+                        <strong>{event.kind}</strong> <span className="mono">{event.project}</span> ·{" "}
+                        <When iso={event.recorded_at} />
+                        <Recorder event={event} verb="by" />
+                        {event.valid_from || event.valid_to ? (
+                          <>
+                            {" "}
+                            · valid {event.valid_from ?? "…"} to {event.valid_to ?? "…"}
+                          </>
+                        ) : null}
+                      </p>
+                      {event.data_withheld ? (
+                        <p className="muted">
+                          Content withheld: only the credential that recorded it can read it.
+                        </p>
+                      ) : (
+                        <pre className="event-data">{JSON.stringify(event.data, null, 2)}</pre>
+                      )}
+                    </li>
+                  ),
+                )}
               </ol>
             </>
           );
         }}
       </QueryState>
     </section>
+  );
+}
+
+/** " · by <name>" for the credential behind a timeline event (its id when the name is unknown). */
+function Recorder({ event, verb }: { event: SessionTimeline["events"][number]; verb: string }) {
+  if (!event.credential_id) return null;
+  return (
+    <>
+      {" "}
+      · {verb}{" "}
+      {event.credential_name ? (
+        <span title={event.credential_id}>{event.credential_name}</span>
+      ) : (
+        <span className="mono">{event.credential_id}</span>
+      )}
+    </>
   );
 }
 

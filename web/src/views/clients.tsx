@@ -1,10 +1,11 @@
 // Clients: enrolled credentials and Web MCP (OAuth) clients with their grants; revoke with an in-page confirmation.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { errorMessage } from "../api.js";
 import { DataTable, QueryState, useTitle, When } from "../common.js";
 import { useApi, useCan } from "../context.js";
 import type { EnrolledClient, WebClient } from "../types.js";
+import "./admin.css";
 
 interface RevokeTarget {
   /** What the confirmation names ("client laptop", "grant gr_…"). */
@@ -19,6 +20,14 @@ export function ClientsView() {
   const queryClient = useQueryClient();
   const [pending, setPending] = useState<RevokeTarget | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  /** The Revoke button that opened the confirmation: Cancel returns focus to it. */
+  const openerRef = useRef<HTMLElement | null>(null);
+  // The confirmation takes focus when it opens, so a keyboard or screen reader user lands on the question.
+  useEffect(() => {
+    if (pending) confirmRef.current?.focus();
+  }, [pending]);
   const enrolled = useQuery({
     queryKey: ["clients"],
     queryFn: () => api.get<{ clients: EnrolledClient[] }>("/v1/admin/clients"),
@@ -35,11 +44,14 @@ export function ClientsView() {
       void queryClient.invalidateQueries({ queryKey: ["clients"] });
       void queryClient.invalidateQueries({ queryKey: ["oauth-clients"] });
       void queryClient.invalidateQueries({ queryKey: ["overview"] });
+      // The confirmation and the row's button are gone: focus goes to the list's heading, not to <body>.
+      headingRef.current?.focus();
     },
   });
   const enrolledNames = nameCounts((enrolled.data?.clients ?? []).map((client) => client.name));
   const webNames = nameCounts((web.data?.clients ?? []).map((client) => client.client_name));
   const ask = (target: RevokeTarget) => {
+    openerRef.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     revoke.reset();
     setDone(null);
     setPending(target);
@@ -63,7 +75,9 @@ export function ClientsView() {
 
   return (
     <>
-      <h1>Clients</h1>
+      <h1 ref={headingRef} tabIndex={-1}>
+        Clients
+      </h1>
       {!canRevoke && <p className="muted">Your role can see clients but not revoke them.</p>}
       {pending && (
         <div className="confirm panel" role="alertdialog" aria-labelledby="confirm-text" aria-modal="false">
@@ -73,6 +87,7 @@ export function ClientsView() {
           </p>
           <div className="buttons">
             <button
+              ref={confirmRef}
               type="button"
               className="danger"
               disabled={revoke.isPending || !canRevoke}
@@ -80,7 +95,14 @@ export function ClientsView() {
             >
               Confirm revoke
             </button>
-            <button type="button" onClick={() => setPending(null)}>
+            <button
+              type="button"
+              onClick={() => {
+                setPending(null);
+                const opener = openerRef.current;
+                (opener?.isConnected ? opener : headingRef.current)?.focus();
+              }}
+            >
               Cancel
             </button>
           </div>
@@ -100,7 +122,7 @@ export function ClientsView() {
         {() => (
           <DataTable
             caption="Enrolled clients"
-            columns={["Name", "ID", "Scopes", "Enrolled", "Action"]}
+            columns={["Name", "ID", "Scopes", "Enrolled", "Last used", "Action"]}
             empty="No enrolled clients."
             rows={(enrolled.data?.clients ?? []).map((client) => {
               const name = clientLabel(client.name, client.id, enrolledNames);
@@ -111,6 +133,9 @@ export function ClientsView() {
                   <td className="mono">{client.scopes.join(" ")}</td>
                   <td>
                     <When iso={client.created_at} />
+                  </td>
+                  <td>
+                    <When iso={client.last_used_at} />
                   </td>
                   <td>
                     {revokeButton(
@@ -132,7 +157,7 @@ export function ClientsView() {
         {() => (
           <DataTable
             caption="Web clients"
-            columns={["Name", "Client ID", "Redirect URIs", "Registered", "Grants", "Action"]}
+            columns={["Name", "Client ID", "Redirect URIs", "Registered", "Last used", "Grants", "Action"]}
             empty="No web clients registered."
             rows={(web.data?.clients ?? []).map((client) => {
               const name = clientLabel(client.client_name, client.client_id, webNames);
@@ -149,6 +174,9 @@ export function ClientsView() {
                   </td>
                   <td>
                     <When iso={client.created_at} />
+                  </td>
+                  <td>
+                    <When iso={client.last_used_at} />
                   </td>
                   <td>
                     {client.grants.length === 0 ? (
