@@ -346,18 +346,15 @@ describe("agent launchers", () => {
     );
     await writeFile(recordFile, "{}");
     try {
+      // Discovery would wait ten minutes: a launch that ends within the test's time ended on the signal.
       const child = spawn(process.execPath, [BIN, "codex", "--knowledge-source", "stalled"], {
-        env: { ...process.env, ...env, XDG_CONFIG_HOME: config },
+        env: { ...process.env, ...env, XDG_CONFIG_HOME: config, IVOAI_READY_TIMEOUT_MS: "600000" },
         stdio: "ignore",
       });
       const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
       await connected;
-      const sent = performance.now();
       child.kill("SIGTERM");
       expect(await exited).toBe(128 + 15);
-      // Only time tells "at once" from "when discovery gives up at its deadline (10 s or more)": a bound short
-      // of it, generous for a busy host (an exit at once takes well under a second on an idle one).
-      expect(performance.now() - sent).toBeLessThan(8_000);
       expect(await readFile(recordFile, "utf8")).toBe("{}");
     } finally {
       for (const socket of held) socket.destroy();

@@ -80,7 +80,7 @@ async function launch(
   try {
     try {
       const selected = await relay.unlessStopped(
-        selectSources(options.registry, options.knowledgeSources, { checkReady: explicit }),
+        selectSources(options.registry, options.knowledgeSources, { checkReady: explicit, env: options.env }),
       );
       if (selected.length > 0) {
         starting = startRouter({ sources: selected, project: identity.id });

@@ -114,6 +114,7 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
     try {
       const selected = await selectSources(options.registry, options.knowledgeSources, {
         checkReady: explicit,
+        env: options.env,
       });
       if (selected.length > 0) {
         router = await withTimeout(

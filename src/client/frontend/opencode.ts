@@ -108,7 +108,10 @@ async function run(
   // The launchers' rule: an explicitly selected source must be usable now, before anything starts.
   const explicit = options.knowledgeSources.length > 0;
   const selected = await relay.unlessStopped(
-    selectSources(options.registry, options.knowledgeSources, { checkReady: explicit }).catch((error) => {
+    selectSources(options.registry, options.knowledgeSources, {
+      checkReady: explicit,
+      env: options.env,
+    }).catch((error) => {
       if (explicit) throw error;
       return [];
     }),

@@ -93,7 +93,7 @@ export function resolveSourceNames(
 export async function selectSources(
   registry: ConnectionRegistry,
   requested: readonly string[],
-  options: { checkReady?: boolean } = {},
+  options: { checkReady?: boolean; env?: NodeJS.ProcessEnv } = {},
 ): Promise<Source[]> {
   const { profiles, secrets } = await registry.read();
   const withToken = (profile: ServerProfile): Source | undefined => {
@@ -122,16 +122,21 @@ export async function selectSources(
     for (const source of usable) chosen.set(source.profile.id, source);
   }
   const sources = [...chosen.values()];
-  if (options.checkReady !== false) await requireReachableGroups(sources);
+  if (options.checkReady !== false) await requireReachableGroups(sources, readyProbeMs(options.env ?? {}));
   return sources;
 }
 
+/** How long a launch waits for a selected source's discovery: 3 s, or IVOAI_READY_TIMEOUT_MS (a slow link). */
+export function readyProbeMs(env: NodeJS.ProcessEnv): number {
+  return Number(env.IVOAI_READY_TIMEOUT_MS) || 3_000;
+}
+
 /** Fails unless every group has a member answering discovery (all members are probed at once). */
-async function requireReachableGroups(sources: readonly Source[]): Promise<void> {
+async function requireReachableGroups(sources: readonly Source[], timeoutMs: number): Promise<void> {
   const probes = new Map(
     sources.map((source) => [
       source.profile.id,
-      discover(source.profile.url, 3_000).then(
+      discover(source.profile.url, timeoutMs).then(
         () => undefined,
         (error: unknown) => (error as Error).message,
       ),
