@@ -68,7 +68,7 @@ describe("describeChanges", () => {
       text: "Sets an expiry: this page will be deleted on 2026-12-03 14:02 UTC (in 2 minutes).",
     });
     expect(changes.headline).toBe(
-      "Replaces project:git:acme/api:decisions/queue (version 3) — metadata only: expires at (the body is " +
+      "Replaces project:git:acme/api:decisions/queue (version 3) — metadata only: expiry (the body is " +
         "unchanged). This page will be deleted on 2026-12-03 14:02 UTC (in 2 minutes).",
     );
     expect(changes.items.map((item) => item.field)).toEqual(["expires_at", "location", "body"]);

@@ -16,6 +16,9 @@ export interface DescribeInput {
   now: Date;
 }
 
+/** How a headline names a changed field. */
+const FIELD_NAMES: Partial<Record<ChangeItem["field"], string>> = { expires_at: "expiry" };
+
 const LOUDNESS: Record<ChangeSeverity, number> = { danger: 0, warning: 1, change: 2, info: 3 };
 /** Values an item's sentence names before it says "and N more" (the structured fields list them all). */
 const NAMED_VALUES = 10;
@@ -62,7 +65,7 @@ export function describeChanges(input: DescribeInput): ApprovalChanges {
   if (effect === "replace" && metadataOnly) {
     const changed = items.filter((item) => !["location", "body", "conflict"].includes(item.field));
     headline += changed.length
-      ? ` — metadata only: ${changed.map((item) => item.field.replace("_", " ")).join(", ")} (the body is unchanged)`
+      ? ` — metadata only: ${changed.map((item) => FIELD_NAMES[item.field] ?? item.field).join(", ")} (the body is unchanged)`
       : " — nothing changes (the same body and metadata)";
   } else if (effect === "replace" || effect === "create") {
     headline += ` — body ${effect === "create" ? count(body.added, "line") : `+${body.added} −${body.removed} lines`}`;
