@@ -65,6 +65,49 @@ describe("overview", () => {
     expect(window.location.pathname).toBe("/console/approvals");
   });
 
+  it("lists every connector's last ingest, not only the newest", async () => {
+    const ingest = (connector: string, at: string, added: number) => ({
+      connector,
+      at,
+      added,
+      updated: 0,
+      unchanged: 3,
+      removed: 0,
+      skipped: 1,
+      skipped_by_reason: {},
+      skipped_examples: [],
+      complete: connector !== "wiki",
+    });
+    const newest = ingest("docs", AT, 12_345);
+    const overview: Overview = {
+      server_version: "0.1.0",
+      protocol_version: "2025-06-18",
+      started_at: AT,
+      uptime_seconds: 60,
+      ready: { status: "ready", degraded: [], failed: [] },
+      counts: {
+        clients_active: 0,
+        oauth_clients_active: 0,
+        documents: 0,
+        chunks: 0,
+        pages: 0,
+        pending_approvals: 0,
+      },
+      last_ingest: newest,
+      ingests: [newest, ingest("wiki", "2026-11-30T08:00:00.000Z", 4)],
+    };
+    start("/console/", { routes: { "GET /v1/admin/overview": overview } });
+    const table = await screen.findByRole("table", { name: "Each connector's last ingest, newest first" });
+    const rows = within(table).getAllByRole("row").slice(1);
+    expect(rows.map((row) => within(row).getByRole("rowheader").textContent)).toEqual(["docs", "wiki"]);
+    expect(within(rows[0] as HTMLElement).getByText("12,345").className).toContain("num");
+    expect(within(rows[1] as HTMLElement).getByText("incomplete")).toBeTruthy();
+    // The table scrolls inside a named, focusable region, never the page.
+    const region = table.closest("section.table-scroll");
+    expect(region?.getAttribute("tabindex")).toBe("0");
+    expect(screen.getByRole("region", { name: "Each connector's last ingest, newest first" })).toBe(region);
+  });
+
   it("shows a query's error state", async () => {
     start("/console/", {
       routes: {
@@ -187,8 +230,12 @@ describe("knowledge", () => {
     nodes: [
       { scope: "team", path: "a.md", title: "A", missing: false },
       { scope: "team", path: "b.md", title: "Page B", missing: false },
+      { scope: "team", path: "tag/billing", title: "tag/billing", missing: true },
     ],
-    edges: [{ from: "a.md", to: "b.md", type: "related" }],
+    edges: [
+      { from: "a.md", to: "b.md", type: "related" },
+      { from: "a.md", to: "tag/billing", type: "tagged" },
+    ],
   };
 
   it("lists pages with flags, shows a page as text and opens a neighbour from the graph", async () => {
@@ -209,7 +256,12 @@ describe("knowledge", () => {
     );
     expect(within(region).getByText("<img src=x onerror=alert(1)>")).toBeTruthy();
     expect(container.querySelector("script, img")).toBeNull();
-    fireEvent.click(await within(region).findByRole("link", { name: "Open page Page B" }));
+    // A graph node's accessible name is exactly its visible text; a tag is called a tag, not a missing page.
+    const figure = (await within(region).findByText("Page B", { selector: "text" })).closest("figure");
+    expect(figure?.querySelector("figcaption")?.textContent).toMatch(/tags/);
+    expect(figure?.querySelector("figcaption")?.textContent).not.toMatch(/missing/);
+    expect(within(region).getByText("#billing", { selector: "text" }).closest("a")).toBeNull();
+    fireEvent.click(await within(region).findByRole("link", { name: "Page B" }));
     await waitFor(() => expect(within(region).getByRole("heading", { level: 2 }).textContent).toBe("Page B"));
     expect(new URLSearchParams(window.location.search).get("path")).toBe("b.md");
   });
@@ -273,6 +325,7 @@ describe("clients", () => {
     created_at: AT,
     enrollment_id: "e1",
     revoked_at: null,
+    last_used_at: "2026-12-01T11:58:00.000Z",
   });
   const web: WebClient[] = [
     {
@@ -281,6 +334,7 @@ describe("clients", () => {
       redirect_uris: ["https://example.test/cb"],
       created_at: AT,
       revoked_at: null,
+      last_used_at: null,
       grants: [
         {
           id: "gr_1",
