@@ -15,6 +15,9 @@ import { ChangesView } from "./approvals-changes.js";
 
 /** While a request is pending, its details are re-read this often (someone else may decide it). */
 const PENDING_POLL_MS = 3000;
+/** A big body is re-read less often: each poll carries every line of the diff. */
+const BIG_BODY_LINES = 2000;
+const BIG_BODY_POLL_MS = 15_000;
 
 /** "Bea (cli_123)", or the id alone when the server no longer knows the credential's name. */
 export function RequesterName({ name, id }: { name: string | null; id: string }) {
@@ -58,7 +61,11 @@ export function ApprovalDetail({ id, canDecide }: { id: string; canDecide: boole
   const detail = useQuery({
     queryKey: ["approval", id],
     queryFn: () => api.get<ApprovalDetailBody>(`/v1/approvals/${encodeURIComponent(id)}`),
-    refetchInterval: (query) => (query.state.data?.status === "pending" ? PENDING_POLL_MS : false),
+    refetchInterval: (query) => {
+      const data = query.state.data;
+      if (data?.status !== "pending") return false;
+      return (data.changes?.body.lines.length ?? 0) > BIG_BODY_LINES ? BIG_BODY_POLL_MS : PENDING_POLL_MS;
+    },
   });
   const loaded = detail.data !== undefined;
   // The status when the request was opened: a change from pending that this person did not make is announced.

@@ -2,7 +2,7 @@
 // loudest first with the server's sentence and its details, a metadata-only notice, and the body diff.
 import { When } from "../common.js";
 import type { ApprovalChanges, ChangeItem, ChangeSeverity, RelationEdge } from "../types.js";
-import { BodyDiffView, DiffCounts } from "./diff.js";
+import { BodyDiffView } from "./diff.js";
 
 const SEVERITY_RANK: Record<ChangeSeverity, number> = { danger: 0, warning: 1, change: 2, info: 3 };
 
@@ -67,7 +67,7 @@ export function ChangesView({ changes, target }: { changes: ApprovalChanges; tar
       {changes.effect !== "feedback" && changes.body.lines.length > 0 && (
         <>
           <h3>
-            Body {changes.metadata_only ? "(unchanged)" : ""} <DiffCounts diff={changes.body} />
+            Body{changes.metadata_only ? " (unchanged)" : ""}
           </h3>
           <BodyDiffView diff={changes.body} label={`Body of ${target}`} />
         </>
