@@ -11,7 +11,7 @@ import type {
   DecisionOutcomeName,
   DecisionResult,
 } from "../types.js";
-import { ChangesView } from "./approvals-changes.js";
+import { ChangesView, deletesPage } from "./approvals-changes.js";
 
 /** While a request is pending, its details are re-read this often (someone else may decide it). */
 const PENDING_POLL_MS = 3000;
@@ -56,6 +56,7 @@ export const OUTCOME_TEXT: Record<DecisionOutcomeName, { title: string; text: st
 export function ApprovalDetail({ id, canDecide }: { id: string; canDecide: boolean }) {
   const api = useApi();
   const headingRef = useRef<HTMLHeadingElement>(null);
+  const dangerId = useId();
   // Kept here, not in the form: the decided record replaces the cached one and the form goes away.
   const [result, setResult] = useState<DecisionResult | null>(null);
   const detail = useQuery({
@@ -87,7 +88,11 @@ export function ApprovalDetail({ id, canDecide }: { id: string; canDecide: boole
           const target = `${record.scope}:${record.path}`;
           return (
             <>
-              <h2 tabIndex={-1} ref={headingRef}>
+              <h2
+                tabIndex={-1}
+                ref={headingRef}
+                aria-describedby={record.changes && deletesPage(record.changes) ? dangerId : undefined}
+              >
                 {record.tool} {target}
               </h2>
               {decidedElsewhere && (
@@ -144,7 +149,7 @@ export function ApprovalDetail({ id, canDecide }: { id: string; canDecide: boole
               </dl>
               <h3>What approving changes</h3>
               {record.changes ? (
-                <ChangesView changes={record.changes} target={target} />
+                <ChangesView changes={record.changes} target={target} dangerId={dangerId} />
               ) : (
                 <p className="muted">The server did not describe this request's changes.</p>
               )}

@@ -19,7 +19,21 @@ export function loudestFirst(items: ChangeItem[]): ChangeItem[] {
   return [...items].sort((a, b) => SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity]);
 }
 
-export function ChangesView({ changes, target }: { changes: ApprovalChanges; target: string }) {
+/** True when approving deletes a page, now or by an expiry it sets. */
+export function deletesPage(changes: ApprovalChanges): boolean {
+  return changes.items.some((item) => item.severity === "danger");
+}
+
+export function ChangesView({
+  changes,
+  target,
+  dangerId,
+}: {
+  changes: ApprovalChanges;
+  target: string;
+  /** The danger box's id: the details heading is described by it, so focus on open reads the deletion. */
+  dangerId?: string;
+}) {
   const items = loudestFirst(changes.items);
   // Danger items lead in their own box; the list holds every other item.
   const danger = items.filter((item) => item.severity === "danger");
@@ -29,7 +43,7 @@ export function ChangesView({ changes, target }: { changes: ApprovalChanges; tar
       <p className={`ap-headline${danger.length > 0 ? " ap-headline-danger" : ""}`}>{changes.headline}</p>
       {danger.length > 0 && (
         // Read first and loud: approving this deletes a page, now or when its expiry comes.
-        <div className="ap-danger" role="note" aria-label="Approving deletes a page">
+        <div id={dangerId} className="ap-danger" role="note" aria-label="Approving deletes a page">
           {danger.map((item, index) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: items are positional
             <p key={index}>
@@ -66,9 +80,7 @@ export function ChangesView({ changes, target }: { changes: ApprovalChanges; tar
       )}
       {changes.effect !== "feedback" && changes.body.lines.length > 0 && (
         <>
-          <h3>
-            Body{changes.metadata_only ? " (unchanged)" : ""}
-          </h3>
+          <h3>Body{changes.metadata_only ? " (unchanged)" : ""}</h3>
           <BodyDiffView diff={changes.body} label={`Body of ${target}`} />
         </>
       )}
