@@ -27,6 +27,9 @@ const SCHEMES = ["light", "dark"] as const;
 /** A title with no break opportunity and combining marks: it must wrap or clip inside its box, never widen the page. */
 const LONG_TITLE = `${"Unbroken".repeat(20)} Z̸̡̢̛̛̺̱͓̲a̶̧̛̜̼l̷̨̡̛g̸̡̛̛o̶̧̢̧`;
 
+/** Set to a directory to keep a full-page screenshot of each view, size and theme (for looking, not asserting). */
+const SHOTS = process.env.IVOAI_LAYOUT_SHOTS;
+
 /** A document scrolled sideways: wider than the window. */
 const PAGE_WIDTHS = "[document.documentElement.scrollWidth, window.innerWidth]";
 
@@ -137,10 +140,41 @@ describe("console layout at phone and desktop sizes, light and dark", () => {
           if ((widths[0] ?? 0) > (widths[1] ?? 0)) failures.push({ where, widths });
           const violations = await seriousViolations(page);
           if (violations.length > 0) failures.push({ where, violations });
+          if (SHOTS) {
+            const name = `${view.replace(/^\/console\/?/, "").replace(/\?.*/, "") || "overview"}`;
+            await page.screenshot({
+              path: path.join(SHOTS, `${name}-${size.name}-${scheme}.png`),
+              fullPage: true,
+            });
+          }
         }
       }
     }
     expect(failures).toEqual([]);
+  });
+
+  it("shows the sign-in screen at both sizes in both themes without page scroll or serious violations", async () => {
+    const fresh = await browser.newContext();
+    try {
+      const signedOut = await fresh.newPage();
+      const failures: unknown[] = [];
+      for (const size of SIZES) {
+        await signedOut.setViewportSize({ width: size.width, height: size.height });
+        for (const scheme of SCHEMES) {
+          await signedOut.emulateMedia({ colorScheme: scheme });
+          await signedOut.goto(`${server.url}/console/`);
+          await signedOut.getByLabel("Sign-in code").waitFor({ timeout: 30_000 });
+          const where = `sign-in at ${size.name}, ${scheme}`;
+          const widths = (await signedOut.evaluate(PAGE_WIDTHS)) as number[];
+          if ((widths[0] ?? 0) > (widths[1] ?? 0)) failures.push({ where, widths });
+          const violations = await seriousViolations(signedOut);
+          if (violations.length > 0) failures.push({ where, violations });
+        }
+      }
+      expect(failures).toEqual([]);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it("draws charts at the phone's width with labels at their size, and revoke buttons can be reached", async () => {

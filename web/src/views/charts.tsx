@@ -40,6 +40,11 @@ function useDrawWidth(): [RefObject<HTMLElement | null>, number] {
   return [ref, width];
 }
 
+/** An axis value: whole numbers as they are, a half step (2.5 of a max of 5) with one decimal, never rounded up. */
+function axisNumber(value: number): string {
+  return Number.isInteger(value) ? String(value) : value.toFixed(1);
+}
+
 function tickLabel(iso: string, bucket: ActivityBucket): string {
   const date = new Date(iso);
   if (bucket === "day") return date.toLocaleDateString("en", { month: "short", day: "numeric" });
@@ -74,7 +79,7 @@ function Axes({
             y2={PAD.top + plotH * (1 - f)}
           />
           <text x={PAD.left - 6} y={PAD.top + plotH * (1 - f) + 4} textAnchor="end">
-            {Math.round(max * f)}
+            {axisNumber(max * f)}
             {f === 1 ? unit : ""}
           </text>
         </g>
