@@ -165,7 +165,16 @@ describe("server backup and restore", () => {
           ok(["server", "search", q, "--json", "--root", root]),
         ),
       );
-    const approvals = () => ok(["server", "approvals", "list", "--status", "all", "--json", "--root", root]);
+    // Requester names come from the tree's enrolled clients, which a backup does not carry (credentials stay
+    // with their server): the requests themselves must come back exactly.
+    const approvals = async () =>
+      (
+        JSON.parse(
+          await ok(["server", "approvals", "list", "--status", "all", "--json", "--root", root]),
+        ) as {
+          approvals: Record<string, unknown>[];
+        }
+      ).approvals.map(({ requester_name: _name, ...request }) => request);
     const beforeSearch = await searches();
     expect(JSON.parse(beforeSearch[0] ?? "{}").results).toHaveLength(1);
     const beforeApprovals = await approvals();
@@ -721,6 +730,9 @@ describe("restore keeps the target's settings and connectors, and tells signed b
     db.exec(text);
     db.close();
   };
+  /** `server restore BACKUP --root target --allow-unsigned` with any further flags (the tampered backups are unsigned). */
+  const restoreUnsigned = (backup: string, ...flags: string[]) =>
+    runIvoai(["server", "restore", backup, "--root", target, "--allow-unsigned", ...flags]);
   const connectors = (root: string) => {
     const db = new Database(path.join(root, "var/lib/ivoai/context/catalogue.sqlite"), { readonly: true });
     try {
@@ -754,7 +766,7 @@ describe("restore keeps the target's settings and connectors, and tells signed b
     const verify = await runIvoai(["server", "backup", "verify", resigned, "--root", target]);
     expect(verify.code).toBe(1);
     expect(verify.stderr).toContain("its signature does not match manifest.json");
-    const restore = await runIvoai(["server", "restore", resigned, "--root", target, "--allow-unsigned"]);
+    const restore = await restoreUnsigned(resigned);
     expect(restore.code).toBe(1);
     expect(restore.stderr).toContain("its signature does not match manifest.json");
     const before = await dataState(target);
@@ -786,15 +798,7 @@ describe("restore keeps the target's settings and connectors, and tells signed b
     const configFile = path.join(target, "etc/ivoai/server.toml");
     const mine = await fs.readFile(configFile, "utf8");
 
-    const restored = await runIvoai([
-      "server",
-      "restore",
-      hostile,
-      "--root",
-      target,
-      "--allow-unsigned",
-      "--json",
-    ]);
+    const restored = await restoreUnsigned(hostile, "--json");
     expect(restored.code, restored.stderr).toBe(0);
     expect(await fs.readFile(configFile, "utf8")).toBe(mine);
     const report = JSON.parse(restored.stdout);
@@ -809,7 +813,7 @@ describe("restore keeps the target's settings and connectors, and tells signed b
       ]),
     );
     expect(report.restored.map((row: { entry: string }) => row.entry)).not.toContain("server.toml");
-    const text = await runIvoai(["server", "restore", hostile, "--root", target, "--allow-unsigned"]);
+    const text = await restoreUnsigned(hostile);
     expect(text.stdout).toContain("NOT restored:");
     expect(text.stdout).toContain(
       "server.toml: the target's settings are kept; the backup's would change 9 (pass --apply-config to take them): ",
@@ -832,15 +836,7 @@ describe("restore keeps the target's settings and connectors, and tells signed b
     expect(JSON.parse(dry.stdout).blocked[0]).toMatch(/unsigned/);
     expect(await dataState(target)).toEqual(before);
 
-    const applied = await runIvoai([
-      "server",
-      "restore",
-      hostile,
-      "--root",
-      target,
-      "--allow-unsigned",
-      "--apply-config",
-    ]);
+    const applied = await restoreUnsigned(hostile, "--apply-config");
     expect(applied.code, applied.stderr).toBe(0);
     expect(await fs.readFile(configFile, "utf8")).toBe(hostileToml);
     await fs.writeFile(configFile, mine);
@@ -859,15 +855,7 @@ describe("restore keeps the target's settings and connectors, and tells signed b
       ),
     );
     const before = connectors(target);
-    const restored = await runIvoai([
-      "server",
-      "restore",
-      hostile,
-      "--root",
-      target,
-      "--allow-unsigned",
-      "--json",
-    ]);
+    const restored = await restoreUnsigned(hostile, "--json");
     expect(restored.code, restored.stderr).toBe(0);
     const report = JSON.parse(restored.stdout);
     expect(report.connectors).toContainEqual({
@@ -884,16 +872,7 @@ describe("restore keeps the target's settings and connectors, and tells signed b
     const search = await ok(["server", "search", "hunter2", "--json", "--root", target]);
     expect(JSON.parse(search).results).toEqual([]);
 
-    const applied = await runIvoai([
-      "server",
-      "restore",
-      hostile,
-      "--root",
-      target,
-      "--allow-unsigned",
-      "--apply-connectors",
-      "--json",
-    ]);
+    const applied = await restoreUnsigned(hostile, "--apply-connectors", "--json");
     expect(applied.code, applied.stderr).toBe(0);
     expect(connectors(target)).toContainEqual({ name: "loot", path: "/root" });
   });

@@ -33,6 +33,21 @@ export async function writeTree(dir: string, files: Record<string, string | Buff
   }
 }
 
+/**
+ * An empty server root and a documents folder holding `files`, both removed by the cleanups this pushes (the
+ * caller runs them after its tests).
+ */
+export async function rootAndDocs(
+  files: Record<string, string | Buffer>,
+  cleanups: (() => Promise<void>)[],
+): Promise<{ root: string; docs: string }> {
+  const made = await tempDir();
+  const source = await tempDir("ivoai-docs-");
+  cleanups.push(made.cleanup, source.cleanup);
+  await writeTree(source.dir, files);
+  return { root: made.dir, docs: source.dir };
+}
+
 /** The catalogue as content (documents, chunk ids, texts and terms), without timestamps or row numbers. */
 export function catalogueSnapshot(root: string): string {
   const db = new Database(path.join(root, "var/lib/ivoai/context/catalogue.sqlite"), { readonly: true });

@@ -4,7 +4,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogueSnapshot, writeTree } from "./context-helpers.js";
+import { catalogueSnapshot, rootAndDocs } from "./context-helpers.js";
 import {
   addDocsConnector,
   connectMcp,
@@ -13,7 +13,6 @@ import {
   type RunningServer,
   runIvoai,
   startServer,
-  tempDir,
 } from "./helpers.js";
 import { SECRETS } from "./secret-fixtures.js";
 
@@ -46,23 +45,21 @@ describe("sensitive documents end to end", () => {
   };
 
   beforeAll(async () => {
-    const made = await tempDir();
-    const source = await tempDir("ivoai-docs-");
-    cleanups.push(made.cleanup, source.cleanup);
-    root = made.dir;
-    docs = source.dir;
-    await writeTree(docs, {
-      "guide.md":
-        "# Key hygiene\n\nThe wombat rule: never commit a PRIVATE KEY; ids look like AKIAIOSFODNN7EXAMPLE.",
-      "later.md": "# Later\n\nquokka notes, harmless for now.",
-      "keys.md": `# Keys\n\nnumbat\n${SECRETS["AWS access key"]}`,
-      "id_rsa.md": "# My key\n\nnumbat, pasted as markdown.",
-      "backup/id_ed25519.txt": "numbat",
-      "ops/deploy.md": `# Deploy\n\nnumbat\n${SECRETS["private key"]}`,
-      "ops/github.md": `numbat ${SECRETS["GitHub token"]}`,
-      "ops/slack.md": `numbat ${SECRETS["Slack token"]}`,
-      "ops/session.md": `numbat ${SECRETS.JWT}`,
-    });
+    ({ root, docs } = await rootAndDocs(
+      {
+        "guide.md":
+          "# Key hygiene\n\nThe wombat rule: never commit a PRIVATE KEY; ids look like AKIAIOSFODNN7EXAMPLE.",
+        "later.md": "# Later\n\nquokka notes, harmless for now.",
+        "keys.md": `# Keys\n\nnumbat\n${SECRETS["AWS access key"]}`,
+        "id_rsa.md": "# My key\n\nnumbat, pasted as markdown.",
+        "backup/id_ed25519.txt": "numbat",
+        "ops/deploy.md": `# Deploy\n\nnumbat\n${SECRETS["private key"]}`,
+        "ops/github.md": `numbat ${SECRETS["GitHub token"]}`,
+        "ops/slack.md": `numbat ${SECRETS["Slack token"]}`,
+        "ops/session.md": `numbat ${SECRETS.JWT}`,
+      },
+      cleanups,
+    ));
     await initRoot(root);
     await addDocsConnector(root, docs);
   });

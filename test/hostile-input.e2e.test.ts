@@ -6,7 +6,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeTree } from "./context-helpers.js";
+import { rootAndDocs, writeTree } from "./context-helpers.js";
 import { processCpuMs, statCpuMs } from "./cpu-time.js";
 import {
   addDocsConnector,
@@ -16,7 +16,6 @@ import {
   initRoot,
   type RunningServer,
   startServer,
-  tempDir,
 } from "./helpers.js";
 
 /** How long one /health may take before the test gives up: generous for a busy host (a quadratic scan blocks
@@ -82,12 +81,7 @@ describe("hostile input", () => {
   const cleanups: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    const made = await tempDir();
-    const source = await tempDir("ivoai-docs-");
-    cleanups.push(made.cleanup, source.cleanup);
-    root = made.dir;
-    docs = source.dir;
-    await writeTree(docs, { "readme.md": "# Readme\n\nNothing hostile here." });
+    ({ root, docs } = await rootAndDocs({ "readme.md": "# Readme\n\nNothing hostile here." }, cleanups));
     await initRoot(root);
     await addDocsConnector(root, docs);
     server = await startServer(root);
