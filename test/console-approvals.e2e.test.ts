@@ -301,6 +301,27 @@ describe.each(VIEWPORTS)(
       expect(clipped.summaryText).toBe(true);
       expect(["hidden", "clip"]).toContain(clipped.overflow);
       expect(["hidden", "clip"]).toContain(clipped.summaryOverflow);
+      // In the details too: every box that shows the agent's title clips what is drawn outside it.
+      await zalgo.click();
+      await details()
+        .getByRole("heading", { level: 2, name: new RegExp(at("zalgo")) })
+        .waitFor();
+      const unclipped = await page.evaluate<string[]>(
+        `[...document.querySelectorAll(".ap-detail *")]
+        .filter((element) => element.children.length === 0 && element.textContent.includes("\\u0316"))
+        .map((element) => {
+          for (let box = element; box && !box.classList.contains("ap-detail"); box = box.parentElement) {
+            if (["hidden", "clip"].includes(getComputedStyle(box).overflowY)) return null;
+          }
+          return element.outerHTML.slice(0, 120);
+        })
+        .filter(Boolean)`,
+      );
+      expect(unclipped).toEqual([]);
+    const marked = await page.evaluate<number>(
+      `[...document.querySelectorAll(".ap-detail *")].filter((e) => e.textContent.includes("\\u0316")).length`,
+    );
+    expect(marked).toBeGreaterThan(0);
       await audit("list");
     });
 
