@@ -95,9 +95,16 @@ export interface Activity {
 }
 
 /**
- * GET /v1/audit/events?since=ISO&limit=N&kind=…&before=ID → {events} newest last (the CLI's `server audit --json`
- * shape); the page before is `before` = this page's first id.
+ * GET /v1/audit/events?since=ISO&until=ISO&limit=N&kind=…&credential_id=…&tool=…&status=…&session_id=…&q=TEXT
+ * &before=ID → AuditEventPage: events newest last (the CLI's `server audit --json` shape); the page before is
+ * `before` = this page's first id.
  */
+export interface AuditEventPage {
+  events: AuditEventRow[];
+  /** Credential id → name, for the credentials of this page's tool calls that are still known. */
+  credential_names: Record<string, string>;
+}
+
 export interface AuditEventRow {
   id: number;
   at: string;

@@ -34,7 +34,6 @@ const toolCall = (id: number, over: Record<string, unknown> = {}): AuditEventRow
   kind: "tool_call",
   tool: `tool_${id}`,
   credential_id: "cli_1",
-  credential_name: "laptop",
   session_id: "s1",
   status: "SUCCESS",
   latency_ms: id,
@@ -50,10 +49,11 @@ describe("audit view", () => {
       routes: {
         "GET /v1/audit/events": (request: { path: string }) => {
           const params = new URL(request.path, "http://x").searchParams;
-          if (params.get("before") === "100") return json(200, { events: older });
+          if (params.get("before") === "100")
+            return json(200, { events: older, credential_names: { cli_1: "laptop" } });
           if (params.get("tool") === "memory_write_page")
             return json(200, { events: [toolCall(300, { tool: "memory_write_page" })] });
-          return json(200, { events: newest });
+          return json(200, { events: newest, credential_names: { cli_1: "laptop" } });
         },
         "GET /v1/admin/clients": {
           clients: [

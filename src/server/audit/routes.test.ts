@@ -205,7 +205,15 @@ describe("audit routes: filters, export and a session's tool calls (in process)"
   const events = async (query: string) => {
     const response = await app.request(`/v1/audit/events?${query}`);
     expect(response.status).toBe(200);
-    return ((await response.json()) as { events: (AuditRecord & { credential_name?: string })[] }).events;
+    const body = (await response.json()) as {
+      events: AuditRecord[];
+      credential_names: Record<string, string>;
+    };
+    // The names come beside the events, which stay as the CLI lists them.
+    return body.events.map((event) => ({
+      ...event,
+      credential_name: event.kind === "tool_call" ? body.credential_names[event.credential_id] : undefined,
+    }));
   };
 
   it("filters events by credential, tool, status, kind, time and text, naming credentials", async () => {

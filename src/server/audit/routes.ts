@@ -141,7 +141,14 @@ export function createAuditRoutes(deps: AuditRoutesDeps): Hono<GatewayEnv> {
       limit,
       ...(before !== undefined ? { before } : {}),
     });
-    return c.json({ events: events.map(named(await credentialNames(deps))) });
+    // Events stay as the log holds them (the CLI's `server audit --json` shape); names come beside them.
+    const names = await credentialNames(deps);
+    const credential_names: Record<string, string> = {};
+    for (const event of events) {
+      const name = event.kind === "tool_call" ? names.get(event.credential_id) : undefined;
+      if (name !== undefined && event.kind === "tool_call") credential_names[event.credential_id] = name;
+    }
+    return c.json({ events, credential_names });
   });
 
   // The filtered events as a download, newest first: JSON Lines (the events' own JSON) or CSV.

@@ -2,7 +2,12 @@
 // paged back with "Older events", and the filtered events exported as JSON Lines or CSV by the server.
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { type FormEvent, useId, useState } from "react";
-import type { AuditEventRow, EnrolledClient, WebClient } from "../../../src/protocol/console-api.js";
+import type {
+  AuditEventPage,
+  AuditEventRow,
+  EnrolledClient,
+  WebClient,
+} from "../../../src/protocol/console-api.js";
 import { query } from "../api.js";
 import { DataTable, QueryState, useTitle, When } from "../common.js";
 import { useApi, useCan } from "../context.js";
@@ -61,10 +66,6 @@ export function filterParams(filters: AuditFilters): Record<string, string | und
   };
 }
 
-interface EventPage {
-  events: AuditEventRow[];
-}
-
 /** Known credentials by id → name, for the credential filter (empty without clients:read). */
 function useCredentialNames(): { id: string; name: string }[] {
   const api = useApi();
@@ -100,11 +101,15 @@ export function AuditView() {
     queryKey: ["audit-events", params],
     initialPageParam: undefined as number | undefined,
     queryFn: ({ pageParam }) =>
-      api.get<EventPage>(`/v1/audit/events${query({ ...params, limit: AUDIT_PAGE, before: pageParam })}`),
+      api.get<AuditEventPage>(
+        `/v1/audit/events${query({ ...params, limit: AUDIT_PAGE, before: pageParam })}`,
+      ),
     // A page is oldest first; the page before starts below its first id.
     getNextPageParam: (last) => (last.events.length < AUDIT_PAGE ? undefined : last.events[0]?.id),
   });
-  const rows = (events.data?.pages ?? []).flatMap((page) => [...page.events].reverse());
+  const pages = events.data?.pages ?? [];
+  const rows = pages.flatMap((page) => [...page.events].reverse());
+  const names = new Map<string, string>(pages.flatMap((page) => Object.entries(page.credential_names ?? {})));
   const field = (name: keyof AuditFilters) => ({
     id: `${formId}-${name}`,
     value: draft[name],
@@ -198,7 +203,7 @@ export function AuditView() {
               caption={`Audit events, newest first (${rows.length} shown)`}
               columns={["Time", "Kind", "What", "Credential", "Session", "Status", "Duration", "Detail"]}
               empty="No events match these filters."
-              rows={rows.map((event) => <EventRow key={event.id} event={event} />)}
+              rows={rows.map((event) => <EventRow key={event.id} event={event} names={names} />)}
             />
             {events.hasNextPage && (
               <button
@@ -218,10 +223,12 @@ export function AuditView() {
 
 const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
-function EventRow({ event }: { event: AuditEventRow }) {
+function EventRow({ event, names }: { event: AuditEventRow; names: Map<string, string> }) {
   const detail = event.detail;
   const tool = text(event.tool);
-  const credential = text(event.credential_name) ?? text(event.credential_id) ?? text(event.actor);
+  const credentialId = text(event.credential_id);
+  const credential =
+    (credentialId !== undefined ? (names.get(credentialId) ?? credentialId) : undefined) ?? text(event.actor);
   return (
     <tr>
       <th scope="row">
