@@ -318,10 +318,10 @@ describe.each(VIEWPORTS)(
         .filter(Boolean)`,
       );
       expect(unclipped).toEqual([]);
-    const marked = await page.evaluate<number>(
-      `[...document.querySelectorAll(".ap-detail *")].filter((e) => e.textContent.includes("\\u0316")).length`,
-    );
-    expect(marked).toBeGreaterThan(0);
+      const marked = await page.evaluate<number>(
+        `[...document.querySelectorAll(".ap-detail *")].filter((e) => e.textContent.includes("\\u0316")).length`,
+      );
+      expect(marked).toBeGreaterThan(0);
       await audit("list");
     });
 
@@ -332,3 +332,32 @@ describe.each(VIEWPORTS)(
     });
   },
 );
+
+describe("approvals with a 1 MB body", () => {
+  it("renders every line of the body's diff, reachable in its keyboard-focusable box", async () => {
+    const lines = Array.from({ length: 16_000 }, (_, index) => `line ${index} ${"x".repeat(50)}`);
+    const body = `${lines.join("\n")}\n`;
+    expect(body.length).toBeGreaterThan(900_000);
+    const id = await propose({ path: "big/body", body });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const page = await context.newPage();
+      const login = await consoleLogin(path.join(root, "server"), "--role", "approver", "--name", "Big");
+      await page.goto(login.url);
+      await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+      await page.goto(`${server.url}/console/approvals/${id}`);
+      const box = page.getByRole("region", { name: "Body of git:acme/api:big/body" });
+      await box.waitFor();
+      expect(await box.getAttribute("tabindex")).toBe("0");
+      // Lines arrive in chunks; all of them end up in the document, the last one included.
+      await box.getByText("line 15999 ", { exact: false }).waitFor({ state: "attached", timeout: 60_000 });
+      expect(await box.locator(".ap-dl").count()).toBe(16_001);
+      // The keyboard reaches the end: End in the focused box scrolls it to the last line.
+      await box.focus();
+      await page.keyboard.press("End");
+      await box.getByText("line 15999 ", { exact: false }).waitFor({ state: "visible" });
+    } finally {
+      await context.close();
+    }
+  });
+});
