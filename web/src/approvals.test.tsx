@@ -468,6 +468,24 @@ describe("bulk decisions", () => {
     expect(gateway.approvals.every((record) => record.status === "rejected")).toBe(true);
   });
 
+  it("splits a decision over more than 200 requests into batches of 200, each id sent once", async () => {
+    start("/console/approvals", { approvals: Array.from({ length: 250 }, (_, i) => approval(i)) });
+    const list = await openList();
+    act(() => list.focus());
+    fireEvent.keyDown(list, { key: "End" });
+    await screen.findByLabelText("Check all 250 shown");
+    fireEvent.click(screen.getByLabelText("Check all 250 shown"));
+    fireEvent.click(screen.getByRole("button", { name: "Approve 250" }));
+    expect(screen.getByRole("dialog").textContent).toContain("Approve 250 requests: 250 write pages");
+    fireEvent.click(within(screen.getByRole("dialog")).getByRole("button", { name: "Approve 250" }));
+    await screen.findByRole("heading", { level: 2, name: /Bulk approval: 250 applied/ });
+    const posts = gateway.requests.filter((request) => request.method === "POST");
+    expect(posts.map((post) => (post.body as { ids: string[] }).ids.length)).toEqual([200, 50]);
+    const sent = posts.flatMap((post) => (post.body as { ids: string[] }).ids);
+    expect(new Set(sent).size).toBe(250);
+    expect(gateway.decisions).toHaveLength(250);
+  });
+
   it("shows each request's outcome when some were decided already", async () => {
     start("/console/approvals", { approvals: three() });
     const list = await openList();
