@@ -33,11 +33,16 @@ describe("console administration in Chromium", () => {
 
   const nav = (p: Page, name: string) =>
     p.getByRole("navigation", { name: "Main" }).getByRole("link", { name });
-  /** axe-core on the page as it is, at both widths. */
+  /** axe-core on the page as it is, at both widths (and in the dark theme at the narrow one). */
   const audit = async (view: string) => {
     for (const size of [WIDE, NARROW]) {
       await page.setViewportSize(size);
       violations[`${view} @${size.width}`] = await seriousViolations(page);
+      if (size === NARROW) {
+        await page.emulateMedia({ colorScheme: "dark" });
+        violations[`${view} @${size.width} dark`] = await seriousViolations(page);
+        await page.emulateMedia({ colorScheme: "light" });
+      }
       // Wide tables scroll inside their own region: the page itself never scrolls sideways.
       const widths = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]");
       overflow[`${view} @${size.width}`] = widths as number[];
@@ -223,7 +228,7 @@ describe("console administration in Chromium", () => {
   it("finds no serious or critical accessibility violation and no sideways page scroll on the administration views", () => {
     expect(Object.keys(violations).sort()).toEqual(
       ["activity timeline", "audit", "clients", "sessions"]
-        .flatMap((view) => [`${view} @1280`, `${view} @390`])
+        .flatMap((view) => [`${view} @1280`, `${view} @390`, `${view} @390 dark`])
         .sort(),
     );
     for (const [view, found] of Object.entries(violations))
