@@ -269,6 +269,19 @@ describe("approvals for daily use", () => {
     await screen.findByRole("heading", { level: 2, name: /notes\/page-2\.md/ });
   });
 
+  it("goes back to the list with the back button, focus on the list", async () => {
+    start("/console/approvals", { approvals: [approval(1), approval(2)] });
+    const list = await openList();
+    const heading = within(await openRow(list, 1)).getByRole("heading", { level: 2 });
+    await waitFor(() => expect(document.activeElement).toBe(heading));
+    expect(window.location.pathname).toBe("/console/approvals/apr_00002");
+    act(() => window.history.back());
+    await screen.findByText("Select a request to see its details.");
+    expect(window.location.pathname).toBe("/console/approvals");
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole("listbox")));
+    expect(screen.getByRole("listbox").getAttribute("aria-activedescendant")).toBe("approval-apr_00002");
+  });
+
   it("shows no row as selected before one is opened or the list has focus", async () => {
     start("/console/approvals", { approvals: [approval(1), approval(2)] });
     const list = await openList();

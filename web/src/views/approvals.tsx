@@ -49,6 +49,7 @@ export function ApprovalsView() {
   const hintId = useId();
   const [checked, setChecked] = useState<Map<string, ApprovalSummary>>(() => new Map());
   const [bulk, setBulk] = useState<BulkOutcome | null>(null);
+  useFocusBackToList(openId);
 
   const setSearch = useCallback(
     (next: Partial<ApprovalSearch>) => {
@@ -157,6 +158,21 @@ export function ApprovalsView() {
       </div>
     </>
   );
+}
+
+/**
+ * When the open request closes (back button, a link to the list) the focus it held would fall to the page's
+ * body: it goes back to the list instead, on the request the keyboard was on.
+ */
+function useFocusBackToList(openId: string | null): void {
+  const previous = useRef(openId);
+  useEffect(() => {
+    const closed = previous.current !== null && openId === null;
+    previous.current = openId;
+    if (closed && (document.activeElement === null || document.activeElement === document.body)) {
+      document.querySelector<HTMLElement>('[role="listbox"]')?.focus();
+    }
+  }, [openId]);
 }
 
 /** "12 pending" or "37 pending shown matching requester “Bea” (of 450 pending)". */
