@@ -5,6 +5,7 @@ import type { Activity, SessionTimeline } from "../../protocol/console-api.js";
 import type { EnrollmentService } from "../enrollment/service.js";
 import type { GatewayEnv } from "../http/env.js";
 import { openSqliteSql } from "../store/sqlite.js";
+import { toolCall } from "./events.test-kit.js";
 import { createAuditRoutes, MAX_ACTIVITY_DAYS } from "./routes.js";
 import { type AuditLog, type AuditRecord, openAuditLog, type ToolCallEvent } from "./store.js";
 
@@ -81,18 +82,7 @@ describe("audit routes: the activity window (in process)", () => {
     const years = await activity({ since: "2023-06-01T00:00:00Z", bucket: "day" });
     expect(years.status).toBe(400);
     clock = new Date(until.getTime() - 10 * DAY);
-    void audit.record({
-      kind: "tool_call",
-      tool: "context_search",
-      endpoint: "ivoai-context",
-      credential_id: "cli_a",
-      session_id: "s1",
-      tier: "read",
-      status: "SUCCESS",
-      latency_ms: 12,
-      tokens_consumed: 3,
-      guardrail_checked: true,
-    });
+    void audit.record(toolCall({ latency_ms: 12, tokens_consumed: 3 }));
     const quarter = await activity({
       since: since(MAX_ACTIVITY_DAYS),
       until: until.toISOString(),
@@ -135,19 +125,7 @@ describe("audit routes: filters, export and a session's tool calls (in process)"
   let clock: Date;
   let app: Hono<GatewayEnv>;
 
-  const call = (over: Partial<ToolCallEvent>): ToolCallEvent => ({
-    kind: "tool_call",
-    tool: "context_search",
-    endpoint: "ivoai-context",
-    credential_id: "cli_a",
-    session_id: "s1",
-    tier: "read",
-    status: "SUCCESS",
-    latency_ms: 12,
-    tokens_consumed: 3,
-    guardrail_checked: true,
-    ...over,
-  });
+  const call = (over: Partial<ToolCallEvent>) => toolCall({ latency_ms: 12, tokens_consumed: 3, ...over });
 
   beforeEach(async () => {
     let dir: string;

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { cpuMsOf } from "../../../test/cpu-time.js";
 import { describeBackends } from "../store/backends.test-kit.js";
 import { ACTIVITY_CHUNK, ACTIVITY_CHUNK_SQL, bucketCount } from "./activity.js";
+import { toolCall } from "./events.test-kit.js";
 import {
   AUDIT_MAX_DELAY_MS,
   AUDIT_MAX_PENDING,
@@ -15,19 +16,7 @@ import {
 } from "./store.js";
 
 /** A tool call: the frequent event, which waits to share a write. */
-const call = (over: Partial<ToolCallEvent> = {}): ToolCallEvent => ({
-  kind: "tool_call",
-  tool: "context_search",
-  endpoint: "ivoai-context",
-  credential_id: "cli_a",
-  session_id: "s1",
-  tier: "read",
-  status: "SUCCESS",
-  latency_ms: 10,
-  tokens_consumed: 5,
-  guardrail_checked: true,
-  ...over,
-});
+const call = toolCall;
 
 const decision = (index: number): AuditEvent => ({
   kind: "approval_decision",
