@@ -12,7 +12,6 @@ import {
   type AuditLog,
   type AuditLogOptions,
   openAuditLog,
-  type ToolCallEvent,
 } from "./store.js";
 
 /** A tool call: the frequent event, which waits to share a write. */
