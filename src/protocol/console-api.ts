@@ -105,6 +105,16 @@ export interface AuditEventPage {
   credential_names: Record<string, string>;
 }
 
+/** Every kind of event the audit log records (the server's store and the console's kind filter share this list). */
+export const AUDIT_KINDS = [
+  "tool_call",
+  "approval_decision",
+  "approval_expired",
+  "page_expired",
+  "client_revoked",
+] as const;
+export type AuditKind = (typeof AUDIT_KINDS)[number];
+
 export interface AuditEventRow {
   id: number;
   at: string;

@@ -3,7 +3,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { ServerPaths } from "../../config/server-paths.js";
-import type { Activity } from "../../protocol/console-api.js";
+import { type Activity, AUDIT_KINDS as PROTOCOL_AUDIT_KINDS } from "../../protocol/console-api.js";
 import type { SecurityTier, ToolStatus } from "../../protocol/tool-envelope.js";
 import { createLogger } from "../../shared/logger.js";
 import type { StoreBackend } from "../store/backend.js";
@@ -37,13 +37,8 @@ export interface DecisionEvent {
 }
 
 export type AuditEvent = ToolCallEvent | DecisionEvent;
-export const AUDIT_KINDS = [
-  "tool_call",
-  "approval_decision",
-  "approval_expired",
-  "page_expired",
-  "client_revoked",
-] as const satisfies readonly AuditEvent["kind"][];
+/** The kinds the log records: the protocol's list, checked here against the events the store can hold. */
+export const AUDIT_KINDS = PROTOCOL_AUDIT_KINDS satisfies readonly AuditEvent["kind"][];
 export type AuditRecord = AuditEvent & { id: number; at: string };
 
 export interface AuditListOptions {

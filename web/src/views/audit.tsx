@@ -2,24 +2,18 @@
 // paged back with "Older events", and the filtered events exported as JSON Lines or CSV by the server.
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { type FormEvent, useId, useState } from "react";
-import type {
-  AuditEventPage,
-  AuditEventRow,
-  EnrolledClient,
-  WebClient,
+import {
+  AUDIT_KINDS,
+  type AuditEventPage,
+  type AuditEventRow,
+  type EnrolledClient,
+  type WebClient,
 } from "../../../src/protocol/console-api.js";
 import { query } from "../api.js";
 import { DataTable, QueryState, useTitle, When } from "../common.js";
 import { useApi, useCan } from "../context.js";
 import "./admin.css";
 
-export const AUDIT_KINDS = [
-  "tool_call",
-  "approval_decision",
-  "approval_expired",
-  "page_expired",
-  "client_revoked",
-] as const;
 export const TOOL_STATUSES = ["SUCCESS", "FAILED", "PENDING_HUMAN_APPROVAL", "REJECTED"] as const;
 /** Events per page (and per "Older events"). */
 export const AUDIT_PAGE = 50;
