@@ -1,23 +1,13 @@
 // @vitest-environment happy-dom
 // The administration views (audit, sessions, clients' last use and revoke focus, a session's tool calls) against
 // a fake gateway answering the contract's shapes.
-import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AuditEventRow, ConsoleSessionView, SessionTimeline } from "../../src/protocol/console-api.js";
 import { CONSOLE_ROLE_SCOPES } from "../../src/protocol/scopes.js";
-import { ConsoleApp } from "./app.js";
-import { createFakeGateway, type FakeGateway, type FakeGatewayOptions, json } from "./test-support.js";
+import { json, renderConsole } from "./test-support.js";
 import type { Activity, EnrolledClient } from "./types.js";
 import { AUDIT_PAGE } from "./views/audit.js";
-
-let gateway: FakeGateway;
-
-function start(url: string, options: FakeGatewayOptions) {
-  gateway = createFakeGateway(options);
-  vi.stubGlobal("fetch", gateway.fetch);
-  window.history.replaceState(null, "", url);
-  return render(<ConsoleApp />);
-}
 
 afterEach(() => {
   cleanup();
@@ -44,7 +34,7 @@ describe("audit view", () => {
   it("lists events newest first, pages back with Older events, filters by the form and exports the same filter", async () => {
     const newest = Array.from({ length: AUDIT_PAGE }, (_, index) => toolCall(100 + index));
     const older = [toolCall(7, { tool: "=cmd()" })];
-    start("/console/audit", {
+    const { gateway } = renderConsole("/console/audit", {
       session: VIEWER,
       routes: {
         "GET /v1/audit/events": (request: { path: string }) => {
@@ -123,7 +113,7 @@ describe("sessions view", () => {
 
   it("lets an admin revoke a session behind a confirmation that takes focus, with the CSRF token", async () => {
     const eva = session({ id: "cs_2", name: "Eva", role: "viewer" });
-    start("/console/sessions", {
+    const { gateway } = renderConsole("/console/sessions", {
       session: ADMIN,
       routes: {
         "GET /v1/console/sessions": () =>
@@ -159,7 +149,7 @@ describe("sessions view", () => {
   });
 
   it("shows no Sessions link and no session list to a viewer", async () => {
-    start("/console/sessions", { session: VIEWER, routes: {} });
+    const { gateway } = renderConsole("/console/sessions", { session: VIEWER, routes: {} });
     expect(await screen.findByText(/Only a console admin/)).toBeTruthy();
     expect(screen.queryByRole("link", { name: "Sessions" })).toBeNull();
     expect(gateway.requests.some((r) => r.path.startsWith("/v1/console/sessions"))).toBe(false);
@@ -178,7 +168,7 @@ describe("clients: last used and revoke focus", () => {
       last_used_at: "2026-12-01T11:58:00.000Z",
     };
     const idle: EnrolledClient = { ...laptop, id: "cli_2", name: "idle", last_used_at: null };
-    start("/console/clients", {
+    renderConsole("/console/clients", {
       session: ADMIN,
       routes: {
         "GET /v1/admin/clients": () => json(200, { clients: [laptop, idle] }),
@@ -253,7 +243,7 @@ describe("activity: a session's timeline", () => {
         },
       ],
     };
-    start("/console/activity", {
+    renderConsole("/console/activity", {
       session: VIEWER,
       routes: { "GET /v1/audit/activity": activity, "GET /v1/audit/timeline": timeline },
     });

@@ -1,21 +1,12 @@
 // @vitest-environment happy-dom
 // The console against a fake gateway: sign-in, the approvals queue and details, deciding, and session expiry.
 import { focusManager } from "@tanstack/react-query";
-import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ConsoleApp } from "./app.js";
-import { approval, createFakeGateway, type FakeGateway, fakeLayout } from "./test-support.js";
+import { approval, fakeLayout, renderConsole } from "./test-support.js";
 import type { ApprovalChanges } from "./types.js";
 
-let gateway: FakeGateway;
 let restoreLayout: () => void;
-
-function start(url: string, setup: Parameters<typeof createFakeGateway>[0] = {}) {
-  gateway = createFakeGateway(setup);
-  vi.stubGlobal("fetch", gateway.fetch);
-  window.history.replaceState(null, "", url);
-  return render(<ConsoleApp />);
-}
 
 beforeEach(() => {
   restoreLayout = fakeLayout();
@@ -46,7 +37,9 @@ function escapeRegExp(text: string): string {
 
 describe("approvals", () => {
   it("renders the first page's rows, only the visible ones in the DOM", async () => {
-    start("/console/approvals", { approvals: Array.from({ length: 450 }, (_, i) => approval(i)) });
+    const { gateway } = renderConsole("/console/approvals", {
+      approvals: Array.from({ length: 450 }, (_, i) => approval(i)),
+    });
     const list = await openList();
     const options = within(list).getAllByRole("option");
     expect(options.length).toBeGreaterThan(5);
@@ -61,7 +54,9 @@ describe("approvals", () => {
   });
 
   it("loads the next cursor page when the end of the list is reached", async () => {
-    start("/console/approvals", { approvals: Array.from({ length: 230 }, (_, i) => approval(i)) });
+    const { gateway } = renderConsole("/console/approvals", {
+      approvals: Array.from({ length: 230 }, (_, i) => approval(i)),
+    });
     const list = await openList();
     list.focus();
     fireEvent.keyDown(list, { key: "End" });
@@ -76,7 +71,7 @@ describe("approvals", () => {
       summary: "<img src=x onerror=alert(1)>",
       diff: '--- a/x\n+++ b/x\n@@ -0,0 +1,2 @@\n+<script>window.pwned = 1</script>\n+<img src=x onerror="window.pwned = 2">',
     });
-    const { container } = start("/console/approvals", { approvals: [hostile] });
+    const { container } = renderConsole("/console/approvals", { approvals: [hostile] });
     const list = await openList();
     const details = await openRow(list);
     await within(details).findByText("+ <script>window.pwned = 1</script>");
@@ -94,7 +89,7 @@ describe("approvals", () => {
       summary: "Create notes/\u202egpj.exe\u001b[2J",
       diff: "+ line one\n+\u2066hidden\u2069 two",
     });
-    start("/console/approvals", { approvals: [hostile] });
+    renderConsole("/console/approvals", { approvals: [hostile] });
     const list = await openList();
     const details = await openRow(list);
     expect(await within(details).findByText("Create notes/\\u202egpj.exe\\x1b[2J")).toBeTruthy();
@@ -105,7 +100,7 @@ describe("approvals", () => {
   });
 
   it("approves with the CSRF token and explains the outcome", async () => {
-    start("/console/approvals", { approvals: [approval(1), approval(2)] });
+    const { gateway } = renderConsole("/console/approvals", { approvals: [approval(1), approval(2)] });
     const list = await openList();
     const details = await openRow(list);
     fireEvent.click(await within(details).findByRole("button", { name: "Approve" }));
@@ -125,7 +120,7 @@ describe("approvals", () => {
   });
 
   it("refuses to reject without a reason, then sends the reason", async () => {
-    start("/console/approvals", { approvals: [approval(1)] });
+    const { gateway } = renderConsole("/console/approvals", { approvals: [approval(1)] });
     const list = await openList();
     const details = await openRow(list);
     fireEvent.click(await within(details).findByRole("button", { name: "Reject" }));
@@ -140,7 +135,7 @@ describe("approvals", () => {
   });
 
   it("explains a conflict answered with 409", async () => {
-    start("/console/approvals", { approvals: [approval(1)] });
+    const { gateway } = renderConsole("/console/approvals", { approvals: [approval(1)] });
     const list = await openList();
     const details = await openRow(list);
     const approve = await within(details).findByRole("button", { name: "Approve" });
@@ -165,7 +160,7 @@ describe("approvals", () => {
   });
 
   it("moves the selection with ArrowDown and opens it with Enter, focusing the details", async () => {
-    start("/console/approvals", { approvals: [approval(1), approval(2), approval(3)] });
+    renderConsole("/console/approvals", { approvals: [approval(1), approval(2), approval(3)] });
     const list = await openList();
     // Nothing is highlighted until the list has focus; focus lands on the first request.
     expect(list.getAttribute("aria-activedescendant")).toBeNull();
@@ -185,7 +180,7 @@ describe("approvals", () => {
   });
 
   it("hides the decision for a role without approvals:decide", async () => {
-    start("/console/approvals", {
+    renderConsole("/console/approvals", {
       approvals: [approval(1)],
       session: { role: "viewer", scopes: ["approvals:read"] },
     });
@@ -255,7 +250,9 @@ const EVERY_ITEM: ApprovalChanges = {
 
 describe("approvals for daily use", () => {
   it("keeps the keyboard on the same request when new ones arrive at the top", async () => {
-    start("/console/approvals", { approvals: [approval(1), approval(2), approval(3)] });
+    const { gateway } = renderConsole("/console/approvals", {
+      approvals: [approval(1), approval(2), approval(3)],
+    });
     const list = await openList();
     act(() => list.focus());
     fireEvent.keyDown(list, { key: "ArrowDown" });
@@ -270,7 +267,7 @@ describe("approvals for daily use", () => {
   });
 
   it("goes back to the list with the back button, focus on the list", async () => {
-    start("/console/approvals", { approvals: [approval(1), approval(2)] });
+    renderConsole("/console/approvals", { approvals: [approval(1), approval(2)] });
     const list = await openList();
     const heading = within(await openRow(list, 1)).getByRole("heading", { level: 2 });
     await waitFor(() => expect(document.activeElement).toBe(heading));
@@ -283,13 +280,13 @@ describe("approvals for daily use", () => {
   });
 
   it("shows no row as selected before one is opened or the list has focus", async () => {
-    start("/console/approvals", { approvals: [approval(1), approval(2)] });
+    renderConsole("/console/approvals", { approvals: [approval(1), approval(2)] });
     const list = await openList();
     expect(list.querySelectorAll('[aria-selected="true"], .active, .open')).toHaveLength(0);
   });
 
   it("shows requesters by name with the id beside it, in the list and the details", async () => {
-    start("/console/approvals", { approvals: [approval(1)], names: { "agent-1": "Bea's laptop" } });
+    renderConsole("/console/approvals", { approvals: [approval(1)], names: { "agent-1": "Bea's laptop" } });
     const list = await openList();
     const row = within(list).getAllByRole("option")[0] as HTMLElement;
     expect(row.textContent).toContain("by Bea's laptop");
@@ -300,7 +297,7 @@ describe("approvals for daily use", () => {
 
   it("sends the filters as query params, keeps them in the URL and says what is filtered", async () => {
     const old = new Date(Date.now() - 2 * 86_400_000).toISOString();
-    start("/console/approvals", {
+    const { gateway } = renderConsole("/console/approvals", {
       approvals: [
         approval(1, { requester: "cli_bea", created_at: old }),
         approval(2, { requester: "cli_bea" }),
@@ -330,10 +327,10 @@ describe("approvals for daily use", () => {
   it("opens a request from its URL, also one past the first page and one already decided", async () => {
     const many = Array.from({ length: 450 }, (_, i) => approval(i));
     many.push(approval(999, { status: "applied", decided_by: "Bob", decided_at: new Date().toISOString() }));
-    start("/console/approvals/apr_00400", { approvals: many });
+    renderConsole("/console/approvals/apr_00400", { approvals: many });
     await screen.findByRole("heading", { level: 2, name: /notes\/page-400\.md/ });
     cleanup();
-    start("/console/approvals/apr_00999", { approvals: many });
+    renderConsole("/console/approvals/apr_00999", { approvals: many });
     const heading = await screen.findByRole("heading", { level: 2, name: /notes\/page-999\.md/ });
     await waitFor(() => expect(document.activeElement).toBe(heading));
     const details = screen.getByRole("region", { name: "Approval details" });
@@ -342,7 +339,7 @@ describe("approvals for daily use", () => {
   });
 
   it("renders every item of the change description, the deletion first, and says metadata only", async () => {
-    start("/console/approvals", { approvals: [approval(1)], changes: { apr_00001: EVERY_ITEM } });
+    renderConsole("/console/approvals", { approvals: [approval(1)], changes: { apr_00001: EVERY_ITEM } });
     const details = await openRow(await openList());
     const text = details.textContent ?? "";
     expect(text).toContain(EVERY_ITEM.headline);
@@ -370,7 +367,7 @@ describe("approvals for daily use", () => {
   it("numbers both sides, counts the change and marks the changed words; the layout choice is kept", async () => {
     window.localStorage.clear();
     const diff = "--- a\n+++ b\n@@\n keep\n-the quick brown fox\n+the quick red fox\n+one more";
-    start("/console/approvals", { approvals: [approval(1, { diff })] });
+    renderConsole("/console/approvals", { approvals: [approval(1, { diff })] });
     const details = await openRow(await openList());
     const box = within(details).getByRole("region", { name: "Body of team:notes/page-1.md" });
     expect(box.getAttribute("tabindex")).toBe("0");
@@ -395,14 +392,14 @@ describe("approvals for daily use", () => {
 
   it("renders every line of a large body", async () => {
     const body = Array.from({ length: 3000 }, (_, i) => `+line ${i}`).join("\n");
-    start("/console/approvals", { approvals: [approval(1, { diff: body })] });
+    renderConsole("/console/approvals", { approvals: [approval(1, { diff: body })] });
     const details = await openRow(await openList());
     await waitFor(() => expect(details.querySelectorAll(".ap-dl")).toHaveLength(3000), { timeout: 10_000 });
     expect(details.querySelector(".ap-dl:last-child")?.textContent).toContain("line 2999");
   });
 
   it("shows a decision someone else made while the request is open", async () => {
-    start("/console/approvals", { approvals: [approval(1)] });
+    const { gateway } = renderConsole("/console/approvals", { approvals: [approval(1)] });
     const details = await openRow(await openList());
     const record = gateway.approvals[0];
     if (!record) throw new Error("no record");
@@ -422,7 +419,7 @@ describe("bulk decisions", () => {
   ];
 
   it("approves the checked requests once each, after a confirmation that says how many and what", async () => {
-    start("/console/approvals", { approvals: three() });
+    const { gateway } = renderConsole("/console/approvals", { approvals: three() });
     const list = await openList();
     act(() => list.focus());
     fireEvent.keyDown(list, { key: " " });
@@ -458,7 +455,7 @@ describe("bulk decisions", () => {
   });
 
   it("rejects all shown with a reason, and Escape cancels with focus back on the button", async () => {
-    start("/console/approvals", { approvals: three() });
+    const { gateway } = renderConsole("/console/approvals", { approvals: three() });
     await openList();
     fireEvent.click(screen.getByLabelText("Check all 4 shown"));
     const opener = screen.getByRole("button", { name: "Reject 4" });
@@ -482,7 +479,9 @@ describe("bulk decisions", () => {
   });
 
   it("splits a decision over more than 200 requests into batches of 200, each id sent once", async () => {
-    start("/console/approvals", { approvals: Array.from({ length: 250 }, (_, i) => approval(i)) });
+    const { gateway } = renderConsole("/console/approvals", {
+      approvals: Array.from({ length: 250 }, (_, i) => approval(i)),
+    });
     const list = await openList();
     act(() => list.focus());
     fireEvent.keyDown(list, { key: "End" });
@@ -500,7 +499,7 @@ describe("bulk decisions", () => {
   });
 
   it("shows each request's outcome when some were decided already", async () => {
-    start("/console/approvals", { approvals: three() });
+    const { gateway } = renderConsole("/console/approvals", { approvals: three() });
     const list = await openList();
     fireEvent.click(screen.getByLabelText("Check all 4 shown"));
     // Someone else decides one while the confirmation is open.
@@ -518,7 +517,7 @@ describe("bulk decisions", () => {
 
 describe("session", () => {
   it("signs in from a #code fragment and drops the fragment", async () => {
-    start("/console/#code=ivoai_con_testcode", { signedIn: false });
+    const { gateway } = renderConsole("/console/#code=ivoai_con_testcode", { signedIn: false });
     expect(window.location.hash).toBe("");
     expect(await screen.findByRole("heading", { level: 1, name: "Overview" })).toBeTruthy();
     const post = gateway.requests.find((request) => request.method === "POST");
@@ -531,7 +530,7 @@ describe("session", () => {
   });
 
   it("signs in with a typed code, and shows a refused code in an alert", async () => {
-    start("/console/", { signedIn: false });
+    renderConsole("/console/", { signedIn: false });
     const input = await screen.findByLabelText("Sign-in code");
     fireEvent.change(input, { target: { value: "ivoai_con_wrong" } });
     fireEvent.click(screen.getByRole("button", { name: "Sign in" }));
@@ -545,7 +544,7 @@ describe("session", () => {
   });
 
   it("returns to sign-in with a notice when the session expired", async () => {
-    start("/console/approvals", { approvals: [approval(1)] });
+    const { gateway } = renderConsole("/console/approvals", { approvals: [approval(1)] });
     const list = await openList();
     act(() => gateway.expire("session_expired"));
     fireEvent.click(within(list).getAllByRole("option")[0] as HTMLElement);
@@ -555,7 +554,7 @@ describe("session", () => {
   });
 
   it("keeps the session-ended notice when several requests in flight come back 401", async () => {
-    start("/console/approvals", { approvals: [approval(1)] });
+    const { gateway } = renderConsole("/console/approvals", { approvals: [approval(1)] });
     await openList();
     const before = gateway.requests.length;
     act(() => gateway.expire("session_expired"));
@@ -571,7 +570,7 @@ describe("session", () => {
   });
 
   it("signs out with the CSRF token", async () => {
-    start("/console/approvals", { approvals: [] });
+    const { gateway } = renderConsole("/console/approvals", { approvals: [] });
     fireEvent.click(await screen.findByRole("button", { name: "Sign out" }));
     expect(await screen.findByLabelText("Sign-in code")).toBeTruthy();
     const del = gateway.requests.find((request) => request.method === "DELETE");

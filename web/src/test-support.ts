@@ -1,6 +1,10 @@
 // A fake of the gateway's console API for component tests: the real routes and JSON shapes, state in memory,
 // every request recorded. Installed as the global fetch (the app's only boundary).
+import { type RenderResult, render } from "@testing-library/react";
+import { createElement } from "react";
+import { vi } from "vitest";
 import { CONSOLE_ROLE_SCOPES } from "../../src/protocol/scopes.js";
+import { ConsoleApp } from "./app.js";
 import type {
   ApprovalChanges,
   ApprovalRecord,
@@ -276,6 +280,20 @@ function matchesQuery(
   if (before && Date.parse(record.created_at) >= Date.parse(before)) return false;
   if (after && Date.parse(record.created_at) <= Date.parse(after)) return false;
   return true;
+}
+
+/**
+ * The whole console rendered at `url` against a new fake gateway installed as the global fetch; the test file's
+ * afterEach undoes it with cleanup() and vi.unstubAllGlobals().
+ */
+export function renderConsole(
+  url: string,
+  options: FakeGatewayOptions = {},
+): RenderResult & { gateway: FakeGateway } {
+  const gateway = createFakeGateway(options);
+  vi.stubGlobal("fetch", gateway.fetch);
+  window.history.replaceState(null, "", url);
+  return { ...render(createElement(ConsoleApp)), gateway };
 }
 
 /** happy-dom does no layout: give elements a viewport so the virtualised list renders its visible rows. */

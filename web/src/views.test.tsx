@@ -1,15 +1,8 @@
 // @vitest-environment happy-dom
 // The overview, activity, knowledge and clients views against a fake gateway answering the contract's shapes.
-import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ConsoleApp } from "./app.js";
-import {
-  createFakeGateway,
-  type FakeGateway,
-  type FakeGatewayOptions,
-  json,
-  type RecordedRequest,
-} from "./test-support.js";
+import { json, type RecordedRequest, renderConsole } from "./test-support.js";
 import type {
   Activity,
   EnrolledClient,
@@ -19,15 +12,6 @@ import type {
   PageList,
   WebClient,
 } from "./types.js";
-
-let gateway: FakeGateway;
-
-function start(url: string, options: FakeGatewayOptions) {
-  gateway = createFakeGateway(options);
-  vi.stubGlobal("fetch", gateway.fetch);
-  window.history.replaceState(null, "", url);
-  return render(<ConsoleApp />);
-}
 
 afterEach(() => {
   cleanup();
@@ -56,7 +40,7 @@ describe("overview", () => {
       last_ingest: null,
       ingests: [],
     };
-    start("/console/", { routes: { "GET /v1/admin/overview": overview } });
+    renderConsole("/console/", { routes: { "GET /v1/admin/overview": overview } });
     expect(await screen.findByText(/Degraded: the server answers/)).toBeTruthy();
     expect(screen.getByText("embeddings")).toBeTruthy();
     expect(screen.getByText("1 h 1 min")).toBeTruthy();
@@ -96,7 +80,7 @@ describe("overview", () => {
       last_ingest: newest,
       ingests: [newest, ingest("wiki", "2026-11-30T08:00:00.000Z", 4)],
     };
-    start("/console/", { routes: { "GET /v1/admin/overview": overview } });
+    renderConsole("/console/", { routes: { "GET /v1/admin/overview": overview } });
     const table = await screen.findByRole("table", { name: "Each connector's last ingest, newest first" });
     const rows = within(table).getAllByRole("row").slice(1);
     expect(rows.map((row) => within(row).getByRole("rowheader").textContent)).toEqual(["docs", "wiki"]);
@@ -109,7 +93,7 @@ describe("overview", () => {
   });
 
   it("shows a query's error state", async () => {
-    start("/console/", {
+    renderConsole("/console/", {
       routes: {
         "GET /v1/admin/overview": () => json(403, { error: "forbidden", message: "Needs status:read." }),
       },
@@ -134,7 +118,7 @@ describe("activity", () => {
   };
 
   it("charts the calls with the totals as its label, has a table view and opens a session timeline", async () => {
-    const { container } = start("/console/activity", {
+    const { container, gateway } = renderConsole("/console/activity", {
       routes: {
         "GET /v1/audit/activity": activity,
         "GET /v1/audit/timeline": {
@@ -239,7 +223,7 @@ describe("knowledge", () => {
   };
 
   it("lists pages with flags, shows a page as text and opens a neighbour from the graph", async () => {
-    const { container } = start("/console/knowledge", {
+    const { container } = renderConsole("/console/knowledge", {
       routes: {
         "GET /v1/admin/connectors": { connectors: [] },
         "GET /v1/memory/pages": pages,
@@ -267,7 +251,7 @@ describe("knowledge", () => {
   });
 
   it("keeps a page path that looks like a number a plain string in the address bar and the request", async () => {
-    start("/console/knowledge", {
+    const { gateway } = renderConsole("/console/knowledge", {
       routes: {
         "GET /v1/admin/connectors": { connectors: [] },
         "GET /v1/memory/pages": {
@@ -286,7 +270,7 @@ describe("knowledge", () => {
   });
 
   it("searches documents and shows results as untrusted text", async () => {
-    start("/console/knowledge", {
+    const { gateway } = renderConsole("/console/knowledge", {
       routes: {
         "GET /v1/admin/connectors": { connectors: [] },
         "GET /v1/memory/pages": { pages: [], next_cursor: null },
@@ -361,7 +345,7 @@ describe("clients", () => {
   };
 
   it("revokes only after the in-page confirmation, with the CSRF token", async () => {
-    start("/console/clients", {
+    const { gateway } = renderConsole("/console/clients", {
       session: { role: "admin", scopes: ["clients:read", "clients:revoke"] },
       routes: routes(),
     });
@@ -381,7 +365,7 @@ describe("clients", () => {
 
   it("tells clients that share a name apart by their id", async () => {
     const twin = { ...enrolledClient(), id: "cli_2" };
-    start("/console/clients", {
+    renderConsole("/console/clients", {
       session: { role: "admin", scopes: ["clients:read", "clients:revoke"] },
       routes: { ...routes(), "GET /v1/admin/clients": { clients: [enrolledClient(), twin] } },
     });
@@ -390,7 +374,10 @@ describe("clients", () => {
   });
 
   it("disables revoking without clients:revoke", async () => {
-    start("/console/clients", { session: { role: "viewer", scopes: ["clients:read"] }, routes: routes() });
+    renderConsole("/console/clients", {
+      session: { role: "viewer", scopes: ["clients:read"] },
+      routes: routes(),
+    });
     const button = await screen.findByRole("button", { name: "Revoke laptop" });
     expect((button as HTMLButtonElement).disabled).toBe(true);
     expect((screen.getByRole("button", { name: "Revoke grant gr_1" }) as HTMLButtonElement).disabled).toBe(
