@@ -1,8 +1,8 @@
 // Clients: enrolled credentials and Web MCP (OAuth) clients with their grants; revoke with an in-page confirmation.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "react";
-import { errorMessage } from "../api.js";
+import { useRef, useState } from "react";
 import { DataTable, QueryState, useTitle, When } from "../common.js";
+import { ConfirmRevoke, DoneNotice } from "../confirm.js";
 import { useApi, useCan } from "../context.js";
 import type { EnrolledClient, WebClient } from "../types.js";
 import "./admin.css";
@@ -21,13 +21,8 @@ export function ClientsView() {
   const [pending, setPending] = useState<RevokeTarget | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
-  const confirmRef = useRef<HTMLButtonElement>(null);
   /** The Revoke button that opened the confirmation: Cancel returns focus to it. */
   const openerRef = useRef<HTMLElement | null>(null);
-  // The confirmation takes focus when it opens, so a keyboard or screen reader user lands on the question.
-  useEffect(() => {
-    if (pending) confirmRef.current?.focus();
-  }, [pending]);
   const enrolled = useQuery({
     queryKey: ["clients"],
     queryFn: () => api.get<{ clients: EnrolledClient[] }>("/v1/admin/clients"),
@@ -80,44 +75,22 @@ export function ClientsView() {
       </h1>
       {!canRevoke && <p className="muted">Your role can see clients but not revoke them.</p>}
       {pending && (
-        <div className="confirm panel" role="alertdialog" aria-labelledby="confirm-text" aria-modal="false">
-          <p id="confirm-text">
-            Revoke {pending.what}? It loses access at once and its next request is refused. This cannot be
-            undone.
-          </p>
-          <div className="buttons">
-            <button
-              ref={confirmRef}
-              type="button"
-              className="danger"
-              disabled={revoke.isPending || !canRevoke}
-              onClick={() => revoke.mutate(pending)}
-            >
-              Confirm revoke
-            </button>
-            <button
-              type="button"
-              onClick={() => {
-                setPending(null);
-                const opener = openerRef.current;
-                (opener?.isConnected ? opener : headingRef.current)?.focus();
-              }}
-            >
-              Cancel
-            </button>
-          </div>
-          {revoke.isError && (
-            <p role="alert" className="error">
-              Not revoked: {errorMessage(revoke.error)}
-            </p>
-          )}
-        </div>
+        <ConfirmRevoke
+          key={pending.path}
+          disabled={revoke.isPending || !canRevoke}
+          error={revoke.error}
+          onConfirm={() => revoke.mutate(pending)}
+          onCancel={() => {
+            setPending(null);
+            const opener = openerRef.current;
+            (opener?.isConnected ? opener : headingRef.current)?.focus();
+          }}
+        >
+          Revoke {pending.what}? It loses access at once and its next request is refused. This cannot be
+          undone.
+        </ConfirmRevoke>
       )}
-      {done && (
-        <p role="status" className="notice">
-          {done}
-        </p>
-      )}
+      <DoneNotice message={done} />
       <QueryState query={enrolled} label="enrolled clients">
         {() => (
           <DataTable

@@ -1,10 +1,10 @@
 // Console sessions (admin only): every sign-in with its role, activity and state, and revoking one behind an
 // in-page confirmation; the revoked browser is signed out at its next request.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "react";
+import { useRef, useState } from "react";
 import type { ConsoleSessionView } from "../../../src/protocol/console-api.js";
-import { errorMessage } from "../api.js";
 import { DataTable, QueryState, useTitle, When } from "../common.js";
+import { ConfirmRevoke, DoneNotice } from "../confirm.js";
 import { useApi, useSession } from "../context.js";
 import "./admin.css";
 
@@ -27,7 +27,6 @@ function SessionList() {
   const queryClient = useQueryClient();
   const [pending, setPending] = useState<ConsoleSessionView | null>(null);
   const [done, setDone] = useState<string | null>(null);
-  const confirmRef = useRef<HTMLButtonElement>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const sessions = useQuery({
     queryKey: ["console-sessions"],
@@ -45,10 +44,6 @@ function SessionList() {
       headingRef.current?.focus();
     },
   });
-  // The confirmation takes focus when it opens, so a keyboard user lands on it.
-  useEffect(() => {
-    if (pending) confirmRef.current?.focus();
-  }, [pending]);
 
   return (
     <>
@@ -57,48 +52,21 @@ function SessionList() {
       </h1>
       <p className="muted">Everyone signed in to this console. Revoking a session signs that browser out.</p>
       {pending && (
-        <div
-          className="confirm panel"
-          role="alertdialog"
-          aria-labelledby="session-confirm-text"
-          aria-modal="false"
+        <ConfirmRevoke
+          key={pending.id}
+          disabled={revoke.isPending}
+          error={revoke.error}
+          onConfirm={() => revoke.mutate(pending)}
+          onCancel={() => {
+            setPending(null);
+            headingRef.current?.focus();
+          }}
         >
-          <p id="session-confirm-text">
-            Revoke {pending.name}'s {pending.role} session
-            {pending.current ? " (this session: you will be signed out)" : ""}? Its next request is refused.
-          </p>
-          <div className="buttons">
-            <button
-              ref={confirmRef}
-              type="button"
-              className="danger"
-              disabled={revoke.isPending}
-              onClick={() => revoke.mutate(pending)}
-            >
-              Confirm revoke
-            </button>
-            <button
-              type="button"
-              onClick={() => {
-                setPending(null);
-                headingRef.current?.focus();
-              }}
-            >
-              Cancel
-            </button>
-          </div>
-          {revoke.isError && (
-            <p role="alert" className="error">
-              Not revoked: {errorMessage(revoke.error)}
-            </p>
-          )}
-        </div>
+          Revoke {pending.name}'s {pending.role} session
+          {pending.current ? " (this session: you will be signed out)" : ""}? Its next request is refused.
+        </ConfirmRevoke>
       )}
-      {done && (
-        <p role="status" className="notice">
-          {done}
-        </p>
-      )}
+      <DoneNotice message={done} />
       <QueryState query={sessions} label="console sessions">
         {() => (
           <DataTable
