@@ -3,21 +3,13 @@
 // date (never "no changes"), title/tag/relation changes are shown, a pasted /console/approvals/<id> opens that
 // request, the keyboard stays on its request when new ones arrive, bulk approve and reject apply each request
 // exactly once, agent text cannot draw outside its row, and axe-core finds nothing serious.
-import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AxeViolation, launchChromium, seriousViolations } from "./browser.js";
-import { consoleLogin } from "./console-helpers.js";
-import {
-  connectMcp,
-  enrolledCredential,
-  initWithDocs,
-  type RunningServer,
-  startServer,
-  tempDir,
-} from "./helpers.js";
+import { consoleLogin, initTinyServer } from "./console-helpers.js";
+import { connectMcp, enrolledCredential, type RunningServer, startServer, tempDir } from "./helpers.js";
 
 type Envelope = { status: string; data: Record<string, unknown> };
 
@@ -59,11 +51,7 @@ async function pageVersion(pagePath: string): Promise<number> {
 
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir("ivoai-console-approvals-"));
-  const docs = path.join(root, "docs");
-  await mkdir(docs, { recursive: true });
-  await writeFile(path.join(docs, "a.md"), "# A\n\nalpha\n");
-  await initWithDocs(path.join(root, "server"), docs);
-  server = await startServer(path.join(root, "server"));
+  server = await startServer(await initTinyServer(root));
   agent = await connectMcp(
     `${server.url}/v1/memory/mcp`,
     await enrolledCredential(server.url, path.join(root, "server")),
@@ -263,6 +251,13 @@ describe.each(VIEWPORTS)(
       const id = await propose({ path: at("decided-elsewhere"), body: "Someone else decides this.\n" });
       await page.goto(`${server.url}/console/approvals/${id}`);
       await details().getByRole("button", { name: "Approve" }).waitFor();
+      // A request's own URL is still the Approvals view in the navigation.
+      expect(
+        await page
+          .getByRole("navigation", { name: "Main" })
+          .getByRole("link", { name: "Approvals" })
+          .getAttribute("aria-current"),
+      ).toBe("page");
       // Another tab of the console decides it (the same API any approver uses).
       const answer = await page.evaluate<number>(
         `fetch("/v1/console/session").then((r) => r.json()).then((s) => fetch("/v1/approvals/${id}/reject", {

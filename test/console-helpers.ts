@@ -1,9 +1,9 @@
 // The web console's sign-in for tests and benchmarks: codes from `ivoai server console login --json`, their
 // exchange for a session cookie, and the server tree's console settings.
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ConsoleSession } from "../src/protocol/console-api.js";
-import { runIvoai } from "./helpers.js";
+import { initWithDocs, runIvoai } from "./helpers.js";
 
 export interface ConsoleLogin {
   id: string;
@@ -57,4 +57,17 @@ export async function setIdleTimeout(root: string, value: string): Promise<void>
   const next = text.replace(/idle_timeout = "[^"]*"/, `idle_timeout = "${value}"`);
   if (next === text) throw new Error("no idle_timeout in server.toml");
   await writeFile(file, next);
+}
+
+/**
+ * A server tree at DIR/server with one tiny document connected (DIR/docs/a.md): what a console test needs
+ * before it starts the server. Returns the tree's root.
+ */
+export async function initTinyServer(dir: string): Promise<string> {
+  const docs = path.join(dir, "docs");
+  await mkdir(docs, { recursive: true });
+  await writeFile(path.join(docs, "a.md"), "# A\n\nalpha\n");
+  const root = path.join(dir, "server");
+  await initWithDocs(root, docs);
+  return root;
 }

@@ -7,7 +7,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AxeViolation, launchChromium, seriousViolations } from "./browser.js";
-import { consoleLogin, setIdleTimeout } from "./console-helpers.js";
+import { consoleLogin, initTinyServer, setIdleTimeout } from "./console-helpers.js";
 import {
   connectMcp,
   enrolledCredential,
@@ -236,11 +236,7 @@ describe("console idle warning", () => {
     let server: RunningServer | undefined;
     let browser: Browser | undefined;
     try {
-      const docs = path.join(dir, "docs");
-      await mkdir(docs);
-      await writeFile(path.join(docs, "a.md"), "# A\n\nalpha\n");
-      const serverRoot = path.join(dir, "server");
-      await initWithDocs(serverRoot, docs);
+      const serverRoot = await initTinyServer(dir);
       // The warning shows 60 s before the idle end: 10 s after the last input. (The server moves the idle end
       // only when the input is a tenth of the timeout newer than the last move, 7 s here: Stay signed in then does.)
       await setIdleTimeout(serverRoot, "70s");

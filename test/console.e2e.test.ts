@@ -7,7 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, seriousViolations } from "./browser.js";
-import { consoleLogin, setIdleTimeout } from "./console-helpers.js";
+import { consoleLogin, initTinyServer, setIdleTimeout } from "./console-helpers.js";
 import {
   connectMcp,
   createCode,
@@ -285,15 +285,12 @@ describe("web console session expiry", () => {
     let server: RunningServer | undefined;
     let browser: Browser | undefined;
     try {
-      const docs = path.join(dir, "docs");
-      await mkdir(docs);
-      await writeFile(path.join(docs, "a.md"), "# A\n\nalpha\n");
-      await initWithDocs(path.join(dir, "server"), docs);
-      await setIdleTimeout(path.join(dir, "server"), "5s");
-      server = await startServer(path.join(dir, "server"));
+      const serverRoot = await initTinyServer(dir);
+      await setIdleTimeout(serverRoot, "5s");
+      server = await startServer(serverRoot);
       browser = await launchChromium();
       const page = await browser.newPage();
-      const login = await consoleLogin(path.join(dir, "server"), "--role", "viewer");
+      const login = await consoleLogin(serverRoot, "--role", "viewer");
       await page.goto(login.url);
       await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
       // The approvals view polls every 2 s, more often than the 5 s idle timeout: polling is no sign of a person,

@@ -66,7 +66,7 @@ export function Layout() {
             <li key={item.to}>
               <Link
                 to={item.to}
-                activeOptions={{ exact: true, includeSearch: false }}
+                activeOptions={{ exact: item.to === "/", includeSearch: false }}
                 activeProps={{ "aria-current": "page", className: "active" }}
               >
                 {item.label}
