@@ -134,6 +134,23 @@ describe("approvals", () => {
     expect(post?.body).toEqual({ reason: "Wrong team" });
   });
 
+  it("keeps a half-typed reason when the console goes away (an idle sign-out) and drops it once used", async () => {
+    renderConsole("/console/approvals/apr_00001", { approvals: [approval(1)] });
+    let details = await screen.findByRole("region", { name: "Approval details" });
+    fireEvent.change(await within(details).findByLabelText("Reason"), { target: { value: "Half a tho" } });
+    cleanup();
+    const { gateway } = renderConsole("/console/approvals/apr_00001", { approvals: [approval(1)] });
+    details = await screen.findByRole("region", { name: "Approval details" });
+    const reason = (await within(details).findByLabelText("Reason")) as HTMLTextAreaElement;
+    expect(reason.value).toBe("Half a tho");
+    fireEvent.click(within(details).getByRole("button", { name: "Reject" }));
+    expect((await within(details).findByRole("status")).textContent).toContain("Rejected");
+    expect(gateway.requests.find((request) => request.method === "POST")?.body).toEqual({
+      reason: "Half a tho",
+    });
+    expect(Object.keys(sessionStorage).filter((key) => key.includes("approval-reason"))).toEqual([]);
+  });
+
   it("explains a conflict answered with 409", async () => {
     const { gateway } = renderConsole("/console/approvals", { approvals: [approval(1)] });
     const list = await openList();

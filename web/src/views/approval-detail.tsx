@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useId, useRef, useState } from "react";
 import { errorMessage } from "../api.js";
-import { QueryState, When } from "../common.js";
+import { QueryState, useDraft, When } from "../common.js";
 import { useApi } from "../context.js";
 import type {
   ApprovalDetail as ApprovalDetailBody,
@@ -178,7 +178,8 @@ function DecisionForm({
   const api = useApi();
   const queryClient = useQueryClient();
   const reasonId = useId();
-  const [reason, setReason] = useState("");
+  // Kept across an idle sign-out: the half-typed reason comes back with the request.
+  const [reason, setReason, clearReason] = useDraft(`approval-reason:${record.id}`);
   const [invalid, setInvalid] = useState<string | null>(null);
   const decide = useMutation({
     mutationFn: (verb: "approve" | "reject") => {
@@ -194,6 +195,7 @@ function DecisionForm({
       queryClient.setQueryData<ApprovalDetailBody>(["approval", record.id], (current) =>
         current ? { ...current, ...outcome.approval } : current,
       );
+      clearReason();
       onDecided(outcome);
       void queryClient.invalidateQueries({ queryKey: ["approvals"] });
       void queryClient.invalidateQueries({ queryKey: ["approval-counts"] });

@@ -4,6 +4,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
 import { MAX_BULK_DECISION } from "../../../src/protocol/approvals.js";
 import { errorMessage } from "../api.js";
+import { useDraft } from "../common.js";
 import { useApi } from "../context.js";
 import type { ApprovalAction, ApprovalSummary, BulkDecisionResponse, BulkDecisionResult } from "../types.js";
 
@@ -111,7 +112,8 @@ function BulkDialog({
   const dialogRef = useRef<HTMLDivElement>(null);
   const firstRef = useRef<HTMLTextAreaElement & HTMLButtonElement>(null);
   const sent = useRef(false);
-  const [reason, setReason] = useState("");
+  // Kept across an idle sign-out, like a single request's reason.
+  const [reason, setReason, clearReason] = useDraft(`bulk-reason:${approve ? "approve" : "reject"}`);
   const [invalid, setInvalid] = useState<string | null>(null);
   // Frozen at opening: a refresh of the list does not change what this confirmation is about.
   const [batch] = useState(() => [...new Map(rows.map((row) => [row.id, row])).values()]);
@@ -133,6 +135,7 @@ function BulkDialog({
       return results;
     },
     onSuccess: (results) => {
+      clearReason();
       void queryClient.invalidateQueries({ queryKey: ["approvals"] });
       void queryClient.invalidateQueries({ queryKey: ["approval-counts"] });
       void queryClient.invalidateQueries({ queryKey: ["approval"] });
