@@ -127,6 +127,13 @@ describe("console layout at phone and desktop sizes, light and dark", () => {
         ? `${pathname}?scope=${encodeURIComponent("git:acme/api")}&path=decisions%2Fqueue`
         : pathname,
     );
+    // And a pending request's own page: the details with its change description and diff.
+    const pending = (await page.evaluate(
+      `fetch("/v1/approvals?status=pending&limit=1").then((r) => r.json())`,
+    )) as { approvals: { id: string }[] };
+    const request = pending.approvals[0]?.id;
+    expect(request, "the seeded server has a pending request").toBeDefined();
+    views.push(`/console/approvals/${request}`);
     const failures: { where: string; widths?: number[]; violations?: AxeViolation[] }[] = [];
     for (const size of SIZES) {
       await page.setViewportSize({ width: size.width, height: size.height });
