@@ -116,6 +116,26 @@ describe("describeChanges", () => {
     expect(changes.headline).toContain("body +1 −1 lines");
   });
 
+  it("reads an expiry, tags and a title set in the body's front matter as the write would", () => {
+    const body = `---\ntitle: Queue\ntags: [infra, queues]\nexpires_at: 2026-12-04T00:00:00Z\n---\n${BODY}`;
+    const changes = describeChanges({
+      approval: request({ payload: { ...request().payload, body, relations: BASE.relations } }),
+      base: BASE,
+      currentVersion: 3,
+      now: NOW,
+    });
+    expect(changes.items[0]).toMatchObject({
+      field: "expires_at",
+      change: "set",
+      after: "2026-12-04T00:00:00.000Z",
+      severity: "danger",
+    });
+    expect(changes.items.some((item) => item.field === "tags" || item.field === "title")).toBe(false);
+    // The front matter is part of the stored body: its lines show as added.
+    expect(changes.metadata_only).toBe(false);
+    expect(changes.body.added).toBe(5);
+  });
+
   it("says when a replace clears an expiry, and when it changes nothing at all", () => {
     const expiring = { ...BASE, expires_at: "2026-12-05T00:00:00.000Z" };
     const cleared = describeChanges({
