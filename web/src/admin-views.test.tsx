@@ -5,7 +5,7 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AuditEventRow, ConsoleSessionView, SessionTimeline } from "../../src/protocol/console-api.js";
 import { CONSOLE_ROLE_SCOPES } from "../../src/protocol/scopes.js";
-import { json, renderConsole } from "./test-support.js";
+import { enrolledLaptop, json, renderConsole } from "./test-support.js";
 import type { Activity, EnrolledClient } from "./types.js";
 import { AUDIT_PAGE } from "./views/audit.js";
 
@@ -158,15 +158,7 @@ describe("sessions view", () => {
 
 describe("clients: last used and revoke focus", () => {
   it("shows when each client last called, focuses the confirmation and then the heading", async () => {
-    const laptop: EnrolledClient = {
-      id: "cli_1",
-      name: "laptop",
-      scopes: ["context:read"],
-      created_at: AT,
-      enrollment_id: "e1",
-      revoked_at: null,
-      last_used_at: "2026-12-01T11:58:00.000Z",
-    };
+    const laptop = enrolledLaptop();
     const idle: EnrolledClient = { ...laptop, id: "cli_2", name: "idle", last_used_at: null };
     renderConsole("/console/clients", {
       session: ADMIN,

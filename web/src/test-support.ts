@@ -12,6 +12,7 @@ import type {
   BulkDecisionResult,
   ConsoleSession,
   DiffLine,
+  EnrolledClient,
 } from "./types.js";
 
 export interface RecordedRequest {
@@ -280,6 +281,19 @@ function matchesQuery(
   if (before && Date.parse(record.created_at) >= Date.parse(before)) return false;
   if (after && Date.parse(record.created_at) <= Date.parse(after)) return false;
   return true;
+}
+
+/** An enrolled client "laptop" (cli_1), not revoked, that last called at 11:58 on 2026-12-01. */
+export function enrolledLaptop(): EnrolledClient {
+  return {
+    id: "cli_1",
+    name: "laptop",
+    scopes: ["context:read"],
+    created_at: "2026-12-01T12:00:00.000Z",
+    enrollment_id: "e1",
+    revoked_at: null,
+    last_used_at: "2026-12-01T11:58:00.000Z",
+  };
 }
 
 /**

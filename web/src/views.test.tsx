@@ -2,16 +2,8 @@
 // The overview, activity, knowledge and clients views against a fake gateway answering the contract's shapes.
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { json, type RecordedRequest, renderConsole } from "./test-support.js";
-import type {
-  Activity,
-  EnrolledClient,
-  Overview,
-  PageDetail,
-  PageGraph,
-  PageList,
-  WebClient,
-} from "./types.js";
+import { enrolledLaptop, json, type RecordedRequest, renderConsole } from "./test-support.js";
+import type { Activity, Overview, PageDetail, PageGraph, PageList, WebClient } from "./types.js";
 
 afterEach(() => {
   cleanup();
@@ -302,15 +294,6 @@ describe("knowledge", () => {
 });
 
 describe("clients", () => {
-  const enrolledClient = (): EnrolledClient => ({
-    id: "cli_1",
-    name: "laptop",
-    scopes: ["context:read"],
-    created_at: AT,
-    enrollment_id: "e1",
-    revoked_at: null,
-    last_used_at: "2026-12-01T11:58:00.000Z",
-  });
   const web: WebClient[] = [
     {
       client_id: "oc_1",
@@ -333,7 +316,7 @@ describe("clients", () => {
     },
   ];
   const routes = () => {
-    const client = enrolledClient();
+    const client = enrolledLaptop();
     return {
       "GET /v1/admin/clients": () => json(200, { clients: [client] }),
       "GET /v1/admin/oauth-clients": { clients: web },
@@ -364,10 +347,10 @@ describe("clients", () => {
   });
 
   it("tells clients that share a name apart by their id", async () => {
-    const twin = { ...enrolledClient(), id: "cli_2" };
+    const twin = { ...enrolledLaptop(), id: "cli_2" };
     renderConsole("/console/clients", {
       session: { role: "admin", scopes: ["clients:read", "clients:revoke"] },
-      routes: { ...routes(), "GET /v1/admin/clients": { clients: [enrolledClient(), twin] } },
+      routes: { ...routes(), "GET /v1/admin/clients": { clients: [enrolledLaptop(), twin] } },
     });
     expect(await screen.findByRole("button", { name: "Revoke laptop (cli_1)" })).toBeTruthy();
     expect(screen.getByRole("button", { name: "Revoke laptop (cli_2)" })).toBeTruthy();
