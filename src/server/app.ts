@@ -295,6 +295,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
         logger: deps.logger,
         idleMs: consoleIdleMs,
         now,
+        audit: deps.audit,
       }),
     );
   }

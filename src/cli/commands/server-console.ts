@@ -1,9 +1,13 @@
 // `ivoai server console login|sessions|revoke`: sign-in links for the web console and its sessions. A code is
-// shown once (only its hash is kept); sessions are listed without any secret.
+// shown once (only its hash is kept); sessions are listed without any secret. A revocation is recorded in the
+// audit log, as one from the console is.
+import { userInfo } from "node:os";
 import { loadServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { CONSOLE_ROLES, type ConsoleRole } from "../../protocol/console-api.js";
 import { CONSOLE_ROLE_SCOPES } from "../../protocol/scopes.js";
+import { openAuditLogOn } from "../../server/audit/store.js";
+import { consoleSessionRevoked } from "../../server/console/session-routes.js";
 import {
   type ConsoleSessionRecord,
   type ConsoleSessionState,
@@ -36,6 +40,27 @@ async function withConsoleStore<T>(
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Revokes with the audit log open, recording each session `revoke` ended (by the local operator, as approvals
+ * decided here are); the log is written before the command answers.
+ */
+async function revokeAudited<T>(
+  ctx: CommandContext,
+  revoke: (store: ConsoleStore) => Promise<{ result: T; sessions: ConsoleSessionRecord[] }>,
+): Promise<T> {
+  return withConsoleStore(ctx, async (store, paths) => {
+    const audit = await openAuditLogOn(await resolveStoreBackend(paths), paths);
+    try {
+      const { result, sessions } = await revoke(store);
+      const actor = `operator:${userInfo().username}`;
+      for (const session of sessions) await audit.record(consoleSessionRevoked(session, actor, actor));
+      return result;
+    } finally {
+      await audit.close();
+    }
+  });
 }
 
 /** The origin people open: the configured public URL, or the running demo's when it follows its bound port. */
@@ -157,11 +182,20 @@ const revokeCommand: CommandSpec = {
     if (all === (id !== undefined)) throw new IvoaiError("USAGE", "give either a session ID or --all");
     const at = new Date();
     if (all) {
-      const revoked = await withConsoleStore(ctx, async (store) => store.revokeAll(at));
+      const revoked = await revokeAudited(ctx, async (store) => {
+        const count = await store.revokeAll(at);
+        // The sessions this call revoked are those revoked at its very instant.
+        const stamp = at.toISOString();
+        const sessions = (await store.listSessions()).filter((session) => session.revoked_at === stamp);
+        return { result: count, sessions };
+      });
       ctx.out.data({ revoked }, (v) => `${v.revoked} console session(s) revoked`);
       return 0;
     }
-    const session = await withConsoleStore(ctx, async (store) => store.revoke(id ?? "", at));
+    const session = await revokeAudited(ctx, async (store) => {
+      const revoked = await store.revoke(id ?? "", at);
+      return { result: revoked, sessions: revoked ? [revoked] : [] };
+    });
     if (!session) throw new IvoaiError("NOT_FOUND", `no console session with id ${id}`);
     ctx.out.data(session, (v) => `console session ${v.id} (${v.name}): revoked at ${v.revoked_at}`);
     return 0;

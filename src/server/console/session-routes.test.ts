@@ -6,7 +6,9 @@ import { serverConfigSchema } from "../../config/server-config.js";
 import { serverPaths } from "../../config/server-paths.js";
 import type { ConsoleSessionView } from "../../protocol/console-api.js";
 import { silentLogger } from "../../shared/logger.js";
+import { sha256Hex } from "../../shared/tokens.js";
 import { createGatewayApp } from "../app.js";
+import { type AuditLog, openAuditLog } from "../audit/store.js";
 import { createEnrollmentService } from "../enrollment/service.js";
 import { type EnrollmentStore, openEnrollmentStore } from "../enrollment/store.js";
 import { openSqliteSql } from "../store/sqlite.js";
@@ -19,16 +21,19 @@ describe("console session routes (in process)", () => {
   let dir: string;
   let enrollment: EnrollmentStore;
   let store: ConsoleStore;
+  let audit: AuditLog;
   let clock: Date;
   beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "ivoai-console-routes-"));
     enrollment = await openEnrollmentStore({ db: openSqliteSql(path.join(dir, "enrollment.sqlite")) });
     store = await openConsoleStore(openSqliteSql(path.join(dir, "console.sqlite")));
+    audit = await openAuditLog(openSqliteSql(path.join(dir, "audit.sqlite")));
     clock = new Date("2026-12-01T10:00:00.000Z");
   });
   afterEach(async () => {
     await enrollment.close();
     await store.close();
+    await audit.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -45,6 +50,7 @@ describe("console session routes (in process)", () => {
       publicUrl: () => publicUrl,
       readiness: [],
       console: store,
+      audit,
       ...(consoleSite ? { consoleSite } : {}),
       now: () => clock,
     });
@@ -104,7 +110,7 @@ describe("console session routes (in process)", () => {
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
-  it("lets an admin list every session (no token in sight) and revoke one, refused to anyone else", async () => {
+  it("lets an admin list every session (no token in sight) and revoke one (audited), refused to anyone else", async () => {
     const base = "http://127.0.0.1:8787";
     const gateway = app(base);
     const open = async (role: "viewer" | "admin", name: string) => {
@@ -161,6 +167,26 @@ describe("console session routes (in process)", () => {
     ).toBe(401);
     expect((await revoke(admin, "cs_unknown")).status).toBe(404);
     expect((await revoke(admin, "..%2Fx")).status).toBe(400);
+
+    // Recorded as every revocation is (refused attempts are not), naming who was signed out but no secret.
+    const ada = sessions[0] as ConsoleSessionView;
+    const events = await audit.list({ kind: "client_revoked" });
+    expect(events).toEqual([
+      expect.objectContaining({
+        kind: "client_revoked",
+        actor: `Ada (console) (console_${ada.id})`,
+        detail: {
+          target: "console_session",
+          id: eva.id,
+          name: "Eva",
+          role: "viewer",
+          actor_id: `console_${ada.id}`,
+        },
+      }),
+    ]);
+    const recorded = JSON.stringify(events);
+    for (const secret of [viewer.token, admin.token, sha256Hex(viewer.token), sha256Hex(admin.token)])
+      expect(recorded).not.toContain(secret);
   });
 
   it("answers 503 console_unavailable until the console was built", async () => {

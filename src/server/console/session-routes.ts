@@ -5,6 +5,7 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { ConsoleSessionView } from "../../protocol/console-api.js";
 import type { Logger } from "../../shared/logger.js";
+import type { AuditEvent, AuditLog } from "../audit/store.js";
 import type { RateLimiter } from "../enrollment/rate-limit.js";
 import { clientAddress, type GatewayEnv } from "../http/env.js";
 import { readJsonBody } from "../http/json-body.js";
@@ -24,6 +25,30 @@ export interface ConsoleSessionRoutesDeps {
   absoluteMs: number;
   idleMs: number;
   now: () => Date;
+  /** Where an admin's revocation of a session is recorded (`client_revoked`), as every other revocation is. */
+  audit?: AuditLog | undefined;
+}
+
+/**
+ * The audit event of a revoked console session: who it was (name, role), never its token or the token's hash.
+ * The console's admin route and `ivoai server console revoke` (the local operator as actor) both record it.
+ */
+export function consoleSessionRevoked(
+  session: Pick<ConsoleSessionRecord, "id" | "name" | "role">,
+  actor: string,
+  actorId: string,
+): AuditEvent {
+  return {
+    kind: "client_revoked",
+    actor,
+    detail: {
+      target: "console_session",
+      id: session.id,
+      name: session.name,
+      role: session.role,
+      actor_id: actorId,
+    },
+  };
 }
 
 export function createConsoleSessionRoutes(deps: ConsoleSessionRoutesDeps): Hono<GatewayEnv> {
@@ -111,7 +136,7 @@ const SESSION_ID = /^cs_[\w-]{1,128}$/;
  * job, and the role is read from the session behind the request's own cookie.
  */
 export function createConsoleSessionAdminRoutes(
-  deps: Pick<ConsoleSessionRoutesDeps, "store" | "auth" | "logger" | "idleMs" | "now">,
+  deps: Pick<ConsoleSessionRoutesDeps, "store" | "auth" | "logger" | "idleMs" | "now" | "audit">,
 ): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   /** The admin's own session, or the 403 to answer. */
@@ -150,6 +175,9 @@ export function createConsoleSessionAdminRoutes(
     const revoked = await deps.store.revoke(id, now);
     if (!revoked) return problem(c, 404, "not_found", `no console session with id ${id}`);
     deps.logger.info("console session revoked", { session_id: id, by_session_id: caller.session.id });
+    // Written before the answer, as the other revocations are: acknowledged only once its record is durable.
+    const by = c.get("client");
+    await deps.audit?.record(consoleSessionRevoked(revoked, `${by.name} (${by.id})`, by.id));
     return c.json(sessionView(revoked, now, deps.idleMs, caller.session.id));
   });
 
