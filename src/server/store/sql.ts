@@ -42,7 +42,6 @@ export function refuseNul(params: readonly unknown[]): void {
       throw new IvoaiError("USAGE", "text may not contain NUL (U+0000) characters");
 }
 
-/** The row-lock clause for a SELECT inside a transaction ("" on SQLite, whose transactions are serialised). */
 /** A LIKE pattern matching `text` anywhere, its wildcards taken literally (ESCAPE '\\'). */
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
@@ -53,6 +52,7 @@ export function likeOperator(dialect: Dialect): string {
   return dialect === "postgres" ? "ILIKE" : "LIKE";
 }
 
+/** The row-lock clause for a SELECT inside a transaction ("" on SQLite, whose transactions are serialised). */
 export function forUpdate(dialect: Dialect): string {
   return dialect === "postgres" ? " FOR UPDATE" : "";
 }
