@@ -112,7 +112,10 @@ describe("approval change descriptions", () => {
     const lines = show.stdout.split("\n");
     // "in 2 minutes" on an idle host; a busy one may take long enough to round it to 1.
     const loud = `  !! Sets an expiry: this page will be deleted on ${day} (in `;
-    expect(lines.filter((line) => line.startsWith(loud)), show.stdout).toHaveLength(1);
+    expect(
+      lines.filter((line) => line.startsWith(loud)),
+      show.stdout,
+    ).toHaveLength(1);
     expect(show.stdout).toMatch(/approving: Replaces .*decisions\/queue \(version 1\) — metadata only/);
     expect(show.stdout).toContain("requester: build-bot (");
     // The loudest line comes before the rest of the description.
@@ -180,6 +183,30 @@ describe("approval change descriptions", () => {
     const bad = await runIvoai(["server", "approvals", "list", "--root", root, "--older-than", "soon"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--older-than");
+    // A name two credentials carry never gathers both: the filter asks for an id.
+    for (let twin = 0; twin < 2; twin++) {
+      const { code } = await createCode(root);
+      await fetch(`${server.url}/v1/enroll`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ code, client_name: "twin" }),
+      });
+    }
+    const ambiguous = await fetch(`${server.url}/v1/approvals?requester=twin`, {
+      headers: { authorization: `Bearer ${approver}` },
+    });
+    expect(ambiguous.status).toBe(400);
+    expect(((await ambiguous.json()) as { message: string }).message).toContain("carried by 2 credentials");
+    const table = await runIvoai([
+      "server",
+      "approvals",
+      "list",
+      "--root",
+      root,
+      "--tool",
+      "memory_delete_page",
+    ]);
+    expect(table.stdout).toContain(`build-bot (${agentId})`);
     const detail = await api<ApprovalDetail>(`/v1/approvals/${deletion}`);
     expect(detail.changes.items[0]).toMatchObject({ field: "delete", severity: "danger" });
     await api(`/v1/approvals/${deletion}/reject`, { method: "POST", body: "{}" });

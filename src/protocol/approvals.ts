@@ -84,7 +84,16 @@ export interface BulkDecisionRequest {
 /** Each request's outcome: a decision is applied at most once whatever else the batch holds. */
 export interface BulkDecisionResult {
   id: string;
-  outcome: "applied" | "rejected" | "conflict" | "expired" | "already_decided" | "not_found" | "forbidden";
+  /** `error`: this request could not be decided (its message says why); the others still were. */
+  outcome:
+    | "applied"
+    | "rejected"
+    | "conflict"
+    | "expired"
+    | "already_decided"
+    | "not_found"
+    | "forbidden"
+    | "error";
   message?: string;
 }
 

@@ -3,7 +3,7 @@
 import { focusManager } from "@tanstack/react-query";
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { approval, fakeLayout, renderConsole } from "./test-support.js";
+import { approval, fakeLayout, json, renderConsole } from "./test-support.js";
 import type { ApprovalChanges } from "./types.js";
 
 let restoreLayout: () => void;
@@ -149,6 +149,19 @@ describe("approvals", () => {
       reason: "Half a tho",
     });
     expect(Object.keys(sessionStorage).filter((key) => key.includes("approval-reason"))).toEqual([]);
+  });
+
+  it("shows only the error, no counts or refresh rate, while the server does not answer", async () => {
+    const { gateway } = renderConsole("/console/approvals", { approvals: [approval(1)] });
+    const answer = gateway.fetch;
+    vi.stubGlobal("fetch", (input: RequestInfo | URL, init?: RequestInit) =>
+      new URL(String(input), "http://console.test").pathname.startsWith("/v1/approvals")
+        ? Promise.resolve(json(503, { error: "unavailable", message: "The gateway is down." }))
+        : answer(input, init),
+    );
+    expect((await screen.findByRole("alert")).textContent).toContain("The gateway is down.");
+    expect(screen.queryByText(/updates every/)).toBeNull();
+    expect(screen.queryByText(/\d+ pending/)).toBeNull();
   });
 
   it("explains a conflict answered with 409", async () => {

@@ -114,7 +114,7 @@ const listCommand: CommandSpec = {
           row.created_at,
           row.tool,
           `${row.scope}:${row.path}`,
-          row.requester_name ?? row.requester,
+          row.requester_name ? `${row.requester_name} (${row.requester})` : row.requester,
           `${row.diff_bytes} B`,
         ]),
         `no ${status === "all" ? "" : `${status} `}approval requests${cursor ? " after this cursor" : ""}`,
@@ -171,8 +171,9 @@ function decisionCommand(verb: "approve" | "reject"): CommandSpec {
         ? "Approve requests: each change is applied once"
         : "Reject requests: nothing is changed",
     description:
-      "With several IDs each is decided on its own, exactly as alone: one line (or one --json result) per " +
-      "request; the exit status is 1 unless every one was " +
+      "With several IDs each is decided on its own, exactly as alone: one line per request, and --json prints " +
+      "{results: [{id, outcome, message?}]} (with one ID: the outcome and the decided request). The exit " +
+      "status is 1 unless every one was " +
       `${verb === "approve" ? "applied" : "rejected"}. Read each with 'approvals show ID' first.`,
     json: true,
     positionals: [{ ...(ID[0] as (typeof ID)[number]), variadic: true }],
@@ -188,7 +189,7 @@ function decisionCommand(verb: "approve" | "reject"): CommandSpec {
         memory.gate.decide(id, verb === "approve", actor, stringOption(ctx.options, "reason")),
       );
       ctx.out.data(outcome, (o) =>
-        "message" in o ? `approval ${id}: ${o.outcome} — ${o.message}` : `approval ${id}: ${o.outcome}`,
+        "message" in o ? `approval ${id}: ${o.outcome} — ${oneLine(o.message)}` : `approval ${id}: ${o.outcome}`,
       );
       return outcome.outcome === "applied" || outcome.outcome === "rejected" ? 0 : 1;
     },

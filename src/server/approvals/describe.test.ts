@@ -196,6 +196,31 @@ describe("describeChanges", () => {
     expect(changes.items.some((item) => item.field === "conflict")).toBe(false);
   });
 
+  it("warns that feedback would land on a page deleted and written again since the request", () => {
+    const changes = describeChanges({
+      approval: request({ tool: "memory_feedback", action: "feedback", payload: { kind: "wrong" } }),
+      base: BASE,
+      currentVersion: 1,
+      now: NOW,
+    });
+    expect(changes.items.find((item) => item.field === "conflict")?.text).toBe(
+      "The page was deleted and written again since the request (version 3 → 1): the feedback would go to the new page.",
+    );
+  });
+
+  it("quotes agent text with its controls, bidi overrides and direction marks escaped", () => {
+    const title = "Invoice\u202egnp.exe\u200f\nforged line";
+    const changes = describeChanges({
+      approval: request({ payload: { ...request().payload, title } }),
+      base: BASE,
+      currentVersion: 3,
+      now: NOW,
+    });
+    const text = changes.items.find((item) => item.field === "title")?.text ?? "";
+    expect(text).toBe('Changes the title from "Queue" to "Invoice\\u202egnp.exe\\u200f\\nforged line".');
+    expect(text).not.toMatch(/[\n\u200f\u202e]/);
+  });
+
   it("describes a new page: its place, title, tags and every body line", () => {
     const changes = describeChanges({
       approval: request({ base_version: 0, payload: { ...request().payload, tags: ["a"] } }),

@@ -3,6 +3,7 @@
 // was made against, so requests filed before descriptions existed are described alike.
 import type { ApprovalRecord } from "../../protocol/approvals.js";
 import type { ApprovalChanges, ChangeItem, ChangeSeverity, RelationEdge } from "../../protocol/changes.js";
+import { terminalJson } from "../../shared/terminal-text.js";
 import { diffLines } from "../memory/diff.js";
 import { type PageFields, type PageInput, pageFields } from "../memory/page-write.js";
 import type { PageVersionContent } from "../memory/store.js";
@@ -199,9 +200,20 @@ function feedbackItem(kind: string, note: unknown): ChangeItem {
 /** Approving a pending request whose page moved on fails; the approver is told before, not after. */
 function conflictItem({ approval, currentVersion }: DescribeInput): ChangeItem | undefined {
   if (approval.status !== "pending") return undefined;
-  const gone =
-    approval.action === "feedback" ? currentVersion === 0 : currentVersion !== approval.base_version;
-  if (!gone) return undefined;
+  if (approval.action === "feedback" && currentVersion > 0) {
+    // Feedback lands on the page as it is now; below the request's version it was deleted and written again.
+    if (currentVersion >= approval.base_version) return undefined;
+    return {
+      field: "conflict",
+      severity: "warning",
+      base_version: approval.base_version,
+      current_version: currentVersion,
+      text:
+        `The page was deleted and written again since the request (version ${approval.base_version} → ` +
+        `${currentVersion}): the feedback would go to the new page.`,
+    };
+  }
+  if (approval.action !== "feedback" && currentVersion === approval.base_version) return undefined;
   return {
     field: "conflict",
     severity: "warning",
@@ -242,9 +254,15 @@ function sentence(parts: [string, string[]][]): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
 }
 
-/** Agent-written text as a JSON string: quoted, one line, control characters escaped. */
+/**
+ * Agent-written text as a JSON string: quoted, one line, with control characters, bidi overrides and the
+ * invisible direction marks escaped, so no client can show a sentence reordered by the agent.
+ */
 function quote(text: string): string {
-  return JSON.stringify(text);
+  return terminalJson(JSON.stringify(text)).replace(
+    /[\u061c\u200e\u200f]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 function count(n: number, noun: string): string {

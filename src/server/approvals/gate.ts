@@ -61,7 +61,8 @@ export interface ApprovalGate {
   ): Promise<DecisionOutcome>;
   /**
    * Decides many requests, one after another, each exactly as `decide` would: one outcome per distinct id, in
-   * the order given (an id twice is decided once). A missing or forbidden one does not stop the rest.
+   * the order given (an id twice is decided once). One that is missing, forbidden or fails does not stop the
+   * rest: it gets its own outcome (`not_found`, `forbidden`, `error`).
    */
   decideMany(
     ids: readonly string[],
@@ -148,11 +149,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
         throw new IvoaiError("USAGE", `limit must be an integer from 1 to ${MAX_APPROVAL_PAGE}`);
       }
       const { requester, ...rest } = query;
-      // A name stands for every credential carrying it (two clients may share one), the text itself for an id.
-      const requesters =
-        requester === undefined
-          ? undefined
-          : [requester, ...[...names].filter(([, name]) => name === requester).map(([id]) => id)];
+      const requesters = requester === undefined ? undefined : requesterIds(requester, names);
       const page = await deps.store.listApprovals({
         ...definedOnly(rest),
         limit,
@@ -172,11 +169,12 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
             ...("message" in outcome ? { message: outcome.message } : {}),
           });
         } catch (error) {
-          if (!(error instanceof IvoaiError) || !["NOT_FOUND", "FORBIDDEN"].includes(error.code)) throw error;
+          // Whatever fails, the caller learns which requests were decided before and after it.
+          const code = error instanceof IvoaiError ? error.code : undefined;
           results.push({
             id,
-            outcome: error.code === "NOT_FOUND" ? "not_found" : "forbidden",
-            message: error.message,
+            outcome: code === "NOT_FOUND" ? "not_found" : code === "FORBIDDEN" ? "forbidden" : "error",
+            message: error instanceof Error ? error.message : String(error),
           });
         }
       }
@@ -232,4 +230,19 @@ function definedOnly<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K
   return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as {
     [K in keyof T]?: Exclude<T[K], undefined>;
   };
+}
+
+/**
+ * The credential ids a requester filter means: the text as an id, and the one credential carrying it as a name.
+ * A name two credentials carry is refused: Web MCP clients name themselves when they register, so a name alone
+ * must never gather another client's requests into a list a person may approve in bulk.
+ */
+function requesterIds(requester: string, names: CredentialNames): string[] {
+  const named = [...names].filter(([, name]) => name === requester).map(([id]) => id);
+  if (named.length > 1)
+    throw new IvoaiError(
+      "USAGE",
+      `requester name '${requester}' is carried by ${named.length} credentials (${named.join(", ")}): filter by one id`,
+    );
+  return [requester, ...named];
 }

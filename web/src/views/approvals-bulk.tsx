@@ -22,7 +22,8 @@ export const BULK_OUTCOME_TEXT: Record<BulkDecisionResult["outcome"], string> = 
   expired: "expired before the decision",
   already_decided: "already decided by someone else",
   not_found: "no such request",
-  forbidden: "not allowed for your role",
+  forbidden: "not allowed: nobody approves a request made with their own credential",
+  error: "not decided: it failed (see its message)",
 };
 
 function plural(count: number, one: string, many = `${one}s`): string {

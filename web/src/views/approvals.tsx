@@ -102,10 +102,13 @@ export function ApprovalsView() {
           : "Your role can read requests but not decide them."}
       </p>
       <Filters search={search} status={status} counts={counts.data} rows={rows} setSearch={setSearch} />
-      <p className="count ap-count" aria-live="polite">
-        {countLine(status, counts.data?.[status], rows.length, list.hasNextPage, filters)}
-        {live ? ` · updates every ${liveInterval(list.data?.pages.length ?? 0) / 1000} s` : ""}
-      </p>
+      {/* Counts and the refresh rate go while the server does not answer: only its error stays. */}
+      {!(list.isError || counts.isError) && (
+        <p className="count ap-count" aria-live="polite">
+          {countLine(status, counts.data?.[status], rows.length, list.hasNextPage, filters)}
+          {live ? ` · updates every ${liveInterval(list.data?.pages.length ?? 0) / 1000} s` : ""}
+        </p>
+      )}
       {bulk && <BulkResults outcome={bulk} onDismiss={() => setBulk(null)} />}
       <div className="approvals ap-layout-grid">
         <div className="approvals-list">
