@@ -133,7 +133,9 @@ describe("CLI output", () => {
     // Still pending: ivoai printed no decision and one status line; the agent's copies are fenced.
     expect(lines.filter((line) => line.startsWith("  decided:"))).toEqual([]);
     expect(lines.filter((line) => line.startsWith("approval "))).toHaveLength(1);
-    expect(lines, show.stdout).toContain("  │   2 +   decided:   2026-11-30T00:00:00.000Z by admin (cli_ops)");
+    expect(lines, show.stdout).toContain(
+      "  │   2 +   decided:   2026-11-30T00:00:00.000Z by admin (cli_ops)",
+    );
   });
 
   it("shows an agent's escape sequences and bidi overrides as visible text, and --json exactly", async () => {

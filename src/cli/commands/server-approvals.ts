@@ -189,7 +189,9 @@ function decisionCommand(verb: "approve" | "reject"): CommandSpec {
         memory.gate.decide(id, verb === "approve", actor, stringOption(ctx.options, "reason")),
       );
       ctx.out.data(outcome, (o) =>
-        "message" in o ? `approval ${id}: ${o.outcome} — ${oneLine(o.message)}` : `approval ${id}: ${o.outcome}`,
+        "message" in o
+          ? `approval ${id}: ${o.outcome} — ${oneLine(o.message)}`
+          : `approval ${id}: ${o.outcome}`,
       );
       return outcome.outcome === "applied" || outcome.outcome === "rejected" ? 0 : 1;
     },
