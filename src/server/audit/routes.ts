@@ -31,7 +31,10 @@ const activitySchema = z.object({
   until: activityTimeSchema.optional(),
   bucket: z.enum(Object.keys(BUCKET_MS) as ["minute", "hour", "day"]).default("hour"),
 });
-/** The filters the events list and the export share (a tool call's columns; text anywhere in the event). */
+/**
+ * The filters the events list and the export share: a tool call's columns, and `q`, text anywhere in the event's
+ * JSON (keys and kinds included, so `q=tool` matches every tool call: it is for values such as a path or an id).
+ */
 const filterFields = {
   since: isoTimeSchema.optional(),
   until: isoTimeSchema.optional(),

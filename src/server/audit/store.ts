@@ -9,7 +9,13 @@ import { createLogger } from "../../shared/logger.js";
 import type { StoreBackend } from "../store/backend.js";
 import { sqliteFileOf } from "../store/backend.js";
 import { type Migration, migrate } from "../store/migrations.js";
-import type { SqlDatabase, SqlExecutor } from "../store/sql.js";
+import {
+  containsPattern,
+  type Dialect,
+  likeOperator,
+  type SqlDatabase,
+  type SqlExecutor,
+} from "../store/sql.js";
 import { type ActivityQuery, aggregateActivity } from "./activity.js";
 
 export interface ToolCallEvent {
@@ -59,7 +65,10 @@ export interface AuditListOptions {
   status?: string;
   /** Tool calls in this session. */
   session_id?: string;
-  /** Events whose JSON contains this text (case-insensitive for ASCII). */
+  /**
+   * Events whose JSON text contains this text: keys and kinds included (`tool` matches every tool call), so it is
+   * for values (a path, an id, a name). Case-insensitive on PostgreSQL; on SQLite only for ASCII letters.
+   */
   text?: string;
 }
 
@@ -81,8 +90,9 @@ export interface AuditLog {
   /** Events oldest first: the newest `limit` of those matching (page back with `before`). */
   list(options: AuditListOptions): Promise<AuditRecord[]>;
   /**
-   * When each credential last made a tool call (null when it never did, or its calls were pruned). One query;
-   * each credential costs one index probe (events_credential_at), whatever the log's size.
+   * When each credential last made a tool call: the time of its newest event by id (null when it never did, or
+   * its calls were pruned). One query; each credential costs one index probe (events_credential), whatever the
+   * log's size.
    */
   lastUsed(credentialIds: readonly string[]): Promise<Map<string, string | null>>;
   /** Tool calls in a window, aggregated (the console's activity view). */
@@ -139,16 +149,16 @@ WHERE events.id = calls.event_id;`,
     },
   },
   {
-    // "Last used" per client reads the newest call of each credential, and a session's timeline its calls: an
-    // index probe each instead of a scan of the log.
+    // A credential's events and a session's in id order: the listing filtered by one pages back by id along the
+    // index (no sort of the credential's calls), "last used" reads its newest entry, a timeline its calls.
     version: 3,
     name: "credential and session indexes",
     up: {
       sqlite: `
-CREATE INDEX IF NOT EXISTS events_credential_at ON events (credential_id, at);
+CREATE INDEX IF NOT EXISTS events_credential ON events (credential_id, id);
 CREATE INDEX IF NOT EXISTS events_session ON events (session_id, id);`,
       postgres: `
-CREATE INDEX IF NOT EXISTS events_credential_at ON events (credential_id, at);
+CREATE INDEX IF NOT EXISTS events_credential ON events (credential_id, id);
 CREATE INDEX IF NOT EXISTS events_session ON events (session_id, id);`,
     },
   },
@@ -157,9 +167,31 @@ CREATE INDEX IF NOT EXISTS events_session ON events (session_id, id);`,
 /** Credentials per "last used" statement (each a UNION ALL arm with one parameter). */
 const LAST_USED_CHUNK = 200;
 
-/** `text` as a LIKE pattern matching it anywhere, with LIKE's own characters escaped (ESCAPE '\\'). */
-function containsPattern(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+/** The listing's statement: the newest `limit` events matching, newest first (the caller reverses them). */
+export function listStatement(
+  { since, limit, kind, before, until, credential_id, tool, status, session_id, text }: AuditListOptions,
+  dialect: Dialect,
+): { sql: string; params: unknown[] } {
+  const params: unknown[] = [since ?? "", Math.min(limit ?? 1000, 100_000)];
+  let where = "at >= $1";
+  if (kind) where += ` AND kind = $${params.push(kind)}`;
+  if (before !== undefined) where += ` AND id < $${params.push(before)}`;
+  if (until !== undefined) where += ` AND at < $${params.push(until)}`;
+  if (credential_id !== undefined) where += ` AND credential_id = $${params.push(credential_id)}`;
+  if (tool !== undefined) where += ` AND tool = $${params.push(tool)}`;
+  if (status !== undefined) where += ` AND status = $${params.push(status)}`;
+  if (session_id !== undefined) where += ` AND session_id = $${params.push(session_id)}`;
+  if (text !== undefined && text.length > 0)
+    where += ` AND body ${likeOperator(dialect)} $${params.push(containsPattern(text))} ESCAPE '\\'`;
+  return { sql: `SELECT id, at, body FROM events WHERE ${where} ORDER BY id DESC LIMIT $2`, params };
+}
+
+/**
+ * The newest event of the credential in parameter `$n`, and its time (NULL without one): one probe at the end of
+ * its (credential_id, id) range on both backends. Ids follow commit order, so this is the last call written.
+ */
+export function lastUsedArm(n: number): string {
+  return `SELECT CAST($${n} AS TEXT) AS credential_id, (SELECT at FROM events WHERE id = (SELECT MAX(id) FROM events WHERE credential_id = $${n})) AS at`;
 }
 
 /** Events held for one write at most: a burst this large is written at once. */
@@ -331,23 +363,10 @@ export async function openAuditLog(db: SqlDatabase, options: AuditLogOptions = {
       return batch.written;
     },
     flush,
-    async list({ since, limit, kind, before, until, credential_id, tool, status, session_id, text }) {
+    async list(options) {
       await flush();
-      const params: unknown[] = [since ?? "", Math.min(limit ?? 1000, 100_000)];
-      let where = "at >= $1";
-      if (kind) where += ` AND kind = $${params.push(kind)}`;
-      if (before !== undefined) where += ` AND id < $${params.push(before)}`;
-      if (until !== undefined) where += ` AND at < $${params.push(until)}`;
-      if (credential_id !== undefined) where += ` AND credential_id = $${params.push(credential_id)}`;
-      if (tool !== undefined) where += ` AND tool = $${params.push(tool)}`;
-      if (status !== undefined) where += ` AND status = $${params.push(status)}`;
-      if (session_id !== undefined) where += ` AND session_id = $${params.push(session_id)}`;
-      if (text !== undefined && text.length > 0)
-        where += ` AND LOWER(body) LIKE $${params.push(containsPattern(text))} ESCAPE '\\'`;
-      const rows = await db.all<{ id: number; at: string; body: string }>(
-        `SELECT id, at, body FROM events WHERE ${where} ORDER BY id DESC LIMIT $2`,
-        params,
-      );
+      const { sql, params } = listStatement(options, db.dialect);
+      const rows = await db.all<{ id: number; at: string; body: string }>(sql, params);
       return rows
         .reverse()
         .map((row) => ({ ...(JSON.parse(row.body) as AuditEvent), id: Number(row.id), at: row.at }));
@@ -358,11 +377,7 @@ export async function openAuditLog(db: SqlDatabase, options: AuditLogOptions = {
       const ids = [...new Set(credentialIds)];
       for (let start = 0; start < ids.length; start += LAST_USED_CHUNK) {
         const chunk = ids.slice(start, start + LAST_USED_CHUNK);
-        // MAX over an equality prefix of (credential_id, at) is one index probe on both backends.
-        const arms = chunk.map(
-          (_, index) =>
-            `SELECT CAST($${index + 1} AS TEXT) AS credential_id, MAX(at) AS at FROM events WHERE credential_id = $${index + 1}`,
-        );
+        const arms = chunk.map((_, index) => lastUsedArm(index + 1));
         const rows = await db.all<{ credential_id: string; at: string | null }>(
           arms.join(" UNION ALL "),
           chunk,
