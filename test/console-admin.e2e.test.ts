@@ -164,13 +164,16 @@ describe("console administration in Chromium", () => {
     expect(csv.name).toMatch(/^ivoai-audit-.*\.csv$/);
     const rows = csv.body.split("\r\n");
     expect(rows[0]).toBe(
-      "id,at,kind,tool,credential_id,credential_name,session_id,status,latency_ms,tokens_consumed,actor,detail",
+      "id,at,kind,tool,endpoint,tier,credential_id,credential_name,session_id,status,guardrail_checked," +
+        "latency_ms,tokens_consumed,actor,detail",
     );
     expect(rows).toHaveLength(3);
     // The formula is quoted and starts with an apostrophe: a spreadsheet shows it as text.
     expect(rows[1]).toContain(
-      `,tool_call,"'=HYPERLINK(""http://evil.test"")",${agentId},${AGENT},${SESSION},REJECTED,`,
+      `,tool_call,"'=HYPERLINK(""http://evil.test"")",ivoai-context,,${agentId},${AGENT},${SESSION},REJECTED,true,`,
     );
+    // No tier (the endpoint has no such tool); why it was refused is the detail column.
+    expect(rows[1]).toMatch(/,,"\{""rejected"":""unknown_tool"",[^\r\n]*\}"$/);
     expect(rows[2]).toBe("");
     // Without the text filter, the export holds both of the agent's calls, newest first.
     await page.getByLabel("Text", { exact: true }).fill("");

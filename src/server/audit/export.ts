@@ -1,6 +1,6 @@
 // Audit events as a file an auditor opens elsewhere: JSON Lines (one event a line, as the API answers it) or CSV
 // (one row an event, safe to open in a spreadsheet). Written page by page so an export never holds the log.
-import type { AuditListOptions, AuditLog, AuditRecord } from "./store.js";
+import type { AuditListOptions, AuditLog, AuditRecord, DecisionEvent, ToolCallEvent } from "./store.js";
 
 export const EXPORT_FORMATS = ["jsonl", "csv"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -9,21 +9,35 @@ export const MAX_EXPORT_EVENTS = 100_000;
 /** Events read per page while exporting. */
 const EXPORT_PAGE = 1000;
 
-/** The CSV's columns, in order: a tool call's fields, a decision's actor, and the rest as JSON. */
+/**
+ * The CSV's columns, in order: every field of a tool call (its `detail` with a decision's), the credential's name,
+ * and a decision's actor. Objects are written as JSON.
+ */
 export const CSV_COLUMNS = [
   "id",
   "at",
   "kind",
   "tool",
+  "endpoint",
+  "tier",
   "credential_id",
   "credential_name",
   "session_id",
   "status",
+  "guardrail_checked",
   "latency_ms",
   "tokens_consumed",
   "actor",
   "detail",
 ] as const;
+
+/** Fields of an event the CSV has no column for: none (the build fails when an event gains a field). */
+type Unexported = Exclude<
+  keyof ToolCallEvent | keyof DecisionEvent | keyof ExportedEvent,
+  (typeof CSV_COLUMNS)[number]
+>;
+const everyFieldExported: [Unexported] extends [never] ? true : Unexported = true;
+void everyFieldExported;
 
 /**
  * One CSV cell (RFC 4180): quoted when it holds a comma, quote or line break, quotes doubled. Text a spreadsheet

@@ -163,7 +163,15 @@ describe("audit routes: filters, export and a session's tool calls (in process)"
     void audit.record(call({ tool: '=HYPERLINK("http://x")', status: "FAILED", session_id: "s2" }));
     clock = at(1);
     void audit.record(
-      call({ tool: "memory_read_page", endpoint: "ivoai-memory", credential_id: "oauth:oc_1" }),
+      call({
+        tool: "memory_read_page",
+        endpoint: "ivoai-memory",
+        credential_id: "oauth:oc_1",
+        tier: null,
+        status: "REJECTED",
+        guardrail_checked: false,
+        detail: { reason: "unknown tool" },
+      }),
     );
     clock = at(2);
     void audit.record(call({ tool: "context_search", latency_ms: 40 }));
@@ -235,15 +243,21 @@ describe("audit routes: filters, export and a session's tool calls (in process)"
     expect(csv.headers.get("content-disposition")).toMatch(/filename="ivoai-audit-.*\.csv"$/);
     const rows = (await csv.text()).split("\r\n");
     expect(rows[0]).toBe(
-      "id,at,kind,tool,credential_id,credential_name,session_id,status,latency_ms,tokens_consumed,actor,detail",
+      "id,at,kind,tool,endpoint,tier,credential_id,credential_name,session_id,status,guardrail_checked," +
+        "latency_ms,tokens_consumed,actor,detail",
     );
     expect(rows).toHaveLength(6);
     expect(rows[1]).toBe(
-      '4,2026-06-01T11:03:00.000Z,client_revoked,,,,,,,,"Eva, ""admin""","{""target"":""client"",""id"":""cli_b""}"',
+      '4,2026-06-01T11:03:00.000Z,client_revoked,,,,,,,,,,,"Eva, ""admin""","{""target"":""client"",""id"":""cli_b""}"',
     );
     // A formula in an agent's tool name is prefixed with a quote and stays one quoted cell.
     expect(rows[4]).toBe(
-      `1,2026-06-01T11:00:00.000Z,tool_call,"'=HYPERLINK(""http://x"")",cli_a,laptop,s2,FAILED,12,3,,`,
+      `1,2026-06-01T11:00:00.000Z,tool_call,"'=HYPERLINK(""http://x"")",ivoai-context,read,cli_a,laptop,s2,FAILED,true,12,3,,`,
+    );
+    // Every field of a tool call has its column: a call refused before it ran (no tier), with its detail.
+    expect(rows[3]).toBe(
+      "2,2026-06-01T11:01:00.000Z,tool_call,memory_read_page,ivoai-memory,,oauth:oc_1,,s1,REJECTED,false,12,3,," +
+        '"{""reason"":""unknown tool""}"',
     );
     expect(rows[5]).toBe("");
     const bad = await app.request("/v1/audit/export?format=xlsx");
@@ -263,7 +277,7 @@ describe("audit routes: filters, export and a session's tool calls (in process)"
         e.credential_name ?? e.credential_id,
       ]),
     ).toEqual([
-      ["tool_call", "memory_read_page", "SUCCESS", 12, "oauth:oc_1"],
+      ["tool_call", "memory_read_page", "REJECTED", 12, "oauth:oc_1"],
       ["tool_call", "context_search", "SUCCESS", 40, "laptop"],
     ]);
     const earlier = (await (
