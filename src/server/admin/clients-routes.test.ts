@@ -58,7 +58,8 @@ describe("client routes: last used (in process)", () => {
     const laptop = await enroll("laptop");
     const idle = await enroll("idle");
     expect((await clients()).map((client) => client.last_used_at)).toEqual([null, null]);
-    for (const minute of [1, 7, 3]) {
+    // Last used is the time of the credential's last call written (calls are written in order).
+    for (const minute of [1, 3, 7]) {
       clock = new Date(Date.UTC(2026, 5, 1, 12, minute));
       void audit.record({
         kind: "tool_call",
