@@ -1,11 +1,13 @@
 // The web console's budgets in real headless Chromium against the built server: initial JavaScript
 // (≤ 200 KB gzipped, as transferred) and the approvals view with 10,000 pending requests interactive in
-// ≤ 1 s. With --screenshots it also writes one PNG per view to docs/console/ for the README.
+// ≤ 1 s. With --screenshots it also writes every view at 1280×800 and 390×844, light and dark, to
+// docs/console/ for the README (<view>.png, <view>-390.png, <view>-dark.png, <view>-390-dark.png).
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import type { Page } from "playwright-core";
 import { launchChromium } from "../test/browser.js";
 import { consoleLogin } from "../test/console-helpers.js";
-import { connectMcp, enrolledCredential, initWithDocs, startServer, tempDir } from "../test/helpers.js";
+import { connectMcp, createCode, initWithDocs, runIvoai, startServer, tempDir } from "../test/helpers.js";
 import { seedPendingApprovals } from "./lib/approvals-seed.js";
 import { percentile } from "./lib/ir.js";
 import { machineLine } from "./lib/server-tree.js";
@@ -29,9 +31,11 @@ await initWithDocs(root, docs);
 await seedPendingApprovals(root, pending);
 const server = await startServer(root);
 const browser = await launchChromium();
+/** The agent's credential, enrolled under a name the screenshots show. */
+const agentToken = await enrollAs(server.url, "bench-agent");
 try {
   // Some real traffic for the activity and knowledge views: searches, queries and approved pages.
-  const agent = await connectMcp(`${server.url}/v1/memory/mcp`, await enrolledCredential(server.url, root), {
+  const agent = await connectMcp(`${server.url}/v1/memory/mcp`, agentToken, {
     "x-ivoai-session-id": "sess-bench",
     "x-ivoai-project": "git:acme/api",
   });
@@ -108,49 +112,7 @@ try {
     );
   const max = (values: number[]) => Math.max(...values);
 
-  if (screenshots) {
-    const out = path.resolve("docs/console");
-    await mkdir(out, { recursive: true });
-    const shoot = async (name: string, heading: string, prepare?: () => Promise<void>) => {
-      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: heading }).click();
-      await page.getByRole("heading", { level: 1, name: heading }).waitFor();
-      await prepare?.();
-      await page.waitForLoadState("networkidle");
-      await page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
-    };
-    await shoot("overview", "Overview");
-    await shoot("approvals", "Approvals", async () => {
-      const list = page.getByRole("listbox", { name: "Approval requests" });
-      await list.getByRole("option", { name: /decisions\/queue/ }).click();
-      await page
-        .getByRole("region", { name: "Approval details" })
-        .getByRole("button", { name: "Approve" })
-        .waitFor();
-    });
-    // Approved, the pages show under Knowledge.
-    const details = page.getByRole("region", { name: "Approval details" });
-    for (const target of [/decisions\/queue/, /decisions\/billing/]) {
-      await page
-        .getByRole("listbox", { name: "Approval requests" })
-        .getByRole("option", { name: target })
-        .click();
-      await details.getByRole("heading", { name: target }).waitFor();
-      await details.getByRole("button", { name: "Approve" }).click();
-      await details
-        .getByRole("status")
-        .filter({ hasText: /^Applied\./ })
-        .waitFor();
-    }
-    await shoot("activity", "Activity");
-    await shoot("knowledge", "Knowledge", async () => {
-      await page.getByLabel("Search documents").fill("billing retries");
-      await page.getByRole("button", { name: "Search" }).click();
-      await page.getByText("Billing retries").first().waitFor();
-      await page.getByRole("link", { name: "Billing events" }).click();
-      await page.getByRole("region", { name: "Page details" }).waitFor();
-    });
-    await shoot("clients", "Clients");
-  }
+  if (screenshots) await takeScreenshots();
 
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
   const ms = (value: number) => value.toFixed(0);
@@ -159,7 +121,7 @@ try {
     "",
     `${machineLine()}, Chromium (Debian) headless, ${new Date().toISOString()}.`,
     "",
-    "Against the built server over loopback, signed in as an admin. Budgets from issue 14.",
+    "Against the built server over loopback, signed in as an admin. Budgets from issues 14 and 28.",
     "",
     "| figure | measured | budget |",
     "|---|---|---|",
@@ -184,4 +146,108 @@ try {
   await browser.close();
   await server.stop();
   await cleanup();
+}
+
+/** Every view at both sizes and in both colour schemes, after making the data each view shows. */
+async function takeScreenshots(): Promise<void> {
+  const out = path.resolve("docs/console");
+  await mkdir(out, { recursive: true });
+  // The agent's two pages approved (Knowledge shows them), then a same-body replace that sets an expiry:
+  // the request an approver must not miss, shown in the approvals detail.
+  const pendingNow = await runIvoai([
+    "server",
+    "approvals",
+    "list",
+    "--root",
+    root,
+    "--json",
+    "--requester",
+    "bench-agent",
+  ]);
+  const mine = (JSON.parse(pendingNow.stdout) as { approvals: { id: string }[] }).approvals.map(
+    (row) => row.id,
+  );
+  const decided = await runIvoai(["server", "approvals", "approve", ...mine, "--root", root]);
+  if (decided.code !== 0)
+    throw new Error(`approving the agent's pages failed: ${decided.stdout}${decided.stderr}`);
+  const agent = await connectMcp(`${server.url}/v1/memory/mcp`, agentToken, {
+    "x-ivoai-session-id": "sess-bench",
+    "x-ivoai-project": "git:acme/api",
+  });
+  const expiring = (
+    await agent.callTool({
+      name: "memory_write_page",
+      arguments: {
+        path: "decisions/queue",
+        title: "Queue choice",
+        body: "We use the axolotl queue.",
+        tags: ["infra"],
+        expires_at: new Date(Date.now() + 2 * 3_600_000).toISOString(),
+      },
+    })
+  ).structuredContent as { data: { approval_id: string } };
+  await agent.close();
+  const views: { name: string; url: string; ready: (page: Page) => Promise<void> }[] = [
+    { name: "overview", url: "/console/", ready: heading("Overview") },
+    { name: "approvals", url: "/console/approvals", ready: heading("Approvals") },
+    {
+      name: "approval-detail",
+      url: `/console/approvals/${expiring.data.approval_id}`,
+      ready: async (page) => {
+        await page
+          .getByRole("region", { name: "Approval details" })
+          .getByText(/will be deleted on/)
+          .first()
+          .waitFor();
+      },
+    },
+    { name: "activity", url: "/console/activity", ready: heading("Activity") },
+    {
+      name: "knowledge",
+      url: "/console/knowledge?scope=git%3Aacme%2Fapi&path=decisions%2Fbilling",
+      ready: async (page) => {
+        await page.getByRole("region", { name: "Page details" }).waitFor();
+      },
+    },
+    { name: "clients", url: "/console/clients", ready: heading("Clients") },
+    { name: "audit", url: "/console/audit", ready: heading("Audit") },
+    { name: "sessions", url: "/console/sessions", ready: heading("Sessions") },
+  ];
+  for (const variant of [
+    { suffix: "", width: 1280, height: 800, scheme: "light" as const },
+    { suffix: "-dark", width: 1280, height: 800, scheme: "dark" as const },
+    { suffix: "-390", width: 390, height: 844, scheme: "light" as const },
+    { suffix: "-390-dark", width: 390, height: 844, scheme: "dark" as const },
+  ]) {
+    const context = await browser.newContext({
+      viewport: { width: variant.width, height: variant.height },
+      colorScheme: variant.scheme,
+    });
+    const page = await context.newPage();
+    await page.goto((await consoleLogin(root, "--role", "admin", "--name", "Ana")).url);
+    await page.getByText("Signed in as Ana (admin)").waitFor();
+    for (const view of views) {
+      await page.goto(`${server.url}${view.url}`);
+      await view.ready(page);
+      await page.waitForLoadState("networkidle");
+      await page.screenshot({ path: path.join(out, `${view.name}${variant.suffix}.png`), fullPage: true });
+    }
+    await context.close();
+  }
+}
+
+function heading(name: string): (page: Page) => Promise<void> {
+  return async (page) => {
+    await page.getByRole("heading", { level: 1, name }).waitFor();
+  };
+}
+
+async function enrollAs(url: string, name: string): Promise<string> {
+  const { code } = await createCode(root);
+  const response = await fetch(`${url}/v1/enroll`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ code, client_name: name }),
+  });
+  return ((await response.json()) as { credential: string }).credential;
 }
