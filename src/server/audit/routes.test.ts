@@ -11,6 +11,22 @@ import { type AuditLog, type AuditRecord, openAuditLog, type ToolCallEvent } fro
 
 const DAY = 86_400_000;
 
+/** An audit log in a temp folder and the audit routes over it, called as a viewer named Eva. */
+async function openAuditApp(now: () => Date, enrollment?: EnrollmentService) {
+  const { dir, cleanup } = await tempDir();
+  const audit = await openAuditLog(openSqliteSql(`${dir}/audit.sqlite`), { now });
+  const app = new Hono<GatewayEnv>();
+  app.use(async (c, next) => {
+    c.set("client", { id: "viewer", name: "Eva", scopes: ["audit:read"] });
+    await next();
+  });
+  app.route(
+    "/v1/audit",
+    createAuditRoutes({ audit, memory: undefined, now, ...(enrollment ? { enrollment } : {}) }),
+  );
+  return { audit, app, cleanup };
+}
+
 describe("audit routes: the activity window (in process)", () => {
   let cleanup: () => Promise<void>;
   let audit: AuditLog;
@@ -18,16 +34,8 @@ describe("audit routes: the activity window (in process)", () => {
   let app: Hono<GatewayEnv>;
 
   beforeEach(async () => {
-    let dir: string;
-    ({ dir, cleanup } = await tempDir());
     clock = new Date("2026-06-01T12:00:00Z");
-    audit = await openAuditLog(openSqliteSql(`${dir}/audit.sqlite`), { now: () => clock });
-    app = new Hono<GatewayEnv>();
-    app.use(async (c, next) => {
-      c.set("client", { id: "viewer", name: "Eva", scopes: ["audit:read"] });
-      await next();
-    });
-    app.route("/v1/audit", createAuditRoutes({ audit, memory: undefined, now: () => clock }));
+    ({ audit, app, cleanup } = await openAuditApp(() => clock));
   });
   afterEach(async () => {
     await audit.close();
@@ -128,15 +136,7 @@ describe("audit routes: filters, export and a session's tool calls (in process)"
   const call = (over: Partial<ToolCallEvent>) => toolCall({ latency_ms: 12, tokens_consumed: 3, ...over });
 
   beforeEach(async () => {
-    let dir: string;
-    ({ dir, cleanup } = await tempDir());
     clock = new Date("2026-06-01T12:00:00Z");
-    audit = await openAuditLog(openSqliteSql(`${dir}/audit.sqlite`), { now: () => clock });
-    app = new Hono<GatewayEnv>();
-    app.use(async (c, next) => {
-      c.set("client", { id: "viewer", name: "Eva", scopes: ["audit:read"] });
-      await next();
-    });
     const enrollment = {
       listClients: async () => [
         {
@@ -149,15 +149,7 @@ describe("audit routes: filters, export and a session's tool calls (in process)"
         },
       ],
     };
-    app.route(
-      "/v1/audit",
-      createAuditRoutes({
-        audit,
-        memory: undefined,
-        enrollment: enrollment as unknown as EnrollmentService,
-        now: () => clock,
-      }),
-    );
+    ({ audit, app, cleanup } = await openAuditApp(() => clock, enrollment as unknown as EnrollmentService));
     const at = (minute: number) => new Date(Date.UTC(2026, 5, 1, 11, minute));
     clock = at(0);
     void audit.record(call({ tool: '=HYPERLINK("http://x")', status: "FAILED", session_id: "s2" }));
