@@ -230,7 +230,9 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       logger: deps.logger,
       ...(deps.audit ? { audit: deps.audit } : {}),
     });
-    app.all(ENDPOINTS.contextMcp, requireScope("context:read"), (c) => endpoint(c.req.raw, c.get("client")));
+    app.all(ENDPOINTS.contextMcp, requireScope("context:read"), (c) =>
+      endpoint(c.req.raw, c.get("client"), c.get("requestId")),
+    );
   }
 
   if (deps.memory !== undefined) {
@@ -249,7 +251,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       });
     app.all(ENDPOINTS.memoryMcp, (c) =>
       endpoint
-        ? endpoint(c.req.raw, c.get("client"))
+        ? endpoint(c.req.raw, c.get("client"), c.get("requestId"))
         : problem(c, 503, "memory_unavailable", "the memory service is unavailable"),
     );
     app.route(ENDPOINTS.memoryHooks, createHookRoutes({ store: memory?.store }));

@@ -67,10 +67,22 @@ export function wireErrorFor(code: IvoaiErrorCode): WireError {
   }
 }
 
+/**
+ * What any wire surface (HTTP, MCP tools) may tell a caller of a failure: the caller's own errors (4xx) with
+ * their message; the server's own failures a fixed text, `internal` so the surface logs the details (paths,
+ * hosts, driver messages) instead of sending them.
+ */
+export function wireMessage(error: unknown): { message: string; internal: boolean; code: string } {
+  if (!isIvoaiError(error))
+    return { message: INTERNAL.message as string, internal: true, code: "UNEXPECTED" };
+  const wire = wireErrorFor(error.code);
+  return { message: wire.message ?? error.message, internal: wire.status >= 500, code: error.code };
+}
+
 /** What a route's failure answers: an IvoaiError by its code, anything else a generic 500. */
 export function problemForError(error: unknown): { status: ContentfulStatusCode; body: Problem } {
   const wire = isIvoaiError(error) ? wireErrorFor(error.code) : INTERNAL;
-  const message = wire.message ?? (isIvoaiError(error) ? error.message : (INTERNAL.message as string));
+  const { message } = wireMessage(error);
   // A caller's error (4xx) may name itself more precisely (`data.error`, e.g. "self_approval").
   const named = isIvoaiError(error) && wire.status < 500 ? error.data?.error : undefined;
   return { status: wire.status, body: { error: typeof named === "string" ? named : wire.error, message } };

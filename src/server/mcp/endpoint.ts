@@ -29,13 +29,13 @@ import {
   toolEnvelopeSchema,
 } from "../../protocol/tool-envelope.js";
 import type { ToolName, ToolTable } from "../../protocol/tools.js";
-import { isIvoaiError } from "../../shared/errors.js";
 import type { Logger } from "../../shared/logger.js";
 import { answerMalformedParams } from "../../shared/mcp-malformed-params.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
 import type { ApprovalGate, Proposal } from "../approvals/gate.js";
 import type { AuditLog, ToolCallEvent } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
+import { wireMessage } from "../http/problem.js";
 import type { ApprovalRecord } from "../memory/store.js";
 import {
   answerBatch,
@@ -64,6 +64,8 @@ export interface ToolContext {
   project: string | null;
   /** Log messages for the caller (notifications/message), when it set a level and its request streams. */
   log?: McpLog;
+  /** The gateway's id of the HTTP request: a failure's answer names it, and the log line carries it. */
+  requestId?: string;
 }
 
 export interface ToolOutcome<Data extends object = object> {
@@ -145,7 +147,11 @@ export interface McpEndpointOptions {
   batchBudget?: BatchBudget;
 }
 
-export type McpEndpoint = (request: Request, client: AuthenticatedClient) => Promise<Response>;
+export type McpEndpoint = (
+  request: Request,
+  client: AuthenticatedClient,
+  requestId?: string,
+) => Promise<Response>;
 
 let validator: AjvJsonSchemaValidator | undefined;
 /** The JSON Schema validator every per-request server shares (built on first use). */
@@ -167,11 +173,12 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   /** The tools/list result for each offered set (its JSON text), built once by the SDK itself. */
   const toolLists = new Map<ReadonlyMap<string, ToolSpec>, Promise<string>>();
 
-  return async (request, client) => {
+  return async (request, client, requestId) => {
     const context: ToolContext = {
       client,
       sessionId: headerValue(request, "x-ivoai-session-id"),
       project: headerValue(request, "x-ivoai-project"),
+      ...(requestId ? { requestId } : {}),
     };
     const offered = offeredTools(client.scopes);
     // Stateless: no server-initiated stream (GET) and no session to end (DELETE), so only POST (spec 2025-06-18).
@@ -533,12 +540,18 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       }
     } catch (error) {
       isError = true;
-      const message = isIvoaiError(error) ? error.message : "the tool failed";
-      if (!isIvoaiError(error)) {
+      // The wire's one policy: the caller's own errors cross with their message; the server's own failures
+      // (a store down, an unsafe path) answer a fixed text naming the request, and their details are logged.
+      const failure = wireMessage(error);
+      let message = failure.message;
+      if (failure.internal) {
         options.logger.error("tool failed", {
           tool: tool.name,
+          error_code: failure.code,
+          ...(context.requestId ? { request_id: context.requestId } : {}),
           error: error instanceof Error ? error.message : String(error),
         });
+        if (context.requestId) message = `${message} (request ${context.requestId})`;
       }
       outcome = { status: "FAILED", data: { error: message }, text: `Error: ${message}` };
       await context.log?.("error", { message: `The tool failed: ${message}`, tool: tool.name });

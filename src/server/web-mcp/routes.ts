@@ -100,7 +100,7 @@ export function createWebMcpRoutes(deps: WebMcpDeps): Hono<GatewayEnv> {
     };
     // The incoming token is not forwarded anywhere: tools run in process with the client's scopes.
     const request = new Request(c.req.raw, { headers: withoutAuthorization(c.req.raw.headers) });
-    return endpoint(request, client);
+    return endpoint(request, client, c.get("requestId"));
   });
   return app;
 }
