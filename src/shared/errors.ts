@@ -1,28 +1,31 @@
 // One error type for everything ivoai raises on purpose; the CLI maps its code to an exit status.
 
-/** Every reason ivoai fails on purpose. */
-export type IvoaiErrorCode =
-  | "USAGE"
-  | "CONFIG_INVALID"
-  | "CONFIG_MISSING"
-  | "UNSAFE_PATH"
-  | "PERMISSION_DENIED"
+/** Every reason ivoai fails on purpose (the list, for code that must handle each one). */
+export const IVOAI_ERROR_CODES = [
+  "USAGE",
+  "CONFIG_INVALID",
+  "CONFIG_MISSING",
+  "UNSAFE_PATH",
+  "PERMISSION_DENIED",
   /** The caller is known but may not do this (e.g. approve its own request); not a file permission. */
-  | "FORBIDDEN"
-  | "NOT_FOUND"
-  | "CONFLICT"
-  | "STATE_CORRUPT"
-  | "LOCK_TIMEOUT"
-  | "LISTENER_REFUSED"
-  | "NETWORK"
-  | "NATIVE_MODULE"
+  "FORBIDDEN",
+  "NOT_FOUND",
+  "CONFLICT",
+  "STATE_CORRUPT",
+  "LOCK_TIMEOUT",
+  "LISTENER_REFUSED",
+  "NETWORK",
+  "NATIVE_MODULE",
   /** The database store failed (the SQLSTATE is in data.sqlstate). */
-  | "STORE"
+  "STORE",
   /** The database store cannot be reached (PostgreSQL down, refused, timed out). */
-  | "STORE_UNAVAILABLE"
+  "STORE_UNAVAILABLE",
   /** The database was migrated by a newer ivoai than this one. */
-  | "STORE_VERSION"
-  | "INTERNAL";
+  "STORE_VERSION",
+  "INTERNAL",
+] as const;
+
+export type IvoaiErrorCode = (typeof IVOAI_ERROR_CODES)[number];
 
 export interface IvoaiErrorOptions {
   data?: Record<string, unknown>;

@@ -4,31 +4,12 @@
 // name).
 import { expect, it } from "vitest";
 import { z } from "zod";
-import { IvoaiError, type IvoaiErrorCode } from "../../shared/errors.js";
+import { IVOAI_ERROR_CODES, IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import { wireErrorFor } from "../http/problem.js";
 import { createMcpEndpoint, defineTool } from "./endpoint.js";
 
-const CODES: IvoaiErrorCode[] = [
-  "USAGE",
-  "CONFIG_INVALID",
-  "CONFIG_MISSING",
-  "UNSAFE_PATH",
-  "PERMISSION_DENIED",
-  "FORBIDDEN",
-  "NOT_FOUND",
-  "CONFLICT",
-  "STATE_CORRUPT",
-  "LOCK_TIMEOUT",
-  "LISTENER_REFUSED",
-  "NETWORK",
-  "NATIVE_MODULE",
-  "STORE",
-  "STORE_UNAVAILABLE",
-  "STORE_VERSION",
-  "INTERNAL",
-];
 /** What each failure's own message carries: a detail only the log may hold. */
 const SECRET_DETAIL = "/srv/ivoai/var/lib/secret-place connect ECONNREFUSED 10.0.0.7:5432";
 
@@ -91,7 +72,7 @@ async function callFailing(error: unknown): Promise<string> {
 }
 
 it("passes a caller's error through and keeps the server's own failures in the log, for every code", async () => {
-  for (const code of CODES) {
+  for (const code of IVOAI_ERROR_CODES) {
     logged.length = 0;
     const message = await callFailing(new IvoaiError(code, `${code} failed at ${SECRET_DETAIL}`));
     if (wireErrorFor(code).status < 500) {

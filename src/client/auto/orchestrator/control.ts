@@ -7,7 +7,13 @@ import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import type { z } from "zod";
-import { errnoCode, IvoaiError, type IvoaiErrorCode, isIvoaiError } from "../../../shared/errors.js";
+import {
+  errnoCode,
+  IVOAI_ERROR_CODES,
+  IvoaiError,
+  type IvoaiErrorCode,
+  isIvoaiError,
+} from "../../../shared/errors.js";
 import { readBody, sendJson } from "../../../shared/http-json.js";
 import { newSecret } from "../../../shared/tokens.js";
 import { ensurePrivateDir } from "../private-dir.js";
@@ -232,25 +238,7 @@ export function issuesText(error: z.ZodError): string {
     .join("; ");
 }
 
-const IVOAI_CODES = new Set<string>([
-  "USAGE",
-  "CONFIG_INVALID",
-  "CONFIG_MISSING",
-  "UNSAFE_PATH",
-  "PERMISSION_DENIED",
-  "FORBIDDEN",
-  "NOT_FOUND",
-  "CONFLICT",
-  "STATE_CORRUPT",
-  "LOCK_TIMEOUT",
-  "LISTENER_REFUSED",
-  "NETWORK",
-  "NATIVE_MODULE",
-  "STORE",
-  "STORE_UNAVAILABLE",
-  "STORE_VERSION",
-  "INTERNAL",
-] satisfies IvoaiErrorCode[]);
+const IVOAI_CODES = new Set<string>(IVOAI_ERROR_CODES);
 
 function wireToIvoaiCode(code: unknown): IvoaiErrorCode {
   if (typeof code === "string" && IVOAI_CODES.has(code)) return code as IvoaiErrorCode;
