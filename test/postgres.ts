@@ -1,6 +1,6 @@
 // PostgreSQL for tests: each call gives a throwaway database on the server named by IVOAI_TEST_PG_URL (default:
 // the `ivoai_ci` role that .ci/run creates on the local cluster), dropped again by `drop()`.
-// The suite needs it: test/global-setup.ts stops with what to run when none answers.
+// The suite needs it: test/setup/postgres.ts stops with what to run when none answers.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { loadServerConfig, saveServerConfig } from "../src/config/server-config.js";
