@@ -1,0 +1,63 @@
+// The one error policy of the MCP wire, the HTTP problem's (wireMessage): a caller's own errors cross with their
+// message; the server's own failures (a store down, an unsafe path, an unexpected exception) answer a fixed text
+// naming the request, and their details go to the log with error_code and request_id. Tools, resources, prompts
+// and every other handler of an endpoint's server answer through here.
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "../../shared/logger.js";
+import { requestHandlers } from "../../shared/mcp-sdk-handlers.js";
+import { wireMessage } from "../http/problem.js";
+
+/** Where a failure is reported: the log line's message and fields, and the request the answer names. */
+export interface FailureReport {
+  logger: Logger;
+  requestId?: string | undefined;
+  /** The log line's message, e.g. "tool failed". */
+  msg: string;
+  /** Fields saying what failed (tool, uri, method); never the error's own text, which `error` carries. */
+  fields?: Record<string, unknown>;
+}
+
+/** What a caller may read of a failure, and whether it was the server's own (logged, never sent). */
+export function publicFailure(error: unknown, report: FailureReport): { text: string; internal: boolean } {
+  const failure = wireMessage(error);
+  if (!failure.internal) return { text: failure.message, internal: false };
+  report.logger.error(report.msg, {
+    ...report.fields,
+    // Not `code`: the logger redacts a field of that name (a sign-in code's).
+    error_code: failure.code,
+    ...(report.requestId ? { request_id: report.requestId } : {}),
+    error: error instanceof Error ? error.message : String(error),
+  });
+  const text = report.requestId ? `${failure.message} (request ${report.requestId})` : failure.message;
+  return { text, internal: true };
+}
+
+/**
+ * A handler's failure as its JSON-RPC error: an McpError is a protocol answer the handler chose and passes
+ * unchanged; anything else follows publicFailure, a caller's own error as invalid params (-32602), the server's
+ * own as an internal error (-32603).
+ */
+export function mcpErrorFor(error: unknown, report: FailureReport): McpError {
+  if (error instanceof McpError) return error;
+  const { text, internal } = publicFailure(error, report);
+  return new McpError(internal ? ErrorCode.InternalError : ErrorCode.InvalidParams, text);
+}
+
+/**
+ * Wraps every request handler installed on `server` so far (the SDK's own included: prompts/get, tools/list,
+ * a fixed resource's read, extension methods) so that its failures follow mcpErrorFor. Only asynchronous
+ * failures are mapped: a synchronous throw is the SDK's parse of malformed params, which answerMalformedParams
+ * (installed after this) answers. Call it after the last handler is set.
+ */
+export function answerFailuresByPolicy(server: Server, logger: Logger, requestId: string | undefined): void {
+  const handlers = requestHandlers(server);
+  if (!handlers) return;
+  for (const [method, handler] of handlers) {
+    handlers.set(method, (request, extra) =>
+      handler(request, extra).catch((error: unknown) => {
+        throw mcpErrorFor(error, { logger, requestId, msg: "MCP request failed", fields: { method } });
+      }),
+    );
+  }
+}
