@@ -23,165 +23,195 @@ export interface TokenRoutesDeps {
 }
 
 export function createTokenRoutes(deps: TokenRoutesDeps): Hono<GatewayEnv> {
-  const { store, now } = deps;
   const app = new Hono<GatewayEnv>();
-
-  /** One wire error per reason; the real reason stays in the server's log. */
-  const fail = (c: Context<GatewayEnv>, reason: TokenFailure, clientId?: string) => {
-    const wire = tokenFailureResponse(reason);
-    deps.logger.warn("oauth token request refused", { reason, ...(clientId ? { client_id: clientId } : {}) });
-    return c.json(wire.body, wire.status);
-  };
-
-  /** Tokens never outlive their grant: the records to store and the response that carries the secrets. */
-  const newTokens = (input: {
-    client_id: string;
-    scopes: string[];
-    resource: string;
-    family: string;
-    grantExpiresAt: string;
-    code_sha256: string | null;
-  }) => {
-    const access = newSecret("ivoai_at_");
-    const refresh = newSecret("ivoai_rt_");
-    const at = now().getTime();
-    const grantEnd = Date.parse(input.grantExpiresAt);
-    const accessEnd = Math.min(at + ACCESS_TTL_MS, grantEnd);
-    const records: TokenRecord[] = (
-      [
-        [access, "access", accessEnd],
-        [refresh, "refresh", Math.min(at + REFRESH_TTL_MS, grantEnd)],
-      ] as const
-    ).map(([token, kind, end]) => ({
-      token_sha256: sha256Hex(token),
-      kind,
-      family: input.family,
-      client_id: input.client_id,
-      scopes: input.scopes,
-      resource: input.resource,
-      expires_at: new Date(end).toISOString(),
-      revoked_at: null,
-      used_at: null,
-      code_sha256: input.code_sha256,
-    }));
-    return {
-      records,
-      response: {
-        access_token: access,
-        token_type: "Bearer",
-        expires_in: Math.max(1, Math.floor((accessEnd - at) / 1000)),
-        refresh_token: refresh,
-        scope: input.scopes.join(" "),
-      },
-    };
-  };
-
-  app.post("/oauth/token", async (c) => {
-    c.header("Cache-Control", "no-store");
-    c.header("Pragma", "no-cache");
-    const type = c.req.header("content-type") ?? "";
-    if (!/^application\/x-www-form-urlencoded/i.test(type)) return fail(c, "bad_content_type");
-    let form: Record<string, unknown>;
-    try {
-      form = await c.req.parseBody();
-    } catch {
-      return fail(c, "malformed_body");
-    }
-    const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
-    const client = field("client_id") ? await store.getClient(field("client_id") as string) : undefined;
-    if (!client) return fail(c, "unknown_client");
-    const clientId = client.client_id;
-    const at = now().toISOString();
-    const grant = field("grant_type");
-    if (grant === "authorization_code") {
-      const code = field("code") ?? "";
-      const record = await store.peekCode(code);
-      if (!record) return fail(c, "unknown_code", clientId);
-      if (record.client_id !== clientId) return fail(c, "code_of_other_client", clientId);
-      const replayed = async () => {
-        // A replayed code: refuse it and revoke everything issued from it (OAuth 2.1 §4.1.2).
-        await store.revokeFromCode(sha256Hex(code), at);
-        return fail(c, "code_replayed", clientId);
-      };
-      if (record.used_at) return replayed();
-      if (record.expires_at <= at) return fail(c, "code_expired", clientId);
-      if (field("redirect_uri") !== record.redirect_uri) return fail(c, "redirect_uri_mismatch", clientId);
-      if (!verifyPkce(field("code_verifier") ?? "", record.code_challenge)) {
-        return fail(c, "pkce_failed", clientId);
-      }
-      const resource = field("resource");
-      if (resource !== undefined && !sameResource(resource, record.resource)) {
-        return fail(c, "resource_mismatch", clientId);
-      }
-      // Spent only once everything matched, so a leaked code cannot be burnt by someone without the verifier;
-      // the grant and its first tokens are stored in the same transaction as the spend.
-      const family = newId("fam_");
-      const expiresAt = new Date(now().getTime() + deps.refreshFamilyTtlMs).toISOString();
-      const granted: Grant = {
-        id: family,
-        client_id: clientId,
-        scopes: record.scopes,
-        resource: record.resource,
-        created_at: at,
-        expires_at: expiresAt,
-        revoked_at: null,
-      };
-      const issued = newTokens({
-        client_id: clientId,
-        scopes: record.scopes,
-        resource: record.resource,
-        family,
-        grantExpiresAt: expiresAt,
-        code_sha256: sha256Hex(code),
-      });
-      if (!(await store.redeemCode(code, at, { grant: granted, tokens: issued.records }))) return replayed();
-      return c.json(issued.response);
-    }
-    if (grant === "refresh_token") {
-      const token = field("refresh_token") ?? "";
-      const record = await store.getToken(token);
-      if (record?.kind !== "refresh") return fail(c, "unknown_refresh_token", clientId);
-      if (record.client_id !== clientId) return fail(c, "refresh_token_of_other_client", clientId);
-      const family = await store.getGrant(record.family);
-      if (!family || family.revoked_at) return fail(c, "grant_revoked", clientId);
-      if (family.expires_at <= at) return fail(c, "grant_expired", clientId);
-      if (record.revoked_at) return fail(c, "refresh_token_revoked", clientId);
-      if (record.expires_at <= at) return fail(c, "refresh_token_expired", clientId);
-      const requested = field("scope")
-        ? parseScopes(field("scope"))
-        : { ok: true as const, value: record.scopes };
-      if (!requested.ok || requested.value.some((scope) => !record.scopes.includes(scope))) {
-        return fail(c, "scope_widened", clientId);
-      }
-      const issued = newTokens({
-        client_id: clientId,
-        scopes: requested.value,
-        resource: record.resource,
-        family: record.family,
-        grantExpiresAt: family.expires_at,
-        code_sha256: null,
-      });
-      const outcome = await store.rotateRefreshToken(token, at, issued.records);
-      // Reuse of a rotated refresh token: the store revoked the whole family.
-      if (outcome === "reused") return fail(c, "refresh_token_reused", clientId);
-      // The grant was revoked (or ended) by another request since it was read.
-      if (outcome === "ended") return fail(c, "grant_revoked", clientId);
-      return c.json(issued.response);
-    }
-    return fail(c, "unsupported_grant_type", clientId);
-  });
-
-  app.post("/oauth/revoke", async (c) => {
-    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-    const token = typeof form.token === "string" ? form.token : "";
-    const record = token ? await store.getToken(token) : undefined;
-    if (record) {
-      // Revoking a refresh token ends its family's access tokens too; an access token ends alone.
-      if (record.kind === "refresh") await store.revokeFamily(record.family, now().toISOString());
-      else await store.revokeToken(token, now().toISOString());
-    }
-    return c.body(null, 200);
-  });
-
+  app.post("/oauth/token", (c) => token(c, deps));
+  app.post("/oauth/revoke", (c) => revoke(c, deps));
   return app;
+}
+
+type TokenContext = Context<GatewayEnv>;
+type Field = (name: string) => string | undefined;
+
+/** One wire error per reason; the real reason stays in the server's log. */
+function fail(c: TokenContext, deps: TokenRoutesDeps, reason: TokenFailure, clientId?: string): Response {
+  const wire = tokenFailureResponse(reason);
+  deps.logger.warn("oauth token request refused", { reason, ...(clientId ? { client_id: clientId } : {}) });
+  return c.json(wire.body, wire.status);
+}
+
+interface NewTokensInput {
+  client_id: string;
+  scopes: string[];
+  resource: string;
+  family: string;
+  grantExpiresAt: string;
+  code_sha256: string | null;
+}
+
+/** Tokens never outlive their grant: the records to store and the response that carries the secrets. */
+function newTokens(input: NewTokensInput, now: Date) {
+  const access = newSecret("ivoai_at_");
+  const refresh = newSecret("ivoai_rt_");
+  const at = now.getTime();
+  const grantEnd = Date.parse(input.grantExpiresAt);
+  const accessEnd = Math.min(at + ACCESS_TTL_MS, grantEnd);
+  const records: TokenRecord[] = (
+    [
+      [access, "access", accessEnd],
+      [refresh, "refresh", Math.min(at + REFRESH_TTL_MS, grantEnd)],
+    ] as const
+  ).map(([token, kind, end]) => ({
+    token_sha256: sha256Hex(token),
+    kind,
+    family: input.family,
+    client_id: input.client_id,
+    scopes: input.scopes,
+    resource: input.resource,
+    expires_at: new Date(end).toISOString(),
+    revoked_at: null,
+    used_at: null,
+    code_sha256: input.code_sha256,
+  }));
+  return {
+    records,
+    response: {
+      access_token: access,
+      token_type: "Bearer",
+      expires_in: Math.max(1, Math.floor((accessEnd - at) / 1000)),
+      refresh_token: refresh,
+      scope: input.scopes.join(" "),
+    },
+  };
+}
+
+/** POST /oauth/token: reads the form and the client, then hands over to the grant type's exchange. */
+async function token(c: TokenContext, deps: TokenRoutesDeps): Promise<Response> {
+  c.header("Cache-Control", "no-store");
+  c.header("Pragma", "no-cache");
+  const type = c.req.header("content-type") ?? "";
+  if (!/^application\/x-www-form-urlencoded/i.test(type)) return fail(c, deps, "bad_content_type");
+  let form: Record<string, unknown>;
+  try {
+    form = await c.req.parseBody();
+  } catch {
+    return fail(c, deps, "malformed_body");
+  }
+  const field: Field = (name) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
+  const clientId = field("client_id");
+  const client = clientId ? await deps.store.getClient(clientId) : undefined;
+  if (!client) return fail(c, deps, "unknown_client");
+  const exchange = { c, deps, field, clientId: client.client_id, at: deps.now().toISOString() };
+  const grant = field("grant_type");
+  if (grant === "authorization_code") return exchangeCode(exchange);
+  if (grant === "refresh_token") return exchangeRefreshToken(exchange);
+  return fail(c, deps, "unsupported_grant_type", client.client_id);
+}
+
+interface Exchange {
+  c: TokenContext;
+  deps: TokenRoutesDeps;
+  field: Field;
+  clientId: string;
+  at: string;
+}
+
+/** grant_type=authorization_code: PKCE, the code's client, redirect and resource; a replay revokes its tokens. */
+async function exchangeCode({ c, deps, field, clientId, at }: Exchange): Promise<Response> {
+  const { store } = deps;
+  const code = field("code") ?? "";
+  const record = await store.peekCode(code);
+  if (!record) return fail(c, deps, "unknown_code", clientId);
+  if (record.client_id !== clientId) return fail(c, deps, "code_of_other_client", clientId);
+  const replayed = async () => {
+    // A replayed code: refuse it and revoke everything issued from it (OAuth 2.1 §4.1.2).
+    await store.revokeFromCode(sha256Hex(code), at);
+    return fail(c, deps, "code_replayed", clientId);
+  };
+  if (record.used_at) return replayed();
+  if (record.expires_at <= at) return fail(c, deps, "code_expired", clientId);
+  if (field("redirect_uri") !== record.redirect_uri) return fail(c, deps, "redirect_uri_mismatch", clientId);
+  if (!verifyPkce(field("code_verifier") ?? "", record.code_challenge)) {
+    return fail(c, deps, "pkce_failed", clientId);
+  }
+  const resource = field("resource");
+  if (resource !== undefined && !sameResource(resource, record.resource)) {
+    return fail(c, deps, "resource_mismatch", clientId);
+  }
+  // Spent only once everything matched, so a leaked code cannot be burnt by someone without the verifier;
+  // the grant and its first tokens are stored in the same transaction as the spend.
+  const family = newId("fam_");
+  const expiresAt = new Date(deps.now().getTime() + deps.refreshFamilyTtlMs).toISOString();
+  const granted: Grant = {
+    id: family,
+    client_id: clientId,
+    scopes: record.scopes,
+    resource: record.resource,
+    created_at: at,
+    expires_at: expiresAt,
+    revoked_at: null,
+  };
+  const issued = newTokens(
+    {
+      client_id: clientId,
+      scopes: record.scopes,
+      resource: record.resource,
+      family,
+      grantExpiresAt: expiresAt,
+      code_sha256: sha256Hex(code),
+    },
+    deps.now(),
+  );
+  if (!(await store.redeemCode(code, at, { grant: granted, tokens: issued.records }))) return replayed();
+  return c.json(issued.response);
+}
+
+/** grant_type=refresh_token: rotation within the grant's lifetime, never wider scopes; reuse ends the family. */
+async function exchangeRefreshToken({ c, deps, field, clientId, at }: Exchange): Promise<Response> {
+  const { store } = deps;
+  const token = field("refresh_token") ?? "";
+  const record = await store.getToken(token);
+  if (record?.kind !== "refresh") return fail(c, deps, "unknown_refresh_token", clientId);
+  if (record.client_id !== clientId) return fail(c, deps, "refresh_token_of_other_client", clientId);
+  const family = await store.getGrant(record.family);
+  if (!family || family.revoked_at) return fail(c, deps, "grant_revoked", clientId);
+  if (family.expires_at <= at) return fail(c, deps, "grant_expired", clientId);
+  if (record.revoked_at) return fail(c, deps, "refresh_token_revoked", clientId);
+  if (record.expires_at <= at) return fail(c, deps, "refresh_token_expired", clientId);
+  const requested = field("scope")
+    ? parseScopes(field("scope"))
+    : { ok: true as const, value: record.scopes };
+  if (!requested.ok || requested.value.some((scope) => !record.scopes.includes(scope))) {
+    return fail(c, deps, "scope_widened", clientId);
+  }
+  const issued = newTokens(
+    {
+      client_id: clientId,
+      scopes: requested.value,
+      resource: record.resource,
+      family: record.family,
+      grantExpiresAt: family.expires_at,
+      code_sha256: null,
+    },
+    deps.now(),
+  );
+  const outcome = await store.rotateRefreshToken(token, at, issued.records);
+  // Reuse of a rotated refresh token: the store revoked the whole family.
+  if (outcome === "reused") return fail(c, deps, "refresh_token_reused", clientId);
+  // The grant was revoked (or ended) by another request since it was read.
+  if (outcome === "ended") return fail(c, deps, "grant_revoked", clientId);
+  return c.json(issued.response);
+}
+
+/** POST /oauth/revoke (RFC 7009): always 200, whether the token was known or not. */
+async function revoke(c: TokenContext, deps: TokenRoutesDeps): Promise<Response> {
+  const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+  const token = typeof form.token === "string" ? form.token : "";
+  const record = token ? await deps.store.getToken(token) : undefined;
+  if (record) {
+    const at = deps.now().toISOString();
+    // Revoking a refresh token ends its family's access tokens too; an access token ends alone.
+    if (record.kind === "refresh") await deps.store.revokeFamily(record.family, at);
+    else await deps.store.revokeToken(token, at);
+  }
+  return c.body(null, 200);
 }
