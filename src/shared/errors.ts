@@ -22,6 +22,8 @@ export const IVOAI_ERROR_CODES = [
   "STORE_UNAVAILABLE",
   /** The database was migrated by a newer ivoai than this one. */
   "STORE_VERSION",
+  /** A migration this database applied was edited since (its SHA-256 differs): the build must not start on it. */
+  "STORE_MIGRATION_CHANGED",
   "INTERNAL",
 ] as const;
 

@@ -58,6 +58,7 @@ export function wireErrorFor(code: IvoaiErrorCode): WireError {
     case "NATIVE_MODULE":
     case "STORE":
     case "STORE_VERSION":
+    case "STORE_MIGRATION_CHANGED":
     case "INTERNAL":
       return INTERNAL;
     default: {

@@ -11,8 +11,16 @@ const GRANTS = `CREATE TABLE IF NOT EXISTS grants (
   created_at TEXT NOT NULL, expires_at TEXT NOT NULL, revoked_at TEXT
 )`;
 
-/** Version 1 is the schema of the unversioned store, so that an existing file is adopted as it stands. */
-const INITIAL = `
+/**
+ * The OAuth store's schema versions: literals, frozen once released (schema_migrations records the SHA-256 of
+ * each and a start refuses one that was edited); a change is a new version. Version 1 is the schema of the
+ * unversioned store, so that an existing file is adopted as it stands.
+ */
+export const OAUTH_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "clients, activation codes, pending requests, codes, grants, tokens",
+    up: `
 CREATE TABLE IF NOT EXISTS clients (client_id TEXT PRIMARY KEY, client_name TEXT, redirect_uris TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT);
 CREATE TABLE IF NOT EXISTS activation_codes (code_sha256 TEXT PRIMARY KEY, id TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL, used_at TEXT);
 CREATE TABLE IF NOT EXISTS pending (id TEXT PRIMARY KEY, body TEXT NOT NULL, expires_at TEXT NOT NULL);
@@ -22,31 +30,39 @@ CREATE TABLE IF NOT EXISTS tokens (
   resource TEXT NOT NULL, expires_at TEXT NOT NULL, revoked_at TEXT, used_at TEXT, code_sha256 TEXT
 );
 CREATE INDEX IF NOT EXISTS tokens_family ON tokens (family);
-${GRANTS};
+CREATE TABLE IF NOT EXISTS grants (
+  id TEXT PRIMARY KEY, client_id TEXT NOT NULL, scopes TEXT NOT NULL, resource TEXT NOT NULL,
+  created_at TEXT NOT NULL, expires_at TEXT NOT NULL, revoked_at TEXT
+);
 CREATE INDEX IF NOT EXISTS grants_client ON grants (client_id);
 CREATE INDEX IF NOT EXISTS tokens_code ON tokens (code_sha256);
-`;
-
-/** Pending requests and codes keep their client and expiry in columns, so pruning needs no JSON function. */
-const codeColumns = (json: (field: string) => string) => `
-ALTER TABLE codes ADD COLUMN client_id TEXT;
-ALTER TABLE codes ADD COLUMN expires_at TEXT;
-ALTER TABLE pending ADD COLUMN client_id TEXT;
-UPDATE codes SET client_id = ${json("client_id")}, expires_at = ${json("expires_at")};
-UPDATE pending SET client_id = ${json("client_id")};
-CREATE INDEX IF NOT EXISTS codes_expires ON codes (expires_at);
-CREATE INDEX IF NOT EXISTS pending_expires ON pending (expires_at);
-CREATE INDEX IF NOT EXISTS tokens_client ON tokens (client_id);
-`;
-
-export const OAUTH_MIGRATIONS: readonly Migration[] = [
-  { version: 1, name: "clients, activation codes, pending requests, codes, grants, tokens", up: INITIAL },
+`,
+  },
   {
+    // Pending requests and codes keep their client and expiry in columns, so pruning needs no JSON function.
     version: 2,
     name: "client and expiry columns on codes and pending requests",
     up: {
-      sqlite: codeColumns((field) => `(body ->> '${field}')`),
-      postgres: codeColumns((field) => `(body::json ->> '${field}')`),
+      sqlite: `
+ALTER TABLE codes ADD COLUMN client_id TEXT;
+ALTER TABLE codes ADD COLUMN expires_at TEXT;
+ALTER TABLE pending ADD COLUMN client_id TEXT;
+UPDATE codes SET client_id = (body ->> 'client_id'), expires_at = (body ->> 'expires_at');
+UPDATE pending SET client_id = (body ->> 'client_id');
+CREATE INDEX IF NOT EXISTS codes_expires ON codes (expires_at);
+CREATE INDEX IF NOT EXISTS pending_expires ON pending (expires_at);
+CREATE INDEX IF NOT EXISTS tokens_client ON tokens (client_id);
+`,
+      postgres: `
+ALTER TABLE codes ADD COLUMN client_id TEXT;
+ALTER TABLE codes ADD COLUMN expires_at TEXT;
+ALTER TABLE pending ADD COLUMN client_id TEXT;
+UPDATE codes SET client_id = (body::json ->> 'client_id'), expires_at = (body::json ->> 'expires_at');
+UPDATE pending SET client_id = (body::json ->> 'client_id');
+CREATE INDEX IF NOT EXISTS codes_expires ON codes (expires_at);
+CREATE INDEX IF NOT EXISTS pending_expires ON pending (expires_at);
+CREATE INDEX IF NOT EXISTS tokens_client ON tokens (client_id);
+`,
     },
   },
 ];
