@@ -31,7 +31,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["src/**/*.test.ts", "web/src/**/*.test.{ts,tsx}"],
+          include: ["src/**/*.test.ts", "web/src/**/*.test.{ts,tsx}", "scripts/**/*.test.ts"],
           exclude: ["**/*.contract.test.ts", "**/*.e2e.test.ts", ...NEEDS_POSTGRES, ...NEEDS_BUILD],
         },
       },

@@ -189,3 +189,8 @@ export function query(params: Record<string, string | number | undefined>): stri
   const text = search.toString();
   return text.length > 0 ? `?${text}` : "";
 }
+
+/** The console URL that shows one memory page (the knowledge view and its graph link there). */
+export function pageHref(scope: string, path: string): string {
+  return `/console/knowledge${query({ scope, path })}`;
+}

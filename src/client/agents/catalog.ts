@@ -4,9 +4,9 @@ import { execFile } from "node:child_process";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 
-import { type AgentName, COMPILED_CATALOGUE } from "../install/catalogue.js";
+import { type AgentName, COMPILED_CATALOGUE } from "../install/index.js";
 
-export { AGENTS, type AgentName } from "../install/catalogue.js";
+export { AGENTS, type AgentName } from "../install/index.js";
 
 /** Versions the contract tests ran against (test/agents.contract.test.ts): the install catalogue's pins. */
 export const TESTED_VERSIONS = Object.fromEntries(

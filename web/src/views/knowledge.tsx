@@ -2,7 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useDeferredValue, useState } from "react";
-import { query } from "../api.js";
+import { pageHref, query } from "../api.js";
 import { DataTable, formatNumber, QueryState, useDraft, useTitle, When } from "../common.js";
 import { useApi } from "../context.js";
 import type { ConnectorView, LastIngest, PageDetail, PageList, SearchResults } from "../types.js";
@@ -222,10 +222,6 @@ function Pages() {
 }
 
 /** The console URL of a page's detail (used as a real href; clicks navigate in-app). */
-export function pageHref(scope: string, path: string): string {
-  return `/console/knowledge${query({ scope, path })}`;
-}
-
 function PageView({ scope, path }: { scope: string; path: string }) {
   const api = useApi();
   const detail = useQuery({

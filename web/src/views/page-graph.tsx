@@ -2,11 +2,10 @@
 // accessible name is its visible text; tags (tag/… nodes a page is tagged with) are not missing pages.
 import { useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
-import { query } from "../api.js";
+import { pageHref, query } from "../api.js";
 import { QueryState } from "../common.js";
 import { useApi } from "../context.js";
 import type { PageGraph } from "../types.js";
-import { pageHref } from "./knowledge.js";
 
 const SIZE = 360;
 const RADIUS = 130;

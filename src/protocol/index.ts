@@ -1,3 +1,0 @@
-export * from "./discovery.js";
-export * from "./scopes.js";
-export * from "./tools.js";
