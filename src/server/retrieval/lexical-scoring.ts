@@ -58,46 +58,24 @@ function accumulateList(
   factor: number,
   allowed: Int32Array | undefined,
 ): void {
-  if (allowed !== undefined) {
-    // Only allowed live slots are scored (the bitmap leaves removed ones out too).
-    data.touchedCount = accumulateAllowed(
-      data.cells,
-      data.touched,
-      data.touchedCount,
-      list,
-      from,
-      to,
-      factor,
-      allowed,
-    );
-  } else if (data.liveCount === data.slots) {
-    data.touchedCount = accumulateAll(data.cells, data.touched, data.touchedCount, list, from, to, factor);
-  } else {
-    data.touchedCount = accumulateAlive(
-      data.cells,
-      data.touched,
-      data.touchedCount,
-      list,
-      from,
-      to,
-      factor,
-      data.alive,
-    );
-  }
+  // Only allowed live slots are scored (the bitmap leaves removed ones out too).
+  if (allowed !== undefined) data.touchedCount = accumulateAllowed(data, list, from, to, factor, allowed);
+  else if (data.liveCount === data.slots) data.touchedCount = accumulateAll(data, list, from, to, factor);
+  else data.touchedCount = accumulateAlive(data, list, from, to, factor);
 }
 
-// The three loops below are the search's inner loop: each takes its arrays as arguments (no property reads per
-// posting) and returns the new count of touched slots.
+// The three loops below are the search's inner loop: each reads the arrays it needs into locals once (no property
+// read per posting) and returns the new count of touched slots.
 
 function accumulateAll(
-  cells: Float32Array,
-  touched: Int32Array,
-  count: number,
+  data: LexicalData,
   list: Int32Array,
   from: number,
   to: number,
   factor: number,
 ): number {
+  const { cells, touched } = data;
+  let count = data.touchedCount;
   for (let i = from; i < to; i += 2) {
     const slot = list[i] as number;
     const tf = list[i + 1] as number;
@@ -110,15 +88,14 @@ function accumulateAll(
 }
 
 function accumulateAlive(
-  cells: Float32Array,
-  touched: Int32Array,
-  count: number,
+  data: LexicalData,
   list: Int32Array,
   from: number,
   to: number,
   factor: number,
-  alive: Uint8Array,
 ): number {
+  const { cells, touched, alive } = data;
+  let count = data.touchedCount;
   for (let i = from; i < to; i += 2) {
     const slot = list[i] as number;
     if (alive[slot] === 0) continue;
@@ -132,15 +109,15 @@ function accumulateAlive(
 }
 
 function accumulateAllowed(
-  cells: Float32Array,
-  touched: Int32Array,
-  count: number,
+  data: LexicalData,
   list: Int32Array,
   from: number,
   to: number,
   factor: number,
   allowed: Int32Array,
 ): number {
+  const { cells, touched } = data;
+  let count = data.touchedCount;
   for (let i = from; i < to; i += 2) {
     const slot = list[i] as number;
     if (((allowed[slot >>> 5] as number) & (1 << (slot & 31))) === 0) continue;

@@ -2,7 +2,12 @@
 // store's last generation (added keys above the highest seen, tombstoned keys removed). With a snapshot file it
 // starts from the last snapshot and catches up from there, and writes a fresh snapshot once enough changed.
 import type { Language } from "./analyzer.js";
-import { readIndexSnapshot, writeIndexSnapshot } from "./index-snapshot.js";
+import {
+  type IndexSnapshot,
+  readIndexSnapshot,
+  type SnapshotRead,
+  writeIndexSnapshot,
+} from "./index-snapshot.js";
 import {
   createLexicalIndex,
   DEFAULT_LEXICAL_PARAMS,
@@ -11,6 +16,7 @@ import {
   type LexicalParams,
   type LexicalSearchOptions,
 } from "./lexical-index.js";
+import { MetaTable, metaTableOf } from "./meta-table.js";
 
 /** What a store offers the index: a generation counter, tombstones since a generation, rows after a key. */
 export interface IndexFeed<Meta> {
@@ -78,53 +84,26 @@ export interface SyncedIndex<Meta> {
 
 const PAGE = 20_000;
 
-/** Per key (ascending), an index into a table of distinct metadata: consecutive rows of one document share one. */
-class MetaTable<Meta> {
-  keys = new Float64Array(1024);
-  ids = new Int32Array(1024);
-  length = 0;
-  values: Meta[] = [];
-  push(key: number, meta: Meta): void {
-    if (this.length === this.keys.length) {
-      // At least 1024: a table restored from the snapshot of an empty index has no room at all.
-      const capacity = Math.max(1024, this.length * 2);
-      const keys = new Float64Array(capacity);
-      keys.set(this.keys);
-      this.keys = keys;
-      const ids = new Int32Array(capacity);
-      ids.set(this.ids);
-      this.ids = ids;
-    }
-    const last = this.values.at(-1);
-    if (last === undefined || !sameMeta(last, meta)) this.values.push(meta);
-    this.keys[this.length] = key;
-    this.ids[this.length++] = this.values.length - 1;
-  }
-  get(key: number): Meta | undefined {
-    const at = this.indexOf(key);
-    return at < 0 ? undefined : this.values[this.ids[at] as number];
-  }
-  /** The row of `key`, or -1. */
-  indexOf(key: number): number {
-    let low = 0;
-    let high = this.length - 1;
-    while (low <= high) {
-      const middle = (low + high) >> 1;
-      const found = this.keys[middle] as number;
-      if (found === key) return middle;
-      if (found < key) low = middle + 1;
-      else high = middle - 1;
-    }
-    return -1;
-  }
-}
-
-function sameMeta(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  const left = Object.entries(a);
-  if (left.length !== Object.keys(b).length) return false;
-  return left.every(([name, value]) => (b as Record<string, unknown>)[name] === value);
+/** Everything a synced index holds: its feed and options, and the state refreshes and snapshot writes change. */
+interface SyncedState<Meta> {
+  readonly feed: IndexFeed<Meta>;
+  readonly options: SyncedIndexOptions;
+  readonly params: LexicalParams;
+  index: LexicalIndex;
+  metas: MetaTable<Meta>;
+  /** The store generation the index holds (-1: nothing loaded yet). */
+  generation: number;
+  /** The highest key loaded: the next catch-up asks for rows after it. */
+  maxKey: number;
+  languages: Language[];
+  /** The refresh under way, which concurrent callers share. */
+  refreshing: Promise<void> | undefined;
+  /** The generation the snapshot file holds (undefined: unknown). */
+  writtenGeneration: number | undefined;
+  changedSinceSnapshot: number;
+  /** The chain of snapshot writes (one at a time), and how many are queued or running. */
+  writes: Promise<void>;
+  writing: number;
 }
 
 export function createSyncedIndex<Meta>(
@@ -132,187 +111,235 @@ export function createSyncedIndex<Meta>(
   options: SyncedIndexOptions = {},
 ): SyncedIndex<Meta> {
   const params = options.params ?? DEFAULT_LEXICAL_PARAMS;
-  let index: LexicalIndex = createLexicalIndex(params);
-  let metas = new MetaTable<Meta>();
-  let generation = -1;
-  let maxKey = 0;
-  let languages: Language[] = ["en", "pt"];
-  let refreshing: Promise<void> | undefined;
-  /** The generation the snapshot file holds (undefined: unknown). */
-  let writtenGeneration: number | undefined;
-  let changedSinceSnapshot = 0;
-  const snapshotFile = options.snapshotFile;
-  const problem = (message: string) => options.onSnapshotProblem?.(message);
-
-  /** The snapshot, if it is of this store and not ahead of it; `generation`/`maxKey` then come from it. */
-  const restore = async (current: number): Promise<boolean> => {
-    if (!snapshotFile || !feed.instance || !feed.count) return false;
-    let read: Awaited<ReturnType<typeof readIndexSnapshot>>;
-    try {
-      read = await readIndexSnapshot(snapshotFile);
-    } catch (error) {
-      // Unreadable (permissions, I/O): the store still has everything.
-      problem(`index snapshot not used (${error instanceof Error ? error.message : String(error)})`);
-      return false;
-    }
-    if (!read.ok) {
-      if (read.reason !== "absent") problem(`index snapshot not used (${read.reason}: ${read.detail})`);
-      return false;
-    }
-    const { snapshot } = read;
-    const instance = await feed.instance();
-    if (instance === undefined || snapshot.instance !== instance || snapshot.generation > current) {
-      problem("index snapshot not used (stale: taken of another catalogue or a later generation)");
-      return false;
-    }
-    index = createLexicalIndex(params, snapshot.state);
-    const table = new MetaTable<Meta>();
-    table.keys = snapshot.metaKeys.slice();
-    table.ids = snapshot.metaIds.slice();
-    table.length = snapshot.metaKeys.length;
-    table.values = snapshot.metas as Meta[];
-    metas = table;
-    generation = snapshot.generation;
-    maxKey = snapshot.maxKey;
-    writtenGeneration = snapshot.generation;
-    return true;
+  const state: SyncedState<Meta> = {
+    feed,
+    options,
+    params,
+    index: createLexicalIndex(params),
+    metas: new MetaTable<Meta>(),
+    generation: -1,
+    maxKey: 0,
+    languages: ["en", "pt"],
+    refreshing: undefined,
+    writtenGeneration: undefined,
+    changedSinceSnapshot: 0,
+    writes: Promise.resolve(),
+    writing: 0,
   };
-
-  const catchUp = async (rebuild: boolean) => {
-    // A rebuild fills a fresh index and swaps it in at the end, so searches meanwhile see the old one.
-    const target = rebuild ? createLexicalIndex(params) : index;
-    const targetMetas = rebuild ? new MetaTable<Meta>() : metas;
-    let after = rebuild ? 0 : maxKey;
-    let added = 0;
-    for (;;) {
-      const rows = await feed.addedAfter(after, PAGE);
-      for (const row of rows) {
-        target.addText(row.key, row.terms, row.group);
-        targetMetas.push(row.key, row.meta);
-        after = row.key;
-      }
-      added += rows.length;
-      if (rows.length < PAGE) break;
-    }
-    if (rebuild) target.compact();
-    index = target;
-    metas = targetMetas;
-    maxKey = after;
-    return added;
-  };
-
-  const load = async () => {
-    const current = await feed.generation();
-    if (current === generation) return;
-    let changed = 0;
-    const restored = generation < 0 && (await restore(current));
-    if (generation >= 0) {
-      for (const key of await feed.removedSince(generation)) if (index.remove(key)) changed += 1;
-    }
-    // Removed passages keep their postings until a rebuild: rebuild once they outnumber the live ones.
-    let rebuilt = generation < 0 || index.dead > Math.max(10_000, index.size);
-    changed += await catchUp(rebuilt);
-    if (restored && feed.count) {
-      // Tombstones are pruned after a while: a snapshot older than the oldest kept one misses removals.
-      const count = await feed.count();
-      if (count !== index.size && (await feed.generation()) === current) {
-        problem(
-          `index snapshot not used (stale: ${index.size} passages after catching up, store has ${count})`,
-        );
-        changed += await catchUp(true);
-        rebuilt = true;
-        writtenGeneration = undefined;
-      }
-    }
-    const present = await feed.languages();
-    languages = present.length > 0 ? present : ["en", "pt"];
-    generation = current;
-    changedSinceSnapshot += rebuilt ? Number.POSITIVE_INFINITY : changed;
-  };
-
-  const write = async () => {
-    if (!snapshotFile || !feed.instance || generation < 0 || generation === writtenGeneration) return;
-    const instance = await feed.instance();
-    if (instance === undefined) return;
-    // Taken synchronously: the arrays later refreshes change are copies, the rest is never mutated.
-    const snapshot = {
-      generation,
-      maxKey,
-      instance,
-      state: index.state(),
-      metaKeys: metas.keys.slice(0, metas.length),
-      metaIds: metas.ids.slice(0, metas.length),
-      metas: metas.values.slice(),
-    };
-    changedSinceSnapshot = 0;
-    await writeIndexSnapshot(snapshotFile, snapshot);
-    writtenGeneration = snapshot.generation;
-  };
-
-  let writes = Promise.resolve();
-  let writing = 0;
-  const persist = (): Promise<void> => {
-    const run = async () => {
-      await refreshing;
-      await write();
-    };
-    writing += 1;
-    const next = writes.then(run).finally(() => {
-      writing -= 1;
-    });
-    writes = next.catch(() => undefined);
-    return next;
-  };
-
-  const refresh = () => {
-    // Taken before the generation is read, so a change committed after that read is signalled again.
-    if (!refreshing && generation >= 0 && options.changes && !options.changes.takeChanged())
-      return Promise.resolve();
-    refreshing ??= load().finally(() => {
-      refreshing = undefined;
-    });
-    return refreshing.then(() => {
-      const threshold = options.snapshotAfterChanges ?? Math.max(1000, index.size / 20);
-      // An infinite threshold never writes by itself (a rebuild counts as infinitely many changes).
-      if (snapshotFile && writing === 0 && Number.isFinite(threshold) && changedSinceSnapshot >= threshold) {
-        persist().catch((error: unknown) =>
-          problem(`index snapshot not written: ${error instanceof Error ? error.message : String(error)}`),
-        );
-      }
-    });
-  };
-
   return {
     get size() {
-      return index.size;
+      return state.index.size;
     },
     get dead() {
-      return index.dead;
+      return state.index.dead;
     },
-    refresh,
-    persist,
-    search: (query, searchOptions) => index.search(query, searchOptions),
-    windowScores: (query, windows, weights) => index.windowScores(query, windows, weights),
-    meta: (key) => (index.has(key) ? metas.get(key) : undefined),
-    around(key, count, belongs, scan = 64) {
-      const at = metas.indexOf(key);
-      const found: { key: number; distance: number }[] = [];
-      if (at < 0) return found;
-      for (const step of [-1, 1]) {
-        let distance = 0;
-        for (
-          let row = at + step, seen = 0;
-          row >= 0 && row < metas.length && seen < scan;
-          row += step, seen++
-        ) {
-          const other = metas.keys[row] as number;
-          if (!index.has(other) || !belongs(metas.values[metas.ids[row] as number] as Meta)) continue;
-          found.push({ key: other, distance: ++distance });
-          if (distance === count) break;
-        }
-      }
-      return found;
-    },
-    languages: () => languages,
+    refresh: () => refresh(state),
+    persist: () => persist(state),
+    search: (query, searchOptions) => state.index.search(query, searchOptions),
+    windowScores: (query, windows, weights) => state.index.windowScores(query, windows, weights),
+    meta: (key) => (state.index.has(key) ? state.metas.get(key) : undefined),
+    around: (key, count, belongs, scan = 64) => around(state, key, count, belongs, scan),
+    languages: () => state.languages,
   };
+}
+
+function problem(state: SyncedState<unknown>, message: string): void {
+  state.options.onSnapshotProblem?.(message);
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Brings the index up to the store's generation, then writes a snapshot if enough changed. */
+function refresh<Meta>(state: SyncedState<Meta>): Promise<void> {
+  const { changes } = state.options;
+  // Taken before the generation is read, so a change committed after that read is signalled again.
+  if (!state.refreshing && state.generation >= 0 && changes && !changes.takeChanged())
+    return Promise.resolve();
+  state.refreshing ??= load(state).finally(() => {
+    state.refreshing = undefined;
+  });
+  return state.refreshing.then(() => persistIfChanged(state));
+}
+
+/** Starts a snapshot write (not awaited) once the changes since the last reach the threshold. */
+function persistIfChanged<Meta>(state: SyncedState<Meta>): void {
+  const threshold = state.options.snapshotAfterChanges ?? Math.max(1000, state.index.size / 20);
+  // An infinite threshold never writes by itself (a rebuild counts as infinitely many changes).
+  if (
+    state.options.snapshotFile &&
+    state.writing === 0 &&
+    Number.isFinite(threshold) &&
+    state.changedSinceSnapshot >= threshold
+  ) {
+    persist(state).catch((error: unknown) =>
+      problem(state, `index snapshot not written: ${errorText(error)}`),
+    );
+  }
+}
+
+/** Queues a snapshot write after any refresh in flight; writes run one at a time. */
+function persist<Meta>(state: SyncedState<Meta>): Promise<void> {
+  const run = async () => {
+    await state.refreshing;
+    await writeSnapshot(state);
+  };
+  state.writing += 1;
+  const next = state.writes.then(run).finally(() => {
+    state.writing -= 1;
+  });
+  state.writes = next.catch(() => undefined);
+  return next;
+}
+
+/** Loads what changed since the index's generation: from the snapshot first if nothing is loaded yet. */
+async function load<Meta>(state: SyncedState<Meta>): Promise<void> {
+  const { feed } = state;
+  const current = await feed.generation();
+  if (current === state.generation) return;
+  let changed = 0;
+  const restored = state.generation < 0 && (await restoreSnapshot(state, current));
+  if (state.generation >= 0) {
+    for (const key of await feed.removedSince(state.generation)) if (state.index.remove(key)) changed += 1;
+  }
+  // Removed passages keep their postings until a rebuild: rebuild once they outnumber the live ones.
+  let rebuilt = state.generation < 0 || state.index.dead > Math.max(10_000, state.index.size);
+  changed += await catchUp(state, rebuilt);
+  if (restored && (await restoredIsStale(state, current))) {
+    changed += await catchUp(state, true);
+    rebuilt = true;
+    state.writtenGeneration = undefined;
+  }
+  const present = await feed.languages();
+  state.languages = present.length > 0 ? present : ["en", "pt"];
+  state.generation = current;
+  state.changedSinceSnapshot += rebuilt ? Number.POSITIVE_INFINITY : changed;
+}
+
+/**
+ * Whether a restored and caught-up index misses removals (its size is not the store's while the store stood
+ * still): tombstones are pruned after a while, so a snapshot older than the oldest kept one misses some.
+ */
+async function restoredIsStale<Meta>(state: SyncedState<Meta>, current: number): Promise<boolean> {
+  const { feed, index } = state;
+  if (!feed.count) return false;
+  const count = await feed.count();
+  if (count === index.size || (await feed.generation()) !== current) return false;
+  problem(
+    state,
+    `index snapshot not used (stale: ${index.size} passages after catching up, store has ${count})`,
+  );
+  return true;
+}
+
+/** Adds the store's rows after `maxKey` (all rows into a fresh index when rebuilding); returns how many. */
+async function catchUp<Meta>(state: SyncedState<Meta>, rebuild: boolean): Promise<number> {
+  // A rebuild fills a fresh index and swaps it in at the end, so searches meanwhile see the old one.
+  const target = rebuild ? createLexicalIndex(state.params) : state.index;
+  const targetMetas = rebuild ? new MetaTable<Meta>() : state.metas;
+  let after = rebuild ? 0 : state.maxKey;
+  let added = 0;
+  for (;;) {
+    const rows = await state.feed.addedAfter(after, PAGE);
+    for (const row of rows) {
+      target.addText(row.key, row.terms, row.group);
+      targetMetas.push(row.key, row.meta);
+      after = row.key;
+    }
+    added += rows.length;
+    if (rows.length < PAGE) break;
+  }
+  if (rebuild) target.compact();
+  state.index = target;
+  state.metas = targetMetas;
+  state.maxKey = after;
+  return added;
+}
+
+/** Takes the snapshot if it is of this store and not ahead of it (`generation`/`maxKey` then come from it). */
+async function restoreSnapshot<Meta>(state: SyncedState<Meta>, current: number): Promise<boolean> {
+  const snapshot = await usableSnapshot(state, current);
+  if (!snapshot) return false;
+  state.index = createLexicalIndex(state.params, snapshot.state);
+  state.metas = metaTableOf<Meta>(snapshot);
+  state.generation = snapshot.generation;
+  state.maxKey = snapshot.maxKey;
+  state.writtenGeneration = snapshot.generation;
+  return true;
+}
+
+/** The snapshot file's content if this store can use it; a problem reported for any but an absent file. */
+async function usableSnapshot(
+  state: SyncedState<unknown>,
+  current: number,
+): Promise<IndexSnapshot | undefined> {
+  const { feed } = state;
+  const file = state.options.snapshotFile;
+  if (!file || !feed.instance || !feed.count) return undefined;
+  let read: SnapshotRead;
+  try {
+    read = await readIndexSnapshot(file);
+  } catch (error) {
+    // Unreadable (permissions, I/O): the store still has everything.
+    problem(state, `index snapshot not used (${errorText(error)})`);
+    return undefined;
+  }
+  if (!read.ok) {
+    if (read.reason !== "absent") problem(state, `index snapshot not used (${read.reason}: ${read.detail})`);
+    return undefined;
+  }
+  const instance = await feed.instance();
+  if (instance === undefined || read.snapshot.instance !== instance || read.snapshot.generation > current) {
+    problem(state, "index snapshot not used (stale: taken of another catalogue or a later generation)");
+    return undefined;
+  }
+  return read.snapshot;
+}
+
+/** Writes the snapshot file unless it already holds this generation (or there is nothing to write). */
+async function writeSnapshot<Meta>(state: SyncedState<Meta>): Promise<void> {
+  const { feed, generation } = state;
+  const file = state.options.snapshotFile;
+  if (!file || !feed.instance || generation < 0 || generation === state.writtenGeneration) return;
+  const instance = await feed.instance();
+  if (instance === undefined) return;
+  const { metas } = state;
+  // Taken synchronously: the arrays later refreshes change are copies, the rest is never mutated.
+  const snapshot = {
+    generation,
+    maxKey: state.maxKey,
+    instance,
+    state: state.index.state(),
+    metaKeys: metas.keys.slice(0, metas.length),
+    metaIds: metas.ids.slice(0, metas.length),
+    metas: metas.values.slice(),
+  };
+  state.changedSinceSnapshot = 0;
+  await writeIndexSnapshot(file, snapshot);
+  state.writtenGeneration = snapshot.generation;
+}
+
+/** See `SyncedIndex.around`. */
+function around<Meta>(
+  state: SyncedState<Meta>,
+  key: number,
+  count: number,
+  belongs: (meta: Meta) => boolean,
+  scan: number,
+): { key: number; distance: number }[] {
+  const { metas, index } = state;
+  const at = metas.indexOf(key);
+  const found: { key: number; distance: number }[] = [];
+  if (at < 0) return found;
+  for (const step of [-1, 1]) {
+    let distance = 0;
+    for (let row = at + step, seen = 0; row >= 0 && row < metas.length && seen < scan; row += step, seen++) {
+      const other = metas.keys[row] as number;
+      if (!index.has(other) || !belongs(metas.at(row))) continue;
+      found.push({ key: other, distance: ++distance });
+      if (distance === count) break;
+    }
+  }
+  return found;
 }
