@@ -17,3 +17,10 @@ export function parseDuration(text: string): number {
   if (amount <= 0) throw new IvoaiError("USAGE", `invalid duration '${text}': must be positive`);
   return amount * UNIT_MS[unit];
 }
+
+/** The shortest exact form of a positive duration (604800000 → "7d", 90000 → "90s"); whole seconds at least. */
+export function formatDuration(ms: number): string {
+  for (const unit of ["d", "h", "m"] as const)
+    if (ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
+  return `${Math.max(1, Math.round(ms / UNIT_MS.s))}s`;
+}
