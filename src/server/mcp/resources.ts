@@ -27,6 +27,7 @@ import type { Logger } from "../../shared/logger.js";
 import { requestHandlers } from "../../shared/mcp-sdk-handlers.js";
 import type { ToolCallEvent } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
+import { mcpErrorFor } from "./wire-error.js";
 
 /** The spec's "resource not found" error code (MCP, server/resources#error-handling). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -44,6 +45,8 @@ export interface ResourceContext {
   client: AuthenticatedClient;
   sessionId: string | null;
   project: string | null;
+  /** The gateway's id of the HTTP request: a failure's answer names it, and the log line carries it. */
+  requestId?: string;
 }
 
 /** One entry of resources/list. */
@@ -115,15 +118,46 @@ const sdkHandler = (server: McpServer, method: string) => requestHandlers(server
  * resources/list, resources/read and completion/complete for them.
  */
 export function registerResources(server: McpServer, options: ResourceRegistration): void {
-  const { offered, context } = options;
-  if (offered.length === 0) return;
+  if (options.offered.length === 0) return;
+  registerTemplates(server, options.offered);
+  // Stateless endpoints (one server per request) cannot send notifications/resources/list_changed.
+  server.server.registerCapabilities({ resources: { listChanged: false } });
+
+  const fixedList = sdkHandler(server, "resources/list");
+  const fixedRead = sdkHandler(server, "resources/read");
+  const otherCompletion = sdkHandler(server, "completion/complete");
+  server.server.setRequestHandler(ListResourcesRequestSchema, (request, extra) =>
+    listResources(
+      options,
+      request,
+      () => fixedList?.(request, extra) as Promise<ListResourcesResult> | undefined,
+    ),
+  );
+  server.server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+    readResource(
+      options,
+      request,
+      () => fixedRead?.(request, extra) as Promise<ReadResourceResult> | undefined,
+    ),
+  );
+  server.server.setRequestHandler(CompleteRequestSchema, (request, extra) =>
+    complete(
+      options,
+      request,
+      () => otherCompletion?.(request, extra) as Promise<CompleteResult> | undefined,
+    ),
+  );
+}
+
+/** The SDK registers the templates: templates/list and the capabilities (completions included) are its. */
+function registerTemplates(server: McpServer, offered: readonly ResourceSpec[]): void {
   for (const spec of offered) {
     const template = compiledTemplate(spec);
     server.registerResource(
       spec.name,
       new ResourceTemplate(spec.template, {
         list: undefined,
-        // Answered by the completion handler below; registered so that the SDK announces completions.
+        // Answered by the completion handler; registered so that the SDK announces completions.
         complete: Object.fromEntries(template.names.map((name) => [name, () => []])),
       }),
       { title: spec.title, description: spec.description, mimeType: spec.mimeType },
@@ -133,177 +167,197 @@ export function registerResources(server: McpServer, options: ResourceRegistrati
       },
     );
   }
-  // Stateless endpoints (one server per request) cannot send notifications/resources/list_changed.
-  server.server.registerCapabilities({ resources: { listChanged: false } });
+}
 
-  const fixedList = sdkHandler(server, "resources/list");
-  const fixedRead = sdkHandler(server, "resources/read");
-  const otherCompletion = sdkHandler(server, "completion/complete");
-
-  server.server.setRequestHandler(ListResourcesRequestSchema, (request, extra) =>
-    listResources(request, () => fixedList?.(request, extra) as Promise<ListResourcesResult> | undefined),
-  );
-  server.server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
-    readResource(request, () => fixedRead?.(request, extra) as Promise<ReadResourceResult> | undefined),
-  );
-  server.server.setRequestHandler(CompleteRequestSchema, (request, extra) =>
-    complete(request, () => otherCompletion?.(request, extra) as Promise<CompleteResult> | undefined),
-  );
-
-  async function listResources(
-    request: ListResourcesRequest,
-    fixed: () => Promise<ListResourcesResult> | undefined,
-  ): Promise<ListResourcesResult> {
-    const cursor = request.params?.cursor;
-    const position = cursor === undefined ? { index: 0 } : decodeCursor(cursor, offered);
-    const resources: Resource[] = [];
-    // The endpoint's fixed resources (e.g. the skill) open the first page.
-    if (cursor === undefined) resources.push(...((await fixed())?.resources ?? []));
-    for (let index = position.index; index < offered.length; index++) {
-      const spec = offered[index] as ResourceSpec;
-      const after = index === position.index ? position.after : undefined;
-      const room = RESOURCE_PAGE_SIZE - resources.length;
-      if (room <= 0) return { resources, nextCursor: encodeCursor(spec.name, after) };
-      let page: Awaited<ReturnType<ResourceSpec["list"]>>;
-      try {
-        page = await spec.list(after, room, context);
-      } catch (error) {
-        if (isIvoaiError(error) && error.code === "USAGE") throw invalidCursor();
-        throw error;
-      }
-      resources.push(...page.resources.slice(0, room).map((entry) => ({ ...entry })));
-      if (page.next !== undefined) return { resources, nextCursor: encodeCursor(spec.name, page.next) };
-    }
-    return { resources };
-  }
-
-  async function readResource(
-    request: ReadResourceRequest,
-    fixed: () => Promise<ReadResourceResult> | undefined,
-  ): Promise<ReadResourceResult> {
-    const started = performance.now();
-    const uri = request.params.uri;
-    let status: ToolCallEvent["status"] = "FAILED";
-    let tokens = 0;
-    let detail: Record<string, unknown> = { uri: uri.slice(0, 512) };
+/** One page of resources across the offered specs, from the position the cursor names. */
+async function listResources(
+  options: ResourceRegistration,
+  request: ListResourcesRequest,
+  fixed: () => Promise<ListResourcesResult> | undefined,
+): Promise<ListResourcesResult> {
+  const { offered, context } = options;
+  const cursor = request.params?.cursor;
+  const position = cursor === undefined ? { index: 0 } : decodeCursor(cursor, offered);
+  const resources: Resource[] = [];
+  // The endpoint's fixed resources (e.g. the skill) open the first page.
+  if (cursor === undefined) resources.push(...((await fixed())?.resources ?? []));
+  for (let index = position.index; index < offered.length; index++) {
+    const spec = offered[index] as ResourceSpec;
+    const after = index === position.index ? position.after : undefined;
+    const room = RESOURCE_PAGE_SIZE - resources.length;
+    if (room <= 0) return { resources, nextCursor: encodeCursor(spec.name, after) };
+    let page: Awaited<ReturnType<ResourceSpec["list"]>>;
     try {
-      const target = matchUri(uri, options.all);
-      if (!target) {
-        const answer = await fixedOrNotFound(uri, fixed);
-        status = "SUCCESS";
-        return answer;
-      }
-      if (!offered.includes(target.spec)) {
-        status = "REJECTED";
-        detail = { ...detail, rejected: "insufficient_scope" };
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `insufficient_scope: ${target.spec.name} resources need ${target.spec.scope}`,
-        );
-      }
-      let body: ResourceBody | undefined;
-      try {
-        body = await target.spec.read(target.variables, context);
-      } catch (error) {
-        if (isIvoaiError(error) && error.code === "USAGE") {
-          status = "REJECTED";
-          detail = { ...detail, rejected: "invalid_uri" };
-          throw new McpError(ErrorCode.InvalidParams, `invalid resource URI: ${error.message}`);
-        }
-        if (isIvoaiError(error) && error.code === "NOT_FOUND") body = undefined;
-        else throw error;
-      }
-      if (!body) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${bounded(uri)}`, { uri });
-      tokens = estimateTokens(body.text);
-      if (body.text.length > options.maxResultChars) {
-        detail = { ...detail, error: "result_too_large" };
-        throw new McpError(
-          ErrorCode.InvalidRequest,
-          `result_too_large: the resource has ${body.text.length} characters; this endpoint returns at most ${options.maxResultChars}`,
-        );
-      }
-      status = "SUCCESS";
-      return {
-        contents: [
-          {
-            uri,
-            mimeType: body.mimeType,
-            text: body.text,
-            _meta: { ...body.meta, [UNTRUSTED_META]: body.untrusted },
-          },
-        ],
-      };
+      page = await spec.list(after, room, context);
     } catch (error) {
-      if (error instanceof McpError) {
-        if (error.code === ErrorCode.InvalidParams && status !== "REJECTED") {
-          status = "REJECTED";
-          detail = { ...detail, rejected: "invalid_uri" };
-        }
-        detail = { ...detail, message: error.message.slice(0, 1000) };
-        throw error;
-      }
-      options.logger.error("resource read failed", {
-        uri: bounded(uri),
-        error: error instanceof Error ? error.message : String(error),
-      });
-      detail = { ...detail, error: "the read failed" };
-      throw new McpError(ErrorCode.InternalError, "the resource could not be read");
-    } finally {
-      options.record({
-        kind: "tool_call",
-        tool: "resources/read",
-        endpoint: options.endpoint,
-        credential_id: context.client.id,
-        session_id: context.sessionId,
-        tier: "read",
-        status,
-        latency_ms: Math.round(performance.now() - started),
-        tokens_consumed: tokens,
-        guardrail_checked: true,
-        detail,
-      });
+      // Anything but a bad position is answered by the wire's error policy (wire-error.ts, on every handler).
+      if (isIvoaiError(error) && error.code === "USAGE") throw invalidCursor();
+      throw error;
     }
+    resources.push(...page.resources.slice(0, room).map((entry) => ({ ...entry })));
+    if (page.next !== undefined) return { resources, nextCursor: encodeCursor(spec.name, page.next) };
   }
+  return { resources };
+}
 
-  async function complete(
-    request: CompleteRequest,
-    other: () => Promise<CompleteResult> | undefined,
-  ): Promise<CompleteResult> {
-    const { ref, argument } = request.params;
-    const spec = ref.type === "ref/resource" ? offered.find((s) => s.template === ref.uri) : undefined;
-    if (!spec) {
-      const answer = other();
-      if (answer) return answer;
-      const named = ref.type === "ref/resource" ? ref.uri : ref.name;
-      throw new McpError(ErrorCode.InvalidParams, `${bounded(named)} not found`);
-    }
-    // The argument name is the caller's text: only the spec's own completers, never an inherited property.
-    const completer = Object.hasOwn(spec.complete, argument.name) ? spec.complete[argument.name] : undefined;
-    const value = leniently(argument.value);
-    if (!completer || value === undefined) return { completion: { values: [], total: 0, hasMore: false } };
-    const chosen: Record<string, string> = Object.create(null);
-    for (const [name, raw] of Object.entries(request.params.context?.arguments ?? {})) {
-      const decoded = leniently(raw);
-      if (decoded !== undefined) chosen[name] = decoded;
-    }
-    let completions: Completions;
-    try {
-      completions = await completer(value, chosen, context);
-    } catch (error) {
-      // A value the store refuses (a NUL, say) is the caller's mistake; anything else is logged, not echoed.
-      if (isIvoaiError(error) && error.code === "USAGE")
-        throw new McpError(ErrorCode.InvalidParams, `invalid completion value: ${error.message}`);
-      options.logger.error("resource completion failed", {
-        template: spec.template,
-        argument: argument.name.slice(0, 128),
-        error: error instanceof Error ? error.message : String(error),
-      });
-      throw new McpError(ErrorCode.InternalError, "the completion failed");
-    }
-    const { values, total } = completions;
-    const shown = values.slice(0, MAX_COMPLETION_VALUES);
-    return { completion: { values: shown, total, hasMore: total > shown.length } };
+/** What a read's audit event says, filled in as the read goes. */
+interface ReadAudit {
+  status: ToolCallEvent["status"];
+  tokens: number;
+  detail: Record<string, unknown>;
+}
+
+/** resources/read: a template's resource, else a fixed one; audited whatever happens. */
+async function readResource(
+  options: ResourceRegistration,
+  request: ReadResourceRequest,
+  fixed: () => Promise<ReadResourceResult> | undefined,
+): Promise<ReadResourceResult> {
+  const started = performance.now();
+  const uri = request.params.uri;
+  const audit: ReadAudit = { status: "FAILED", tokens: 0, detail: { uri: uri.slice(0, 512) } };
+  try {
+    const result = await readUri(options, uri, fixed, audit);
+    audit.status = "SUCCESS";
+    return result;
+  } catch (error) {
+    throw readFailure(options, uri, error, audit);
+  } finally {
+    const { context } = options;
+    options.record({
+      kind: "tool_call",
+      tool: "resources/read",
+      endpoint: options.endpoint,
+      credential_id: context.client.id,
+      session_id: context.sessionId,
+      tier: "read",
+      status: audit.status,
+      latency_ms: Math.round(performance.now() - started),
+      tokens_consumed: audit.tokens,
+      guardrail_checked: true,
+      detail: audit.detail,
+    });
   }
+}
+
+async function readUri(
+  options: ResourceRegistration,
+  uri: string,
+  fixed: () => Promise<ReadResourceResult> | undefined,
+  audit: ReadAudit,
+): Promise<ReadResourceResult> {
+  const target = matchUri(uri, options.all);
+  if (!target) return fixedOrNotFound(uri, fixed);
+  if (!options.offered.includes(target.spec)) {
+    audit.status = "REJECTED";
+    audit.detail.rejected = "insufficient_scope";
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `insufficient_scope: ${target.spec.name} resources need ${target.spec.scope}`,
+    );
+  }
+  const body = await readBody(target, options.context, audit);
+  if (!body) throw notFound(uri);
+  audit.tokens = estimateTokens(body.text);
+  if (body.text.length > options.maxResultChars) {
+    audit.detail.error = "result_too_large";
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `result_too_large: the resource has ${body.text.length} characters; this endpoint returns at most ${options.maxResultChars}`,
+    );
+  }
+  const meta = { ...body.meta, [UNTRUSTED_META]: body.untrusted };
+  return { contents: [{ uri, mimeType: body.mimeType, text: body.text, _meta: meta }] };
+}
+
+/** The spec's read: a USAGE error is a bad address (refused), NOT_FOUND none; anything else fails the read. */
+async function readBody(
+  target: { spec: ResourceSpec; variables: Record<string, string> },
+  context: ResourceContext,
+  audit: ReadAudit,
+): Promise<ResourceBody | undefined> {
+  try {
+    return await target.spec.read(target.variables, context);
+  } catch (error) {
+    if (isIvoaiError(error) && error.code === "USAGE") {
+      audit.status = "REJECTED";
+      audit.detail.rejected = "invalid_uri";
+      throw new McpError(ErrorCode.InvalidParams, `invalid resource URI: ${error.message}`);
+    }
+    if (isIvoaiError(error) && error.code === "NOT_FOUND") return undefined;
+    throw error;
+  }
+}
+
+/** A read's failure as answered: a protocol error as it is, anything else by the wire's error policy. */
+function readFailure(options: ResourceRegistration, uri: string, error: unknown, audit: ReadAudit): McpError {
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.InvalidParams && audit.status !== "REJECTED") {
+      audit.status = "REJECTED";
+      audit.detail.rejected = "invalid_uri";
+    }
+    audit.detail.message = error.message.slice(0, 1000);
+    return error;
+  }
+  audit.detail.error = "the read failed";
+  return mcpErrorFor(error, {
+    logger: options.logger,
+    requestId: options.context.requestId,
+    msg: "resource read failed",
+    fields: { uri: bounded(uri) },
+  });
+}
+
+/** completion/complete for a template's variable; other references go to the SDK's own handler. */
+async function complete(
+  options: ResourceRegistration,
+  request: CompleteRequest,
+  other: () => Promise<CompleteResult> | undefined,
+): Promise<CompleteResult> {
+  const { ref, argument } = request.params;
+  const spec = ref.type === "ref/resource" ? options.offered.find((s) => s.template === ref.uri) : undefined;
+  if (!spec) {
+    const answer = other();
+    if (answer) return answer;
+    const named = ref.type === "ref/resource" ? ref.uri : ref.name;
+    throw new McpError(ErrorCode.InvalidParams, `${bounded(named)} not found`);
+  }
+  // The argument name is the caller's text: only the spec's own completers, never an inherited property.
+  const completer = Object.hasOwn(spec.complete, argument.name) ? spec.complete[argument.name] : undefined;
+  const value = leniently(argument.value);
+  if (!completer || value === undefined) return { completion: { values: [], total: 0, hasMore: false } };
+  let completions: Completions;
+  try {
+    completions = await completer(value, chosenArguments(request), options.context);
+  } catch (error) {
+    // A value the store refuses (a NUL, say) is the caller's mistake; anything else follows the wire's policy.
+    if (isIvoaiError(error) && error.code === "USAGE")
+      throw new McpError(ErrorCode.InvalidParams, `invalid completion value: ${error.message}`);
+    throw mcpErrorFor(error, {
+      logger: options.logger,
+      requestId: options.context.requestId,
+      msg: "resource completion failed",
+      fields: { template: spec.template, argument: argument.name.slice(0, 128) },
+    });
+  }
+  const shown = completions.values.slice(0, MAX_COMPLETION_VALUES);
+  return {
+    completion: { values: shown, total: completions.total, hasMore: completions.total > shown.length },
+  };
+}
+
+/** The variables already chosen, decoded (the caller's text: a record without a prototype). */
+function chosenArguments(request: CompleteRequest): Record<string, string> {
+  const chosen: Record<string, string> = Object.create(null);
+  for (const [name, raw] of Object.entries(request.params.context?.arguments ?? {})) {
+    const decoded = leniently(raw);
+    if (decoded !== undefined) chosen[name] = decoded;
+  }
+  return chosen;
+}
+
+function notFound(uri: string): McpError {
+  return new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${bounded(uri)}`, { uri });
 }
 
 /** A URI that no template names: a fixed resource of the endpoint, else not found (-32002, as the spec says). */
@@ -311,7 +365,6 @@ async function fixedOrNotFound(
   uri: string,
   fixed: () => Promise<ReadResourceResult> | undefined,
 ): Promise<ReadResourceResult> {
-  const notFound = () => new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${bounded(uri)}`, { uri });
   if (uri.length > MAX_RESOURCE_URI_CHARS) {
     throw new McpError(
       ErrorCode.InvalidParams,
@@ -320,7 +373,7 @@ async function fixedOrNotFound(
   }
   try {
     const answer = fixed();
-    if (!answer) throw notFound();
+    if (!answer) throw notFound(uri);
     return await answer;
   } catch (error) {
     // The SDK's own "not found" is InvalidParams; the spec's code is clearer to a client.
@@ -329,8 +382,8 @@ async function fixedOrNotFound(
       error.code === ErrorCode.InvalidParams &&
       /not found/i.test(error.message)
     )
-      throw notFound();
-    if (error instanceof TypeError) throw notFound(); // new URL() refused it: no fixed resource has that URI
+      throw notFound(uri);
+    if (error instanceof TypeError) throw notFound(uri); // new URL() refused it: no fixed resource has that URI
     throw error;
   }
 }
