@@ -1,11 +1,18 @@
 // Read-only server diagnostics: permissions, listener and TLS facts, never a secret value.
 import { X509Certificate } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { existsSync, promises as fs } from "node:fs";
 import type { ServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { errnoCode } from "../../shared/errors.js";
 import type { ListenerMode } from "../http/listener-policy.js";
-import { postgresUrlFile, readPostgresUrl, sqliteFileOf } from "../store/backend.js";
+import { postgresUrlFile, readPostgresUrl, type StoreDomain, sqliteFileOf } from "../store/backend.js";
+import {
+  type AppliedMigration,
+  type Migration,
+  readAppliedSqlite,
+  type SchemaStanding,
+  schemaStanding,
+} from "../store/migrations.js";
 
 export interface DoctorCheck {
   name: string;
@@ -21,11 +28,19 @@ interface ModeRule {
   required: boolean;
 }
 
+/** A store as the doctor checks it: its name and this build's migrations (the composition root's list). */
+export interface DoctorStore {
+  domain: StoreDomain;
+  migrations: readonly Migration[];
+}
+
 export async function runServerDoctor(input: {
   paths: ServerPaths;
   config: ServerConfig;
   listenerMode: ListenerMode;
   now: Date;
+  /** Every SQL store (src/server/stores.ts): each one's schema is checked against this build. */
+  stores: readonly DoctorStore[];
 }): Promise<DoctorCheck[]> {
   const { paths, config } = input;
   const rules: ModeRule[] = [
@@ -48,6 +63,7 @@ export async function runServerDoctor(input: {
   ];
   const checks = await Promise.all(rules.map(checkMode));
   checks.push(await checkStore(paths, config));
+  checks.push(await checkSchemas(paths, config, input.stores));
   checks.push({ name: "listener", status: "ok", detail: `${input.listenerMode} on ${config.server.listen}` });
   if (config.server.tls) checks.push(await checkCertificate(paths.tlsCert, input.now));
   return checks;
@@ -70,6 +86,72 @@ async function checkStore(paths: ServerPaths, config: ServerConfig): Promise<Doc
     }
   } catch (error) {
     return { name: "store", status: "fail", detail: (error as Error).message };
+  }
+}
+
+/**
+ * Each store's schema against this build's migrations, as a start would judge it: fail when one is newer than this
+ * build or had a released migration edited (the server would refuse to start); a store behind is migrated at start.
+ */
+async function checkSchemas(
+  paths: ServerPaths,
+  config: ServerConfig,
+  stores: readonly DoctorStore[],
+): Promise<DoctorCheck> {
+  let applied: Map<StoreDomain, AppliedMigration[] | undefined>;
+  try {
+    applied = await appliedMigrations(paths, config, stores);
+  } catch (error) {
+    return { name: "store_schema", status: "fail", detail: (error as Error).message };
+  }
+  const dialect = config.store.backend;
+  const standings = stores.map((store) => ({
+    domain: store.domain,
+    standing: schemaStanding(store.migrations, dialect, applied.get(store.domain)),
+  }));
+  const failed = standings.filter(
+    ({ standing }) => standing.state === "newer" || standing.state === "edited",
+  );
+  return {
+    name: "store_schema",
+    status: failed.length > 0 ? "fail" : "ok",
+    detail: (failed.length > 0 ? failed : standings)
+      .map(({ domain, standing }) => `${domain} ${describeStanding(standing)}`)
+      .join("; "),
+  };
+}
+
+async function appliedMigrations(
+  paths: ServerPaths,
+  config: ServerConfig,
+  stores: readonly DoctorStore[],
+): Promise<Map<StoreDomain, AppliedMigration[] | undefined>> {
+  const domains = stores.map((store) => store.domain);
+  if (config.store.backend === "postgres") {
+    const { postgresAppliedMigrations } = await import("../store/postgres.js");
+    const found = await postgresAppliedMigrations(await readPostgresUrl(paths), domains);
+    return new Map(domains.map((domain) => [domain, found.get(domain)]));
+  }
+  return new Map(
+    domains.map((domain) => {
+      const file = sqliteFileOf(paths, domain);
+      return [domain, existsSync(file) ? readAppliedSqlite(file, domain) : undefined];
+    }),
+  );
+}
+
+function describeStanding(standing: SchemaStanding): string {
+  switch (standing.state) {
+    case "absent":
+      return "no schema recorded yet";
+    case "current":
+      return `at version ${standing.version}`;
+    case "behind":
+      return `at version ${standing.version} of ${standing.latest} (migrated at the next start)`;
+    case "newer":
+      return `at version ${standing.version}, newer than this ivoai (${standing.latest}): upgrade ivoai`;
+    case "edited":
+      return `migration ${standing.edited} differs from the one applied: this ivoai's released migration was edited`;
   }
 }
 

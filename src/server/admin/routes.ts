@@ -8,6 +8,7 @@ import type { EnrollmentService } from "../enrollment/service.js";
 import { requireScope } from "../http/bearer-auth.js";
 import type { GatewayEnv } from "../http/env.js";
 import type { ListenerMode } from "../http/listener-policy.js";
+import { SQL_STORES } from "../stores.js";
 import { runServerDoctor } from "./doctor.js";
 
 export interface AdminRoutesDeps {
@@ -45,6 +46,7 @@ export function createAdminRoutes(deps: AdminRoutesDeps): Hono<GatewayEnv> {
       config: deps.config,
       listenerMode: deps.listenerMode,
       now: deps.now(),
+      stores: SQL_STORES,
     });
     const status = checks.some((check) => check.status === "fail")
       ? "fail"

@@ -3,6 +3,8 @@
 import path from "node:path";
 import { z } from "zod";
 import { IvoaiError } from "../../shared/errors.js";
+import { CATALOGUE_SCHEMA } from "../context/catalogue.js";
+import { MEMORY_META_SCHEMA } from "../memory/schema.js";
 
 export const BACKUP_FORMAT = "ivoai-backup";
 export const BACKUP_FORMAT_VERSION = 1;
@@ -12,10 +14,11 @@ export const MAX_MANIFEST_BYTES = 1024 * 1024;
 export const BACKUP_NAME_PREFIX = "ivoai-backup-";
 
 /**
- * Store schema versions this build reads and writes (the `meta.schema` row of each SQLite store).
- * A backup whose store is newer is refused; an older one is migrated by the store's own opener.
+ * Store schema versions this build reads and writes (the `meta.schema` row of each SQLite store), as each store
+ * derives them from its own migrations. A backup whose store is newer is refused; an older one is migrated by
+ * the store's own opener.
  */
-export const SUPPORTED_SCHEMAS = { catalogue: 1, memory: 2 } as const;
+export const SUPPORTED_SCHEMAS = { catalogue: CATALOGUE_SCHEMA, memory: MEMORY_META_SCHEMA } as const;
 export type StoreKind = keyof typeof SUPPORTED_SCHEMAS;
 
 export type EntryKind = "config" | StoreKind | "index_metadata";

@@ -6,7 +6,7 @@
 // every store's open, or synchronously on a SQLite file where backup restore needs it.
 import { createHash } from "node:crypto";
 import { IvoaiError } from "../../shared/errors.js";
-import type { SqliteDatabase } from "../../shared/native-sqlite.js";
+import { openSqlite, type SqliteDatabase } from "../../shared/native-sqlite.js";
 import type { Dialect, SqlDatabase } from "./sql.js";
 import { runSteps, runStepsSync, type SqlSteps, stepAll, stepExec, stepRun } from "./sql-steps.js";
 
@@ -153,4 +153,56 @@ function* checkApplied(
     `the ${store} store's migration ${migration.version} ("${row.name}") was applied to this database from a text that differs from the one this ivoai ships (recorded sha256 ${row.checksum.slice(0, 12)}…, now ${expected.slice(0, 12)}…): a released migration was edited. Nothing was changed; run an ivoai release whose migrations match this database. In the source, put migration ${migration.version} back as it was released and make the change a new migration ${migrations.length + 1}`,
     { data: { store, version: migration.version, recorded: row.checksum, expected } },
   );
+}
+
+/** A row of schema_migrations as a read-only check sees it (checksum null: written before checksums). */
+export interface AppliedMigration {
+  version: number;
+  checksum: string | null;
+}
+
+/** Where a store's database stands against this build's migrations, without changing it. */
+export type SchemaStanding =
+  | { state: "absent" }
+  | { state: "current" | "behind"; version: number; latest: number }
+  | { state: "newer"; version: number; latest: number }
+  | { state: "edited"; version: number; latest: number; edited: number };
+
+/**
+ * What a start would find (the doctor asks without starting): never created, at the latest version, behind
+ * (the next start migrates), newer than this build (STORE_VERSION) or with an edited released migration
+ * (STORE_MIGRATION_CHANGED). `applied` undefined: no schema_migrations table.
+ */
+export function schemaStanding(
+  migrations: readonly Migration[],
+  dialect: Dialect,
+  applied: readonly AppliedMigration[] | undefined,
+): SchemaStanding {
+  if (!applied || applied.length === 0) return { state: "absent" };
+  const latest = migrations.length;
+  const version = applied.reduce((max, row) => Math.max(max, Number(row.version)), 0);
+  if (version > latest) return { state: "newer", version, latest };
+  const edited = applied.find((row) => {
+    const migration = migrations[Number(row.version) - 1];
+    return migration && row.checksum !== null && row.checksum !== migrationChecksum(migration, dialect);
+  });
+  if (edited) return { state: "edited", version, latest, edited: Number(edited.version) };
+  return { state: version < latest ? "behind" : "current", version, latest };
+}
+
+/** The applied migrations of `store` in a SQLite file, opened read-only (undefined: never versioned). */
+export function readAppliedSqlite(file: string, store: string): AppliedMigration[] | undefined {
+  const db = openSqlite(file, { readonly: true, fileMustExist: true });
+  try {
+    const columns = db.prepare("SELECT name FROM pragma_table_info('schema_migrations')").all() as {
+      name: string;
+    }[];
+    if (columns.length === 0) return undefined;
+    const checksum = columns.some((column) => column.name === "checksum") ? "checksum" : "NULL AS checksum";
+    return db
+      .prepare(`SELECT version, ${checksum} FROM schema_migrations WHERE store = ? ORDER BY version`)
+      .all(store) as AppliedMigration[];
+  } finally {
+    db.close();
+  }
 }

@@ -3,6 +3,7 @@
 import type { ClientConfig, Pool, PoolClient, QueryResult } from "pg";
 import { IvoaiError } from "../../shared/errors.js";
 import { redactText } from "../../shared/redact.js";
+import type { AppliedMigration } from "./migrations.js";
 import { refuseNul, type SqlDatabase, type SqlExecutor, type SqlRunResult } from "./sql.js";
 
 export interface PostgresSqlOptions {
@@ -212,25 +213,46 @@ export async function postgresSchemaVersions(
   url: string,
   stores: readonly string[],
 ): Promise<Map<string, number | null>> {
+  const applied = await postgresAppliedMigrations(url, stores);
+  return new Map(
+    stores.map((store) => {
+      const rows = applied.get(store);
+      return [store, rows && rows.length > 0 ? Math.max(...rows.map((row) => Number(row.version))) : null];
+    }),
+  );
+}
+
+/** Each store's applied migrations (undefined when never versioned), read without creating anything. */
+export async function postgresAppliedMigrations(
+  url: string,
+  stores: readonly string[],
+): Promise<Map<string, AppliedMigration[] | undefined>> {
   const pg = await loadPg();
   const client = newClient(pg, url, CONNECT_TIMEOUT_MS);
   client.on("error", () => {});
-  const versions = new Map<string, number | null>();
+  const applied = new Map<string, AppliedMigration[] | undefined>();
   try {
     await client.connect();
     for (const store of stores) {
-      const exists = await client.query("SELECT to_regclass($1) AS t", [`ivoai_${store}.schema_migrations`]);
-      if (!exists.rows[0]?.t) {
-        versions.set(store, null);
+      if (!SCHEMA_NAME.test(`ivoai_${store}`)) throw new Error(`invalid store name: ${store}`);
+      const columns = await client.query(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'schema_migrations'",
+        [`ivoai_${store}`],
+      );
+      if (columns.rows.length === 0) {
+        applied.set(store, undefined);
         continue;
       }
-      const row = await client.query(
-        `SELECT MAX(version) AS version FROM ivoai_${store}.schema_migrations WHERE store = $1`,
+      const checksum = columns.rows.some((row) => row.column_name === "checksum")
+        ? "checksum"
+        : "NULL AS checksum";
+      const rows = await client.query(
+        `SELECT version, ${checksum} FROM ivoai_${store}.schema_migrations WHERE store = $1 ORDER BY version`,
         [store],
       );
-      versions.set(store, (row.rows[0]?.version as number | null) ?? null);
+      applied.set(store, rows.rows as AppliedMigration[]);
     }
-    return versions;
+    return applied;
   } catch (error) {
     throw postgresError(error);
   } finally {
