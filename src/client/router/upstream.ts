@@ -1,36 +1,38 @@
-// One persistent MCP client per source and endpoint, with a per-call deadline and a circuit breaker.
+// One persistent MCP client per source and endpoint, with a per-call deadline and a circuit breaker: the
+// pool's interface and its calls. The state and the guarded call they all go through are in upstream-state.ts.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  type CallToolResult,
-  type CompleteRequest,
-  type CompleteResult,
-  ErrorCode,
-  type GetPromptResult,
-  type ListPromptsResult,
-  type ListResourcesResult,
-  type ListResourceTemplatesResult,
-  type ListToolsResult,
-  type LoggingLevel,
-  type LoggingMessageNotification,
-  LoggingMessageNotificationSchema,
-  McpError,
-  type ReadResourceResult,
-  type ServerCapabilities,
+import type {
+  CallToolResult,
+  CompleteRequest,
+  CompleteResult,
+  GetPromptResult,
+  ListPromptsResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  ListToolsResult,
+  LoggingLevel,
+  LoggingMessageNotification,
+  ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
-import { endpointUrl } from "../../config/client-config.js";
-import { waitAtMost } from "../../shared/timeout.js";
-import { connectMcp } from "../connections/mcp-client.js";
 import type { Source } from "./selection.js";
+import {
+  closePool,
+  createPoolState,
+  type EndpointName,
+  guarded,
+  isOpenAt,
+  offered,
+  type PoolState,
+  UpstreamError,
+  type UpstreamLimits,
+} from "./upstream-state.js";
 
-export type EndpointName = "context" | "memory";
-
-export interface UpstreamLimits {
-  deadlineMs: number;
-  maxResponseBytes: number;
-  /** Consecutive failures that open a source's circuit, and how long it stays open. */
-  breakerThreshold: number;
-  breakerCooldownMs: number;
-}
+export {
+  type EndpointName,
+  UpstreamAnswer,
+  UpstreamError,
+  type UpstreamLimits,
+} from "./upstream-state.js";
 
 export interface UpstreamPool {
   callTool(
@@ -74,211 +76,112 @@ export interface UpstreamPool {
   close(graceMs: number): Promise<void>;
 }
 
-/** SDK errors raised by the client itself (no answer), as opposed to errors the upstream answered. */
-const TRANSPORT_CODES = new Set<number>([ErrorCode.ConnectionClosed, ErrorCode.RequestTimeout]);
-
-export class UpstreamError extends Error {
-  constructor(
-    readonly kind: "timeout" | "error" | "malformed" | "circuit_open",
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A JSON-RPC error a healthy upstream answered (resource not found, unknown prompt, bad cursor). */
-export class UpstreamAnswer extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
-
 /** Upstream lists are followed page by page up to this many pages (templates, prompts: a handful each). */
 const MAX_LIST_PAGES = 20;
 
 export function createUpstreamPool(limits: UpstreamLimits, headers: Record<string, string>): UpstreamPool {
-  const clients = new Map<string, Promise<Client>>();
-  const logListeners: ((
-    source: Source,
-    endpoint: EndpointName,
-    message: LoggingMessageNotification["params"],
-  ) => void)[] = [];
-  const failures = new Map<string, { count: number; openUntil: number }>();
-
-  let closed = false;
-
-  const clientFor = (source: Source, endpoint: EndpointName) => {
-    const key = `${source.profile.id}/${endpoint}`;
-    let client = clients.get(key);
-    if (closed) throw new UpstreamError("error", "the session router is stopping");
-    if (!client) {
-      client = connectMcp({
-        url: endpointUrl(source.profile, endpoint),
-        token: source.token,
-        timeoutMs: limits.deadlineMs,
-        maxResponseBytes: limits.maxResponseBytes,
-        headers,
-      });
-      clients.set(key, client);
-      void client.then(
-        (connected) =>
-          connected.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-            for (const listener of logListeners) listener(source, endpoint, notification.params);
-          }),
-        () => undefined,
-      );
-      // A failed connection is forgotten so the next call tries afresh.
-      client.catch(() => clients.delete(key));
-    }
-    return { key, client };
-  };
-
-  const guarded = async <T>(
-    source: Source,
-    endpoint: EndpointName,
-    use: (client: Client) => Promise<T>,
-    answered = false,
-  ): Promise<T> => {
-    const state = failures.get(source.profile.id);
-    if (state && state.openUntil > Date.now()) {
-      throw new UpstreamError(
-        "circuit_open",
-        `${source.profile.alias} is failing; skipped until it recovers`,
-      );
-    }
-    const { key, client } = clientFor(source, endpoint);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new UpstreamError(
-              "timeout",
-              `${source.profile.alias} did not answer within ${limits.deadlineMs} ms`,
-            ),
-          ),
-        limits.deadlineMs,
-      );
-    });
-    try {
-      const result = await Promise.race([client.then(use), deadline]);
-      failures.delete(source.profile.id);
-      return result;
-    } catch (error) {
-      if (answered && error instanceof McpError && !TRANSPORT_CODES.has(error.code)) {
-        failures.delete(source.profile.id);
-        throw new UpstreamAnswer(error.code, error.message.replace(/^MCP error -?\d+: /, ""), error.data);
-      }
-      const count = (failures.get(source.profile.id)?.count ?? 0) + 1;
-      failures.set(source.profile.id, {
-        count,
-        openUntil: count >= limits.breakerThreshold ? Date.now() + limits.breakerCooldownMs : 0,
-      });
-      // The session may be broken (killed server, corrupt stream): reconnect next time.
-      clients.delete(key);
-      void client.then((c) => c.close()).catch(() => undefined);
-      if (error instanceof UpstreamError) throw error;
-      const message = (error as Error).message.split("\n")[0] ?? "failed";
-      const malformed =
-        /JSON|parse|invalid|schema|Unexpected/i.test(message) &&
-        !/fetch failed|unreachable|ECONN/i.test(message);
-      throw new UpstreamError(malformed ? "malformed" : "error", `${source.profile.alias}: ${message}`);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-
-  const options = { timeout: limits.deadlineMs };
-  /** A call the upstream may not offer: without the capability it is not made, and -32601 means the same. */
-  const offered = <T, E>(
-    source: Source,
-    endpoint: EndpointName,
-    capability: keyof ServerCapabilities,
-    absent: E,
-    use: (client: Client) => Promise<T>,
-  ): Promise<T | E> =>
-    guarded(
-      source,
-      endpoint,
-      async (client) => (client.getServerCapabilities()?.[capability] ? use(client) : absent),
-      true,
-    ).catch((error: unknown) => {
-      if (error instanceof UpstreamAnswer && error.code === ErrorCode.MethodNotFound) return absent;
-      throw error;
-    });
-
+  const state = createPoolState(limits, headers);
   return {
-    callTool: (source, endpoint, name, args) =>
-      guarded(source, endpoint, async (client) => {
-        const result = await client.callTool({ name, arguments: args }, undefined, {
-          timeout: limits.deadlineMs,
-        });
-        if (!Array.isArray(result.content))
-          throw new UpstreamError("malformed", `${source.profile.alias}: result has no content`);
-        return result as CallToolResult;
-      }),
+    callTool: (source, endpoint, name, args) => callTool(state, source, endpoint, name, args),
     listTools: (source, endpoint) =>
-      guarded(source, endpoint, (client) => client.listTools(undefined, { timeout: limits.deadlineMs })),
-    listResources: (source, endpoint, cursor) =>
-      offered(source, endpoint, "resources", { resources: [] }, (client) =>
-        client.listResources(cursor === undefined ? undefined : { cursor }, options),
+      guarded(state, source, endpoint, (client) =>
+        client.listTools(undefined, { timeout: limits.deadlineMs }),
       ),
-    listResourceTemplates: (source, endpoint) =>
-      offered(source, endpoint, "resources", { resourceTemplates: [] }, async (client) => {
-        const resourceTemplates: ListResourceTemplatesResult["resourceTemplates"] = [];
-        let cursor: string | undefined;
-        for (let page = 0; page < MAX_LIST_PAGES; page++) {
-          const listed = await client.listResourceTemplates(
-            cursor === undefined ? undefined : { cursor },
-            options,
-          );
-          resourceTemplates.push(...listed.resourceTemplates);
-          cursor = listed.nextCursor;
-          if (!cursor) break;
-        }
-        return { resourceTemplates };
-      }),
+    listResources: (source, endpoint, cursor) =>
+      offered(state, source, endpoint, "resources", { resources: [] }, (client) =>
+        client.listResources(pageParams(cursor), requestOptions(state)),
+      ),
+    listResourceTemplates: (source, endpoint) => listResourceTemplates(state, source, endpoint),
     readResource: (source, endpoint, uri) =>
-      offered(source, endpoint, "resources", undefined, (client) => client.readResource({ uri }, options)),
-    listPrompts: (source, endpoint) =>
-      offered(source, endpoint, "prompts", { prompts: [] }, async (client) => {
-        const prompts: ListPromptsResult["prompts"] = [];
-        let cursor: string | undefined;
-        for (let page = 0; page < MAX_LIST_PAGES; page++) {
-          const listed = await client.listPrompts(cursor === undefined ? undefined : { cursor }, options);
-          prompts.push(...listed.prompts);
-          cursor = listed.nextCursor;
-          if (!cursor) break;
-        }
-        return { prompts };
-      }),
+      offered(state, source, endpoint, "resources", undefined, (client) =>
+        client.readResource({ uri }, requestOptions(state)),
+      ),
+    listPrompts: (source, endpoint) => listPrompts(state, source, endpoint),
     getPrompt: (source, endpoint, name, args) =>
-      offered(source, endpoint, "prompts", undefined, (client) =>
-        client.getPrompt({ name, arguments: args }, options),
+      offered(state, source, endpoint, "prompts", undefined, (client) =>
+        client.getPrompt({ name, arguments: args }, requestOptions(state)),
       ),
     complete: (source, endpoint, params) =>
-      offered(source, endpoint, "completions", undefined, (client) => client.complete(params, options)),
-    setLoggingLevel: (source, endpoint, level) =>
-      offered(source, endpoint, "logging", false, async (client) => {
-        await client.setLoggingLevel(level, options);
-        return true;
-      }),
+      offered(state, source, endpoint, "completions", undefined, (client) =>
+        client.complete(params, requestOptions(state)),
+      ),
+    setLoggingLevel: (source, endpoint, level) => setLoggingLevel(state, source, endpoint, level),
     onLogMessage: (listener) => {
-      logListeners.push(listener);
+      state.logListeners.push(listener);
     },
-    isOpen: (source) => (failures.get(source.profile.id)?.openUntil ?? 0) > Date.now(),
-    async close(graceMs) {
-      closed = true;
-      const all = [...clients.values()];
-      clients.clear();
-      await waitAtMost(
-        Promise.all(all.map((client) => client.then((c) => c.close()).catch(() => undefined))),
-        graceMs,
-      );
-    },
+    isOpen: (source) => isOpenAt(state.failures, source.profile.id, Date.now()),
+    close: (graceMs) => closePool(state, graceMs),
   };
+}
+
+function requestOptions(state: PoolState) {
+  return { timeout: state.limits.deadlineMs };
+}
+
+function callTool(
+  state: PoolState,
+  source: Source,
+  endpoint: EndpointName,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<CallToolResult> {
+  return guarded(state, source, endpoint, async (client) => {
+    const result = await client.callTool({ name, arguments: args }, undefined, {
+      timeout: state.limits.deadlineMs,
+    });
+    if (!Array.isArray(result.content))
+      throw new UpstreamError("malformed", `${source.profile.alias}: result has no content`);
+    return result as CallToolResult;
+  });
+}
+
+/** Follows `list` from page to page, at most MAX_LIST_PAGES, gathering every page's items. */
+async function everyPage<I>(
+  list: (cursor: string | undefined) => Promise<{ items: readonly I[]; nextCursor?: string | undefined }>,
+): Promise<I[]> {
+  const items: I[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const listed = await list(cursor);
+    items.push(...listed.items);
+    cursor = listed.nextCursor;
+    if (!cursor) break;
+  }
+  return items;
+}
+
+const pageParams = (cursor: string | undefined) => (cursor === undefined ? undefined : { cursor });
+
+function listResourceTemplates(
+  state: PoolState,
+  source: Source,
+  endpoint: EndpointName,
+): Promise<ListResourceTemplatesResult> {
+  return offered(state, source, endpoint, "resources", { resourceTemplates: [] }, async (client: Client) => ({
+    resourceTemplates: await everyPage(async (cursor) => {
+      const listed = await client.listResourceTemplates(pageParams(cursor), requestOptions(state));
+      return { items: listed.resourceTemplates, nextCursor: listed.nextCursor };
+    }),
+  }));
+}
+
+function listPrompts(state: PoolState, source: Source, endpoint: EndpointName): Promise<ListPromptsResult> {
+  return offered(state, source, endpoint, "prompts", { prompts: [] }, async (client: Client) => ({
+    prompts: await everyPage(async (cursor) => {
+      const listed = await client.listPrompts(pageParams(cursor), requestOptions(state));
+      return { items: listed.prompts, nextCursor: listed.nextCursor };
+    }),
+  }));
+}
+
+function setLoggingLevel(
+  state: PoolState,
+  source: Source,
+  endpoint: EndpointName,
+  level: LoggingLevel,
+): Promise<boolean> {
+  return offered(state, source, endpoint, "logging", false, async (client) => {
+    await client.setLoggingLevel(level, requestOptions(state));
+    return true;
+  });
 }
