@@ -499,7 +499,16 @@ async function removePage(tx: SqlExecutor, page: PageRecord, actor: string, at: 
 
 /** The store over a database already migrated (see createMemoryStore). */
 export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
-  const like = likeOperator(db.dialect);
+  return { ...pageLookups(db), ...pageListings(db), ...pageWrites(db), ...episodeLog(db) };
+}
+
+type PageLookups = Pick<
+  MemoryPageStore,
+  "getPage" | "pagesByKeys" | "pageHeads" | "recentPages" | "neighbours" | "backlinks"
+>;
+
+/** Pages and their links by key, path or scope. */
+function pageLookups(db: SqlDatabase): PageLookups {
   const headOf = (alias: string) =>
     HEAD_COLUMNS.split(", ")
       .map((column) => `${alias}.${column}`)
@@ -560,6 +569,28 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
         [scope, path],
       );
     },
+  };
+}
+
+type PageListings = Pick<
+  MemoryPageStore,
+  | "listPages"
+  | "pageScopes"
+  | "pagePaths"
+  | "pageVersions"
+  | "pageVersion"
+  | "pageTitles"
+  | "edgesAround"
+  | "pageTermsAfter"
+  | "removedSince"
+  | "generation"
+  | "languages"
+>;
+
+/** Pages by page, completion, history, and what the index needs to catch up. */
+function pageListings(db: SqlDatabase): PageListings {
+  const like = likeOperator(db.dialect);
+  return {
     async listPages(query) {
       const after = query.cursor === undefined ? undefined : decodePageCursor(query.cursor);
       const params = new Params();
@@ -694,6 +725,14 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
         SELECT language FROM present WHERE language IS NOT NULL`);
       return rows.map((row) => row.language);
     },
+  };
+}
+
+/** Writes, expiry and approved requests, each under the write lock. */
+function pageWrites(
+  db: SqlDatabase,
+): Pick<MemoryPageStore, "writePage" | "writePages" | "expirePages" | "applyApproval"> {
+  return {
     async writePage(input, at) {
       await db.transaction(async (tx) => {
         await lockWrites(tx);
@@ -750,6 +789,14 @@ export function createMemoryPageStore(db: SqlDatabase): MemoryPageStore {
       await tx.run(`UPDATE pages SET ${kind} = ${kind} + 1 WHERE key = $1`, [page.key]);
       return undefined;
     },
+  };
+}
+
+/** The episode log (hooks and the console's timeline). */
+function episodeLog(
+  db: SqlDatabase,
+): Pick<MemoryPageStore, "addEpisode" | "episodes" | "sessionEpisodes" | "getEpisode"> {
+  return {
     async addEpisode(input) {
       const id = newEventId();
       await db.run(
