@@ -107,7 +107,11 @@ describe("gateway app (in process)", () => {
     expect(await answer("USAGE")).toEqual([400, { error: "invalid_request", message: "thrown USAGE" }]);
     // Server-side failures keep their details (paths included) in the log, never in the answer, and never a
     // stack: unsafe paths and file permissions are the server's state, not the caller's fault.
-    const generic = { error: "internal_error", message: "the server failed to handle the request" };
+    // The generic text names the request, so an operator finds the logged reason from what a caller reports.
+    const generic = {
+      error: "internal_error",
+      message: expect.stringMatching(/^the server failed to handle the request \(request req_[0-9a-f]+\)$/),
+    };
     expect(await answer("PERMISSION_DENIED")).toEqual([500, generic]);
     expect(await answer("UNSAFE_PATH")).toEqual([500, generic]);
     expect(await answer("STATE_CORRUPT")).toEqual([500, generic]);

@@ -23,28 +23,6 @@ import {
   idleEnd,
 } from "./store.js";
 
-/** The sign-in and session endpoint. */
-export const CONSOLE_SESSION_PATH = "/v1/console/session";
-
-/**
- * The only API prefixes a console cookie authenticates: the ones the console calls. MCP endpoints, hooks and
- * enrollment take a bearer only, so a browser session can never act as an agent.
- */
-export const CONSOLE_API_PREFIXES = [
-  "/v1/console",
-  "/v1/admin",
-  "/v1/approvals",
-  "/v1/audit",
-  "/v1/memory/pages",
-  "/v1/memory/page",
-  "/v1/memory/graph",
-  "/v1/context/search",
-] as const;
-
-export function isConsoleApiPath(pathname: string): boolean {
-  return CONSOLE_API_PREFIXES.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
-}
-
 /** The CSRF token of a session: HMAC-SHA256 keyed by its token, so it can be recomputed and is never stored. */
 export function csrfTokenFor(sessionToken: string): string {
   return createHmac("sha256", sessionToken).update("ivoai console csrf").digest("base64url");
