@@ -27,7 +27,7 @@ describe("GET /overview", () => {
   let dir: string | undefined;
   let catalogue: SqliteCatalogue | undefined;
   afterEach(async () => {
-    catalogue?.close();
+    await catalogue?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

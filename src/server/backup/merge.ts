@@ -2,13 +2,12 @@
 // Each merge is one transaction, so a failure leaves the target as it was. The backup copy is only read, with
 // trusted_schema off, and only the known columns are copied: its schema never reaches the target.
 import { openSqlite, type SqliteDatabase } from "../../shared/native-sqlite.js";
-import { openSqliteCatalogue } from "../context/catalogue.js";
+import { prepareCatalogueFile } from "../context/catalogue.js";
 import { prepareMemoryFile } from "../memory/schema.js";
 
 /** Opens a file with the store's own opener, so schema creation and migrations are the store's, then closes it. */
 export function prepareStore(kind: "catalogue" | "memory", file: string): void {
-  // The SQLite catalogue closes synchronously (only PostgreSQL's close is asynchronous).
-  if (kind === "catalogue") void openSqliteCatalogue(file).close();
+  if (kind === "catalogue") prepareCatalogueFile(file);
   else prepareMemoryFile(file);
 }
 

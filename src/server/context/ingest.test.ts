@@ -66,7 +66,7 @@ describe("ingest interrupted part-way", () => {
       expect(second).toMatchObject({ complete: true, added: 4, unchanged: 5, updated: 0, removed: 0 });
       expect(rows().map((row) => row.rel_path)).toEqual(Array.from({ length: 9 }, (_, i) => `d${i}.md`));
     } finally {
-      catalogue.close();
+      await catalogue.close();
     }
   });
 });

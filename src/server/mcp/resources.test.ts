@@ -146,7 +146,7 @@ describe("MCP resources", () => {
 
   afterAll(async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    catalogue.close();
+    await catalogue.close();
     await memory.close();
     await rm(dir, { recursive: true, force: true });
   });

@@ -8,6 +8,8 @@ import { refuseNul, type SqlDatabase, type SqlExecutor, toPositional } from "./s
 export interface SqliteSqlOptions {
   /** Milliseconds to wait for another process's write lock (default 5000). */
   busyTimeoutMs?: number;
+  /** Pragmas run when this process opens the file, before WAL mode (e.g. page_size, which only a new file takes). */
+  pragmas?: readonly string[];
 }
 
 /** Open files of this process: one connection each, shared by every opener (see openSqliteSql). */
@@ -24,6 +26,7 @@ export function openSqliteSql(file: string, options: SqliteSqlOptions = {}): Sql
   let entry = shared.get(key);
   if (!entry) {
     const db = openSqlite(key);
+    for (const pragma of options.pragmas ?? []) db.pragma(pragma);
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
