@@ -2,9 +2,9 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { silentLogger } from "../../shared/logger.js";
-import type { AuthenticatedClient } from "../enrollment/service.js";
 import { BATCH_BUDGET_ERROR_CODE } from "./batch.js";
-import { createMcpEndpoint, defineTool } from "./endpoint.js";
+import { createMcpEndpoint } from "./endpoint.js";
+import { mcpPost, READER, searchTool, withoutLatency } from "./mcp.test-kit.js";
 
 // Batches: refused under protocol versions without batching; under older ones run one message at a time within
 // a budget of messages and answer bytes. Also what every MCP endpoint answers to methods other than POST.
@@ -21,15 +21,8 @@ function endpointWith(batchBudget?: { maxMessages: number; maxAnswerBytes: numbe
     logger: silentLogger,
     ...(batchBudget ? { batchBudget } : {}),
     tools: [
-      defineTool({
-        name: "context_search",
-        title: "Search",
-        description: "Searches.",
-        tier: "read",
-        scope: "context:read",
-        input: { query: z.string() },
-        output: z.object({ query: z.string() }),
-        run: async ({ query }) => {
+      searchTool(
+        async ({ query }) => {
           runs += 1;
           inFlight += 1;
           maxInFlight = Math.max(maxInFlight, inFlight);
@@ -37,21 +30,22 @@ function endpointWith(batchBudget?: { maxMessages: number; maxAnswerBytes: numbe
           inFlight -= 1;
           return { data: { query }, text: "x".repeat(answerChars) };
         },
-      }),
+        { query: z.string() },
+      ),
     ],
   });
 }
-const client: AuthenticatedClient = { id: "cli_reader", name: "r", scopes: ["context:read"] };
+const client = READER;
 
+/** A POST under `version` (none: no header), or a request of another method without a body. */
 function request(body: unknown, version: string | null, method = "POST"): Request {
+  if (method === "POST") return mcpPost(body, { "mcp-protocol-version": version });
   return new Request("http://127.0.0.1/mcp", {
     method,
     headers: {
       accept: "application/json, text/event-stream",
-      "content-type": "application/json",
       ...(version ? { "mcp-protocol-version": version } : {}),
     },
-    ...(method === "POST" ? { body: JSON.stringify(body) } : {}),
   });
 }
 
@@ -144,6 +138,17 @@ describe("JSON-RPC batches on an MCP endpoint", () => {
     expect(Buffer.byteLength(body)).toBeLessThan(maxAnswerBytes + 40 * 400);
     // Only the call that crossed the budget ran beyond those answered.
     expect(runs).toBe(answered + 1);
+  });
+
+  it("answers each request of a legacy batch as the same request sent alone", async () => {
+    reset();
+    const endpoint = endpointWith();
+    const messages = [...calls(2), { jsonrpc: "2.0", id: "list", method: "tools/list" }];
+    const batch = (await (await endpoint(request(messages, "2025-03-26"), client)).json()) as Answer[];
+    const alone: unknown[] = [];
+    for (const message of messages)
+      alone.push(await (await endpoint(request(message, "2025-03-26"), client)).json());
+    expect(batch.map(withoutLatency)).toEqual(alone.map(withoutLatency));
   });
 
   it("answers a batch of notifications with 202 and a mixed batch with the requests' answers only", async () => {

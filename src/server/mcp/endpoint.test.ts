@@ -3,18 +3,20 @@ import { z } from "zod";
 import { silentLogger } from "../../shared/logger.js";
 import type { AuditEvent, AuditLog } from "../audit/store.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
-import { createMcpEndpoint, defineTool } from "./endpoint.js";
+import { createMcpEndpoint, defineTool, type McpEndpointOptions } from "./endpoint.js";
+import { mcpPost as post, READER as reader, searchTool, withoutLatency } from "./mcp.test-kit.js";
 
-// tools/call and tools/list are answered without a per-request SDK server; each message of a JSON-RPC batch (under
-// a protocol version that has batches) still goes through the SDK's stateless transport, so each answer can be
-// compared with the SDK's own for the same request.
+// tools/call and tools/list are answered without a per-request SDK server (the fast path); the same endpoint
+// built with fastPath: false sends every request through the SDK's stateless transport. Each request is sent
+// alone to both, so that each answer is compared with the SDK's own for the same request (JSON-RPC batches,
+// removed in protocol 2025-06-18, play no part: batch.test.ts covers them as the legacy they are).
 const recorded: AuditEvent[] = [];
 const audit = { record: (event: AuditEvent) => recorded.push(event) } as unknown as AuditLog;
 /** SDK servers built so far: `extend` runs once on each new per-request (or list-building) server. */
 let serversBuilt = 0;
 /** Times context_search ran. */
 let searches = 0;
-const endpoint = createMcpEndpoint({
+const options: McpEndpointOptions = {
   name: "test",
   instructions: "test",
   logger: silentLogger,
@@ -23,19 +25,13 @@ const endpoint = createMcpEndpoint({
     serversBuilt += 1;
   },
   tools: [
-    defineTool({
-      name: "context_search",
-      title: "Search",
-      description: "Searches.",
-      tier: "read",
-      scope: "context:read",
-      input: { query: z.string().min(1), limit: z.number().int().max(10).optional() },
-      output: z.object({ query: z.string() }),
-      run: async ({ query }) => {
+    searchTool(
+      async ({ query }) => {
         searches += 1;
         return { data: { query }, text: `found ${query}` };
       },
-    }),
+      { query: z.string().min(1), limit: z.number().int().max(10).optional() },
+    ),
     defineTool({
       name: "memory_query",
       title: "Query memory",
@@ -47,41 +43,20 @@ const endpoint = createMcpEndpoint({
       run: async () => ({ data: {}, text: "nothing" }),
     }),
   ],
-});
-const reader: AuthenticatedClient = { id: "cli_reader", name: "r", scopes: ["context:read"] };
+};
+const endpoint = createMcpEndpoint(options);
+/** The same endpoint answering everything through the SDK: the reference the fast path must match. */
+const sdkOnly = createMcpEndpoint({ ...options, fastPath: false });
 const both: AuthenticatedClient = { id: "cli_both", name: "b", scopes: ["memory:read", "context:read"] };
 
-function post(body: unknown, headers: Record<string, string> = {}): Request {
-  return new Request("http://127.0.0.1/mcp", {
-    method: "POST",
-    headers: {
-      accept: "application/json, text/event-stream",
-      "content-type": "application/json",
-      "mcp-protocol-version": "2025-06-18",
-      ...headers,
-    },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-}
-
-/** A batch, sent under the last protocol version that has batches (2025-06-18 removed them). */
-function postBatch(body: unknown[], headers: Record<string, string> = {}): Request {
-  return post(body, { "mcp-protocol-version": "2025-03-26", ...headers });
-}
-
-/** The answer to one request, asked directly and as a one-element batch (which the SDK answers). */
+/** The answer to one request, asked of the fast path's endpoint and of the SDK-only one. */
 async function bothWays(client: AuthenticatedClient, message: Record<string, unknown>) {
   const direct = await endpoint(post(message), client);
-  const batch = await endpoint(postBatch([message]), client);
-  expect(direct.status).toBe(200);
+  const sdk = await sdkOnly(post(message), client);
+  expect([direct.status, sdk.status]).toEqual([200, 200]);
   expect(direct.headers.get("content-type")).toBe("application/json");
-  // The SDK answers a one-request batch with the bare response, as for a single request.
-  return { direct: await direct.json(), sdk: await batch.json() };
-}
-
-/** Latency is measured, so it differs between two calls; everything else must not. */
-function withoutLatency(answer: unknown): unknown {
-  return JSON.parse(JSON.stringify(answer).replace(/"latency_ms":\d+/g, '"latency_ms":0'));
+  expect(sdk.headers.get("content-type")).toBe("application/json");
+  return { direct: await direct.json(), sdk: await sdk.json() };
 }
 
 describe("MCP endpoint", () => {
@@ -111,8 +86,8 @@ describe("MCP endpoint", () => {
       const called = await endpoint(post(call), client);
       expect(await called.json()).toMatchObject({ id: 2, result: { content: [{ text: "found alpha" }] } });
       expect(serversBuilt).toBe(before);
-      // The count does move when the SDK answers: the same call as a batch builds one server.
-      await endpoint(postBatch([call]), client);
+      // The count does move when the SDK answers: the same call to the SDK-only endpoint builds one server.
+      await sdkOnly(post(call), client);
       expect(serversBuilt).toBe(before + 1);
     }
   });
@@ -158,7 +133,7 @@ describe("MCP endpoint", () => {
     searches = 0;
     for (const message of refused) {
       const direct = await endpoint(post(message), reader);
-      const sdk = await endpoint(postBatch([message]), reader);
+      const sdk = await sdkOnly(post(message), reader);
       expect([direct.status, sdk.status]).toEqual([400, 400]);
       const answer = await direct.json();
       expect(answer).toEqual(await sdk.json());
@@ -174,7 +149,7 @@ describe("MCP endpoint", () => {
 
   it("answers a call or a list that throws with the SDK's JSON-RPC error, not an HTTP failure", async () => {
     // Checking this tool's arguments throws, and its input has no JSON Schema form, so listing it throws too.
-    const failing = createMcpEndpoint({
+    const failingOptions: McpEndpointOptions = {
       name: "failing",
       instructions: "test",
       logger: silentLogger,
@@ -198,7 +173,9 @@ describe("MCP endpoint", () => {
           },
         }),
       ],
-    });
+    };
+    const failing = createMcpEndpoint(failingOptions);
+    const failingSdk = createMcpEndpoint({ ...failingOptions, fastPath: false });
     searches = 0;
     const messages = [
       {
@@ -211,12 +188,17 @@ describe("MCP endpoint", () => {
     ];
     for (const message of messages) {
       const direct = await failing(post(message), reader);
-      const sdk = await failing(postBatch([message]), reader);
+      const sdk = await failingSdk(post(message), reader);
       expect([direct.status, sdk.status]).toEqual([200, 200]);
       expect(direct.headers.get("content-type")).toBe("application/json");
       const answer = await direct.json();
       expect(answer).toEqual(await sdk.json());
-      expect(answer).toMatchObject({ jsonrpc: "2.0", id: message.id, error: { code: -32603 } });
+      // The wire's one error policy: the server's own failure answers the generic text, never its details.
+      expect(answer).toEqual({
+        jsonrpc: "2.0",
+        id: message.id,
+        error: { code: -32603, message: "MCP error -32603: the server failed to handle the request" },
+      });
     }
     expect(searches).toBe(0);
   });

@@ -44,6 +44,11 @@ export function mcpPost(body: unknown, headers: Record<string, string | null> = 
   });
 }
 
+/** An answer with its measured latencies zeroed: two runs of a call differ in those only. */
+export function withoutLatency(answer: unknown): unknown {
+  return JSON.parse(JSON.stringify(answer).replace(/"latency_ms":\d+/g, '"latency_ms":0'));
+}
+
 /** A JSON-RPC request message. */
 export function rpcMessage(
   method: string,
@@ -75,7 +80,7 @@ export async function rpc<Result = Record<string, unknown>>(
 
 /** context_search, a read tool with scope context:read: its input and what it does are the test's. */
 export function searchTool(
-  run: (args: { query?: string }) => Promise<ToolOutcome<{ query?: string }>>,
+  run: (args: { query: string }) => Promise<ToolOutcome>,
   input: z.ZodRawShape = { query: z.string().min(1) },
 ): ToolSpec {
   return defineTool({
@@ -86,7 +91,7 @@ export function searchTool(
     scope: "context:read",
     input,
     output: z.object({ query: z.string().optional() }),
-    run: (args) => run(args as { query?: string }),
+    run: (args) => run(args as { query: string }) as Promise<ToolOutcome<{ query?: string }>>,
   });
 }
 

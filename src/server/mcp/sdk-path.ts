@@ -151,8 +151,8 @@ function newServer(state: EndpointState, offered: OfferedTools, context: ToolCon
   }
   // registerTool declares tools.listChanged true; a stateless endpoint has no stream to send the notification on.
   server.server.registerCapabilities({ tools: { listChanged: false } });
-  answerFailuresByPolicy(server.server, options.logger, context.requestId);
   answerMalformedParams(server.server);
+  answerFailuresByPolicy(server.server, options.logger, context.requestId);
   return server;
 }
 

@@ -46,18 +46,24 @@ export function mcpErrorFor(error: unknown, report: FailureReport): McpError {
 
 /**
  * Wraps every request handler installed on `server` so far (the SDK's own included: prompts/get, tools/list,
- * a fixed resource's read, extension methods) so that its failures follow mcpErrorFor. Only asynchronous
- * failures are mapped: a synchronous throw is the SDK's parse of malformed params, which answerMalformedParams
- * (installed after this) answers. Call it after the last handler is set.
+ * a fixed resource's read, extension methods) so that its failures, thrown or rejected, follow mcpErrorFor.
+ * Install it after answerMalformedParams, which has by then turned the SDK's parse of malformed params into
+ * invalid params (an McpError, passed unchanged); call it after the last handler is set.
  */
 export function answerFailuresByPolicy(server: Server, logger: Logger, requestId: string | undefined): void {
   const handlers = requestHandlers(server);
   if (!handlers) return;
   for (const [method, handler] of handlers) {
-    handlers.set(method, (request, extra) =>
-      handler(request, extra).catch((error: unknown) => {
-        throw mcpErrorFor(error, { logger, requestId, msg: "MCP request failed", fields: { method } });
-      }),
-    );
+    const answer = (error: unknown): never => {
+      throw mcpErrorFor(error, { logger, requestId, msg: "MCP request failed", fields: { method } });
+    };
+    // Some of the SDK's handlers throw before they return a promise (tools/list building its schemas).
+    handlers.set(method, async (request, extra) => {
+      try {
+        return await handler(request, extra);
+      } catch (error) {
+        return answer(error);
+      }
+    });
   }
 }
