@@ -14,7 +14,7 @@ const tree: GroupSpec = {
       positionals: [{ name: "ID", description: "the id", required: true }],
       options: {
         scope: { type: "string", multiple: true, description: "scope" },
-        status: { type: "string", description: "which", choices: ["pending", "applied"] },
+        status: { type: "enum", description: "which", choices: ["pending", "applied"] },
       },
       run: async () => 0,
     },

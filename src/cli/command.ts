@@ -2,25 +2,24 @@
 // was meant or allowed) and generated help (`--help` or `help COMMAND…` at any level).
 import { parseArgs } from "node:util";
 import { IvoaiError } from "../shared/errors.js";
+import {
+  type ExactOptions,
+  type OptionSpec,
+  type OptionsOf,
+  type OptionValues,
+  optionFacts,
+  parseOptionValues,
+  placeholderOf,
+  type RawOptionValue,
+  splitList,
+  takesValue,
+} from "./options.js";
 import type { Output } from "./output.js";
 import { closestMatch } from "./suggest.js";
 
 /** Values only known at run time, which completion asks `ivoai completion SHELL --values KIND` for. */
 export const DYNAMIC_VALUE_KINDS = ["server-alias", "knowledge-source", "approval-id"] as const;
 export type DynamicValueKind = (typeof DYNAMIC_VALUE_KINDS)[number];
-
-export interface OptionSpec {
-  type: "string" | "boolean";
-  description: string;
-  short?: string;
-  multiple?: boolean;
-  /** Placeholder shown in help, e.g. DIR. */
-  value?: string;
-  /** The only values accepted (each one, for a repeatable or comma-separated option); listed in help and errors. */
-  choices?: readonly string[];
-  /** Completion offers these run-time values for the option (e.g. the connected servers' aliases). */
-  complete?: DynamicValueKind;
-}
 
 export interface PositionalSpec {
   name: string;
@@ -34,10 +33,12 @@ export interface PositionalSpec {
   complete?: DynamicValueKind;
 }
 
-export type OptionValues = Record<string, string | boolean | string[] | undefined>;
+export type * from "./options.js";
+export { defineOptions, formatDuration } from "./options.js";
 
-export interface CommandContext {
-  options: OptionValues;
+/** What a command's run receives: its options typed as declared (`Options`), and the process around it. */
+export interface CommandContext<Options = OptionValues> {
+  options: Options;
   positionals: string[];
   json: boolean;
   debug: boolean;
@@ -57,6 +58,24 @@ export interface CommandSpec {
   /** The command prints data and accepts --json. */
   json?: boolean;
   run(ctx: CommandContext): Promise<number | undefined>;
+}
+
+/** A command as written: its run sees the options typed from its own declaration. */
+export interface TypedCommandSpec<O extends Record<string, OptionSpec>>
+  extends Omit<CommandSpec, "kind" | "options" | "run"> {
+  options?: O & ExactOptions<O>;
+  run(ctx: CommandContext<OptionsOf<O>>): Promise<number | undefined>;
+}
+
+/**
+ * Declares a command: the framework parses and checks its options before `run`, which receives them typed,
+ * e.g. `{ limit: { type: "integer", min: 1 } }` gives `ctx.options.limit: number | undefined`.
+ */
+export function defineCommand<const O extends Record<string, OptionSpec> = Record<never, OptionSpec>>(
+  spec: TypedCommandSpec<O>,
+): CommandSpec {
+  // The framework hands run exactly the values parseOptionValues made from these specs: the cast is that fact.
+  return { kind: "command", ...spec } as unknown as CommandSpec;
 }
 
 export interface GroupSpec {
@@ -117,9 +136,9 @@ export function resolveInvocation(root: GroupSpec, argv: readonly string[]): Res
         Object.entries(specs).map(([name, spec]) => [
           name,
           {
-            type: spec.type,
+            type: takesValue(spec) ? ("string" as const) : ("boolean" as const),
             ...(spec.short ? { short: spec.short } : {}),
-            ...(spec.multiple ? { multiple: true } : {}),
+            ...("multiple" in spec && spec.multiple ? { multiple: true } : {}),
           },
         ]),
       ),
@@ -129,9 +148,9 @@ export function resolveInvocation(root: GroupSpec, argv: readonly string[]): Res
   } catch (error) {
     throw parseFailure(error as Error, specs, path);
   }
-  const options = parsed.values as OptionValues;
-  if (options.help) return { kind: "help", text: commandHelp(command, path) };
-  checkChoices(options, specs);
+  const raw = parsed.values as Record<string, RawOptionValue>;
+  if (raw.help) return { kind: "help", text: commandHelp(command, path) };
+  const options = parseOptionValues(raw, specs, path);
   const declared = command.positionals ?? [];
   const required = declared.filter((entry) => entry.required).length;
   if (parsed.positionals.length < required) {
@@ -211,20 +230,6 @@ function parseFailure(error: Error, specs: Record<string, OptionSpec>, path: rea
   return usage((error.message.split("\n")[0] ?? "invalid arguments").replace(/\.$/, ""), path);
 }
 
-function checkChoices(options: OptionValues, specs: Record<string, OptionSpec>): void {
-  for (const [name, spec] of Object.entries(specs)) {
-    if (!spec.choices || options[name] === undefined) continue;
-    for (const value of listOption(options, name)) {
-      if (!spec.choices.includes(value)) {
-        throw new IvoaiError(
-          "USAGE",
-          `invalid --${name} "${value}": expected one of ${spec.choices.join(", ")}`,
-        );
-      }
-    }
-  }
-}
-
 function usage(message: string, path: readonly string[]): IvoaiError {
   return new IvoaiError("USAGE", `${message} (see "${path.join(" ")} --help")`);
 }
@@ -258,12 +263,9 @@ function commandHelp(command: CommandSpec, path: readonly string[]): string {
     );
   }
   const optionRows = Object.entries(specs).map(([name, spec]) => {
-    const flag = `${spec.short ? `-${spec.short}, ` : ""}--${name}${spec.type === "string" ? ` ${spec.value ?? "VALUE"}` : ""}`;
-    const choices =
-      spec.choices && !spec.description.includes(spec.choices.join(", "))
-        ? ` (one of: ${spec.choices.join(", ")})`
-        : "";
-    return [flag, `${spec.description}${choices}${spec.multiple ? " (repeatable)" : ""}`] as const;
+    const flag = `${spec.short ? `-${spec.short}, ` : ""}--${name}${takesValue(spec) ? ` ${placeholderOf(spec)}` : ""}`;
+    const facts = optionFacts(spec);
+    return [flag, `${spec.description}${facts.length ? ` (${facts.join("; ")})` : ""}`] as const;
   });
   lines.push("", "Options:", ...table(optionRows));
   return lines.join("\n");
@@ -282,10 +284,5 @@ export function stringOption(options: OptionValues, name: string): string | unde
 
 export function listOption(options: OptionValues, name: string): string[] {
   const value = options[name];
-  if (Array.isArray(value))
-    return value
-      .flatMap((item) => item.split(","))
-      .map((item) => item.trim())
-      .filter(Boolean);
-  return typeof value === "string" ? [value] : [];
+  return typeof value === "number" ? [String(value)] : splitList(value);
 }

@@ -7,6 +7,7 @@ import {
   HELP_WORD,
   optionSpecsOf,
 } from "./command.js";
+import { choicesOf, takesValue } from "./options.js";
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
@@ -59,8 +60,12 @@ function places(root: GroupSpec): Place[] {
         ...specs.map(([name, spec]) => ({ word: `--${name}`, description: spec.description })),
       ],
       valueFlags: specs
-        .filter(([, spec]) => spec.type === "string")
-        .map(([name, spec]) => ({ flag: `--${name}`, choices: spec.choices, dynamic: spec.complete })),
+        .filter(([, spec]) => takesValue(spec))
+        .map(([name, spec]) => ({
+          flag: `--${name}`,
+          choices: choicesOf(spec),
+          dynamic: spec.type === "boolean" ? undefined : spec.complete,
+        })),
     });
   };
   visit(root, root.name);

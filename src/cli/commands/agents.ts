@@ -12,36 +12,45 @@ import { oneLine } from "../../shared/terminal-text.js";
 import {
   type CommandContext,
   type CommandSpec,
+  defineCommand,
+  defineOptions,
   type GroupSpec,
-  listOption,
-  stringOption,
 } from "../command.js";
 import { formatTable } from "../output.js";
 import { AUTO_OPTIONS, KNOWLEDGE_SOURCE_OPTION, runAutoCommand } from "./auto.js";
 import { renderAutoState } from "./auto-render.js";
 
-const LAUNCH_OPTIONS = {
+const LAUNCH_OPTIONS = defineOptions({
   "knowledge-source": KNOWLEDGE_SOURCE_OPTION,
   compression: {
-    type: "string" as const,
+    type: "enum",
     value: "PROVIDER",
-    choices: ["direct", "caveman", "headroom"],
+    choices: ["direct", "caveman", "headroom"] satisfies readonly CompressionProvider[],
     description: "token compression (default direct); ignored while ivoai knowledge is active",
   },
-};
+});
+
+/** What launching an agent reads of the command line. */
+interface LaunchOptions {
+  readonly "knowledge-source": string[];
+  readonly compression: CompressionProvider | undefined;
+}
 
 /** node + this script, to be called back by agents (hooks). */
 function selfCommand(): string[] {
   return [process.execPath, path.resolve(process.argv[1] ?? "ivoai")];
 }
 
-async function launch(ctx: CommandContext, agent: AgentName, args: readonly string[]): Promise<number> {
-  const compression = stringOption(ctx.options, "compression") ?? "direct";
+async function launch(
+  ctx: CommandContext<LaunchOptions>,
+  agent: AgentName,
+  args: readonly string[],
+): Promise<number> {
   const result = await launchAgent({
     agent,
     args,
-    knowledgeSources: parseSourceFlags(listOption(ctx.options, "knowledge-source")),
-    compression: compression as CompressionProvider,
+    knowledgeSources: parseSourceFlags(ctx.options["knowledge-source"]),
+    compression: ctx.options.compression ?? "direct",
     registry: openRegistry(ctx.env),
     env: ctx.env,
     cwd: process.cwd(),
@@ -63,8 +72,7 @@ const CLAUDE_LISTING_NOTE =
   "configured\". To see them, type /mcp in the session; 'ivoai session show ID' names its knowledge sources.";
 
 function agentCommand(agent: AgentName, summary: string, note = ""): CommandSpec {
-  return {
-    kind: "command",
+  return defineCommand({
     name: agent,
     summary,
     description:
@@ -74,7 +82,7 @@ function agentCommand(agent: AgentName, summary: string, note = ""): CommandSpec
     positionals: [{ name: "ARGS", description: `arguments for ${agent}`, variadic: true }],
     options: LAUNCH_OPTIONS,
     run: (ctx) => launch(ctx, agent, ctx.positionals),
-  };
+  });
 }
 
 export const agentCommands: CommandSpec[] = [
@@ -103,8 +111,7 @@ export const sessionGroup: GroupSpec = {
   name: "session",
   summary: "Agent sessions started by ivoai",
   children: [
-    {
-      kind: "command",
+    defineCommand({
       name: "list",
       summary: "List sessions (live ones are checked by PID and its start time)",
       json: true,
@@ -127,9 +134,8 @@ export const sessionGroup: GroupSpec = {
         );
         return 0;
       },
-    },
-    {
-      kind: "command",
+    }),
+    defineCommand({
       name: "show",
       summary: "Show one session",
       json: true,
@@ -141,9 +147,8 @@ export const sessionGroup: GroupSpec = {
         ctx.out.data(session, renderSession);
         return 0;
       },
-    },
-    {
-      kind: "command",
+    }),
+    defineCommand({
       name: "start",
       summary:
         "Start a session: --executor codex|claude; --mode direct (as 'ivoai codex|claude') or orchestrated (as 'ivoai auto')",
@@ -159,39 +164,37 @@ export const sessionGroup: GroupSpec = {
         workers: AUTO_OPTIONS.workers,
         print: AUTO_OPTIONS.print,
         executor: {
-          type: "string",
+          type: "enum",
           value: "AGENT",
           choices: ["codex", "claude"],
+          required: true,
           description: "the agent to run",
         },
         mode: {
-          type: "string",
+          type: "enum",
           value: "MODE",
           choices: ["direct", "orchestrated"],
           description: "how the agent runs (default direct)",
         },
       },
       async run(ctx) {
-        const executor = stringOption(ctx.options, "executor");
-        if (executor !== "codex" && executor !== "claude")
-          throw new IvoaiError("USAGE", "--executor is required: codex or claude");
-        const mode = stringOption(ctx.options, "mode") ?? "direct";
+        const { executor, mode = "direct" } = ctx.options;
         if (mode === "orchestrated") {
-          if (stringOption(ctx.options, "compression") !== undefined)
+          if (ctx.options.compression !== undefined)
             throw new IvoaiError(
               "USAGE",
               "--compression applies to --mode direct only (AUTO keeps knowledge exact)",
             );
           return runAutoCommand(ctx, executor);
         }
-        for (const flag of ["workers", "print"]) {
-          if (stringOption(ctx.options, flag) !== undefined)
+        for (const flag of ["workers", "print"] as const) {
+          if (ctx.options[flag] !== undefined)
             throw new IvoaiError("USAGE", `--${flag} applies to --mode orchestrated only`);
         }
         if (ctx.json) throw new IvoaiError("USAGE", "--json applies to --mode orchestrated only");
         return launch(ctx, executor, ctx.positionals);
       },
-    },
+    }),
   ],
 };
 
@@ -206,8 +209,7 @@ function interactive(file: string, args: string[], env: NodeJS.ProcessEnv): Prom
 
 function connectAgent(name: "chatgpt" | "claude"): CommandSpec {
   const agent: AgentName = name === "chatgpt" ? "codex" : "claude";
-  return {
-    kind: "command",
+  return defineCommand({
     name,
     summary:
       name === "chatgpt"
@@ -239,7 +241,7 @@ function connectAgent(name: "chatgpt" | "claude"): CommandSpec {
       );
       return status.state === "logged_in" ? 0 : 1;
     },
-  };
+  });
 }
 
 export const connectAgentCommands = [connectAgent("chatgpt"), connectAgent("claude")];

@@ -7,35 +7,45 @@ import { openRegistry } from "../../client/connections/registry.js";
 import { runOpencodeFrontend } from "../../client/frontend/opencode.js";
 import { parseSourceFlags } from "../../client/router/selection.js";
 import { IvoaiError } from "../../shared/errors.js";
-import { type CommandContext, type CommandSpec, listOption, stringOption } from "../command.js";
+import {
+  type CommandContext,
+  defineCommand,
+  defineOptions,
+  type OptionsOf,
+  type StringOptionSpec,
+} from "../command.js";
 import { readStdin } from "../secret-input.js";
 
 const MAX_TASK_BYTES = 256 * 1024;
 
 /** The knowledge selection flag, the same for the launchers and AUTO. */
 export const KNOWLEDGE_SOURCE_OPTION = {
-  type: "string" as const,
+  type: "string",
   multiple: true,
   value: "NAME",
   description:
     "only these servers, by alias, id, purpose or redundancy group (repeat or comma-separate); default: every enabled server",
-  complete: "knowledge-source" as const,
-};
+  complete: "knowledge-source",
+} as const satisfies StringOptionSpec;
 
-export const AUTO_OPTIONS = {
+export const AUTO_OPTIONS = defineOptions({
   "knowledge-source": KNOWLEDGE_SOURCE_OPTION,
   workers: {
-    type: "string" as const,
+    type: "integer",
     value: "N",
-    choices: ["1", "2", "3"],
-    description: "read-only workers at once (default [auto] workers, 2; at most 3)",
+    min: 1,
+    max: 3,
+    description: "read-only workers at once (default [auto] workers, 2)",
   },
   print: {
-    type: "string" as const,
+    type: "string",
     value: "TASK",
     description: "run TASK headless and print the answer (otherwise give the task after -- or on stdin)",
   },
-};
+});
+
+/** What an AUTO session reads of the command line (`ivoai auto` and `ivoai session start --mode orchestrated`). */
+type AutoOptions = Pick<OptionsOf<typeof AUTO_OPTIONS>, "knowledge-source" | "workers" | "print">;
 
 /** node + this script, so the primary can start `ivoai orchestrator-mcp`. */
 function selfCommand(): string[] {
@@ -43,17 +53,17 @@ function selfCommand(): string[] {
 }
 
 /** No task given, and both ends are a terminal: the managed OpenCode frontend. */
-function interactive(ctx: CommandContext): boolean {
+function interactive(ctx: CommandContext<AutoOptions>): boolean {
   return (
-    stringOption(ctx.options, "print") === undefined &&
+    ctx.options.print === undefined &&
     ctx.positionals.length === 0 &&
     process.stdin.isTTY === true &&
     process.stdout.isTTY === true
   );
 }
 
-async function taskOf(ctx: CommandContext): Promise<string> {
-  const printed = stringOption(ctx.options, "print");
+async function taskOf(ctx: CommandContext<AutoOptions>): Promise<string> {
+  const printed = ctx.options.print;
   if (printed !== undefined && ctx.positionals.length > 0) {
     throw new IvoaiError("USAGE", "give the task once: --print TASK or -- TASK, not both");
   }
@@ -76,15 +86,15 @@ async function taskOf(ctx: CommandContext): Promise<string> {
 
 /** Runs one AUTO session from a command line and prints its answer; the exit status is the session's. */
 export async function runAutoCommand(
-  ctx: CommandContext,
+  ctx: CommandContext<AutoOptions>,
   planner: ExecutorName | undefined,
 ): Promise<number> {
   if (interactive(ctx)) {
     // On a terminal with no task: OpenCode's TUI, every turn planned and run by ivoai.
-    if (planner || stringOption(ctx.options, "workers"))
+    if (planner || ctx.options.workers !== undefined)
       ctx.out.note("ivoai: --planner and --workers apply to headless runs; the TUI uses the [auto] defaults");
     return runOpencodeFrontend({
-      knowledgeSources: parseSourceFlags(listOption(ctx.options, "knowledge-source")),
+      knowledgeSources: parseSourceFlags(ctx.options["knowledge-source"]),
       registry: openRegistry(ctx.env),
       env: ctx.env,
       cwd: process.cwd(),
@@ -94,12 +104,12 @@ export async function runAutoCommand(
     });
   }
   const task = await taskOf(ctx);
-  const workers = stringOption(ctx.options, "workers");
+  const { workers } = ctx.options;
   const result = await runAuto({
     task,
     ...(planner ? { planner } : {}),
-    ...(workers ? { workers: Number(workers) } : {}),
-    knowledgeSources: parseSourceFlags(listOption(ctx.options, "knowledge-source")),
+    ...(workers !== undefined ? { workers } : {}),
+    knowledgeSources: parseSourceFlags(ctx.options["knowledge-source"]),
     registry: openRegistry(ctx.env),
     env: ctx.env,
     cwd: process.cwd(),
@@ -131,8 +141,7 @@ function summary(result: AutoResult) {
   };
 }
 
-export const autoCommand: CommandSpec = {
-  kind: "command",
+export const autoCommand = defineCommand({
   name: "auto",
   summary: "Plan and run a task with Codex and Claude Code: read-only workers, quota-aware failover",
   description:
@@ -153,12 +162,12 @@ export const autoCommand: CommandSpec = {
   json: true,
   options: {
     planner: {
-      type: "string",
+      type: "enum",
       value: "EXECUTOR",
-      choices: ["codex", "claude"],
+      choices: ["codex", "claude"] satisfies readonly ExecutorName[],
       description: "the executor that plans and owns the session first (default [auto] planner, codex)",
     },
     ...AUTO_OPTIONS,
   },
-  run: (ctx) => runAutoCommand(ctx, stringOption(ctx.options, "planner") as ExecutorName | undefined),
-};
+  run: (ctx) => runAutoCommand(ctx, ctx.options.planner),
+});

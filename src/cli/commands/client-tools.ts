@@ -6,11 +6,10 @@ import { startRouter } from "../../client/router/router.js";
 import { parseSourceFlags, selectSources } from "../../client/router/selection.js";
 import { serveUntilStopped } from "../../client/router/serve.js";
 import { IvoaiError } from "../../shared/errors.js";
-import { type CommandSpec, type GroupSpec, listOption, stringOption } from "../command.js";
+import { defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 
-export const doctorCommand: CommandSpec = {
-  kind: "command",
+export const doctorCommand = defineCommand({
   name: "doctor",
   summary: "Check this machine: agent CLIs, file permissions, connected servers (never shows secrets)",
   json: true,
@@ -68,15 +67,14 @@ export const doctorCommand: CommandSpec = {
     );
     return report.status === "fail" ? 1 : 0;
   },
-};
+});
 
 export const projectGroup: GroupSpec = {
   kind: "group",
   name: "project",
   summary: "This folder's ivoai identity",
   children: [
-    {
-      kind: "command",
+    defineCommand({
       name: "init",
       summary: "Mark the git root (or this folder) as a project with a stable id (.ivoai.toml)",
       json: true,
@@ -85,9 +83,8 @@ export const projectGroup: GroupSpec = {
         ctx.out.data(identity, (i) => `project ${i.id} at ${i.root} (${i.marker})`);
         return 0;
       },
-    },
-    {
-      kind: "command",
+    }),
+    defineCommand({
       name: "show",
       summary: "Show the identity sessions started here use",
       json: true,
@@ -98,7 +95,7 @@ export const projectGroup: GroupSpec = {
         );
         return 0;
       },
-    },
+    }),
   ],
 };
 
@@ -107,8 +104,7 @@ export const routerGroup: GroupSpec = {
   name: "router",
   summary: "The per-session knowledge router (for debugging and scripts)",
   children: [
-    {
-      kind: "command",
+    defineCommand({
       name: "serve",
       summary:
         "Run a KnowledgeRouter in the foreground and print its endpoints and capability as one JSON line",
@@ -126,9 +122,11 @@ export const routerGroup: GroupSpec = {
           complete: "knowledge-source",
         },
         "deadline-ms": {
-          type: "string",
+          type: "integer",
           value: "MS",
-          description: "per-source read deadline (default 15000)",
+          min: 10,
+          max: 600_000,
+          description: "per-source read deadline in milliseconds (default 15000)",
         },
         project: {
           type: "string",
@@ -138,25 +136,18 @@ export const routerGroup: GroupSpec = {
         "session-id": { type: "string", value: "ID", description: "session id sent with every call" },
       },
       async run(ctx) {
-        const deadlineText = stringOption(ctx.options, "deadline-ms");
-        const deadlineMs = deadlineText === undefined ? undefined : Number(deadlineText);
-        if (
-          deadlineMs !== undefined &&
-          (!Number.isInteger(deadlineMs) || deadlineMs < 10 || deadlineMs > 600_000)
-        ) {
-          throw new IvoaiError("USAGE", "--deadline-ms must be 10–600000");
-        }
+        const deadlineMs = ctx.options["deadline-ms"];
         const sources = await selectSources(
           openRegistry(ctx.env),
-          parseSourceFlags(listOption(ctx.options, "knowledge-source")),
+          parseSourceFlags(ctx.options["knowledge-source"]),
         );
         if (sources.length === 0)
           throw new IvoaiError(
             "CONFIG_MISSING",
             "no enabled servers are connected (see 'ivoai connect server add')",
           );
-        const project = stringOption(ctx.options, "project") ?? (await resolveIdentity(process.cwd())).id;
-        const sessionId = stringOption(ctx.options, "session-id");
+        const project = ctx.options.project ?? (await resolveIdentity(process.cwd())).id;
+        const sessionId = ctx.options["session-id"];
         const router = await startRouter({
           sources,
           project,
@@ -180,6 +171,6 @@ export const routerGroup: GroupSpec = {
           notice: (message) => ctx.out.note(message),
         });
       },
-    },
+    }),
   ],
 };

@@ -1,18 +1,11 @@
 // `ivoai completion bash|zsh|fish`: prints a completion script generated from the command tree, or (--values)
 // the run-time values the script asks for while completing.
-import {
-  type CommandSpec,
-  DYNAMIC_VALUE_KINDS,
-  type DynamicValueKind,
-  type GroupSpec,
-  stringOption,
-} from "../command.js";
+import { type CommandSpec, DYNAMIC_VALUE_KINDS, defineCommand, type GroupSpec } from "../command.js";
 import { completionScript, SHELLS, type Shell } from "../completion.js";
 
 /** The command, given the tree it completes (a getter: the tree contains this command). */
 export function completionCommand(tree: () => GroupSpec): CommandSpec {
-  return {
-    kind: "command",
+  return defineCommand({
     name: "completion",
     summary: "Print a shell completion script (bash, zsh or fish)",
     description:
@@ -26,7 +19,7 @@ export function completionCommand(tree: () => GroupSpec): CommandSpec {
     ],
     options: {
       values: {
-        type: "string",
+        type: "enum",
         value: "KIND",
         choices: DYNAMIC_VALUE_KINDS,
         description: "print the run-time values of KIND, one a line, instead of the script",
@@ -39,7 +32,7 @@ export function completionCommand(tree: () => GroupSpec): CommandSpec {
     },
     async run(ctx) {
       const shell = ctx.positionals[0] as Shell;
-      const kind = stringOption(ctx.options, "values") as DynamicValueKind | undefined;
+      const kind = ctx.options.values;
       if (!kind) {
         ctx.out.line(completionScript(tree(), shell).trimEnd());
         return 0;
@@ -48,10 +41,10 @@ export function completionCommand(tree: () => GroupSpec): CommandSpec {
       const { completionValues } = await import("../completion-values.js");
       const text = await completionValues(kind, shell, {
         env: ctx.env,
-        root: stringOption(ctx.options, "root"),
+        root: ctx.options.root,
       });
       if (text) ctx.out.line(text.trimEnd());
       return 0;
     },
-  };
+  });
 }

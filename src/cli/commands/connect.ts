@@ -3,13 +3,12 @@ import { addServer, discover, probe } from "../../client/connections/connect.js"
 import { openRegistry } from "../../client/connections/registry.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { oneLine } from "../../shared/terminal-text.js";
-import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { type CommandSpec, defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { promptHidden, readStdin } from "../secret-input.js";
 import { connectAgentCommands } from "./agents.js";
 
-const addCommand: CommandSpec = {
-  kind: "command",
+const addCommand = defineCommand({
   name: "add",
   summary: "Enroll with a server using a single-use code (from stdin or a no-echo prompt)",
   description:
@@ -22,7 +21,7 @@ const addCommand: CommandSpec = {
   json: true,
   positionals: [{ name: "ALIAS", description: "a short local name for the server", required: true }],
   options: {
-    url: { type: "string", value: "URL", description: "the server's public origin" },
+    url: { type: "string", value: "URL", required: true, description: "the server's public origin" },
     purpose: {
       type: "string",
       value: "NAME",
@@ -34,20 +33,19 @@ const addCommand: CommandSpec = {
       value: "NAME",
       description: "replicas of one purpose that stand in for each other",
     },
-    priority: { type: "string", value: "N", description: "lower is tried first for reads (default 100)" },
+    priority: {
+      type: "integer",
+      value: "N",
+      min: 0,
+      max: 1_000_000,
+      description: "lower is tried first for reads (default 100)",
+    },
     "code-stdin": { type: "boolean", description: "read the enrollment code from standard input" },
   },
   async run(ctx) {
-    const url = stringOption(ctx.options, "url");
-    const purpose = stringOption(ctx.options, "purpose");
-    if (!url) throw new IvoaiError("USAGE", "--url is required");
-    const priorityText = stringOption(ctx.options, "priority");
-    const priority = priorityText === undefined ? undefined : Number(priorityText);
-    if (priority !== undefined && (!Number.isInteger(priority) || priority < 0 || priority > 1_000_000)) {
-      throw new IvoaiError("USAGE", "--priority must be a whole number from 0");
-    }
+    const { url, purpose, priority } = ctx.options;
     const code = ctx.options["code-stdin"] ? await readStdin() : await promptHidden("Enrollment code: ");
-    const group = stringOption(ctx.options, "redundancy-group");
+    const group = ctx.options["redundancy-group"];
     const result = await addServer(openRegistry(ctx.env), {
       alias: ctx.positionals[0] ?? "",
       url,
@@ -64,10 +62,9 @@ const addCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-const listCommand: CommandSpec = {
-  kind: "command",
+const listCommand = defineCommand({
   name: "list",
   summary: "List connected servers",
   json: true,
@@ -90,14 +87,13 @@ const listCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 const ALIAS = [
   { name: "ALIAS", description: "server alias (or id)", required: true, complete: "server-alias" as const },
 ];
 
-const showCommand: CommandSpec = {
-  kind: "command",
+const showCommand = defineCommand({
   name: "show",
   summary: "Show one server profile (never its credential)",
   json: true,
@@ -114,10 +110,9 @@ const showCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-const testCommand: CommandSpec = {
-  kind: "command",
+const testCommand = defineCommand({
   name: "test",
   summary: "Check discovery, readiness and both MCP endpoints with the stored credential",
   json: true,
@@ -146,11 +141,10 @@ const testCommand: CommandSpec = {
     );
     return warnings.length === 0 ? 0 : 1;
   },
-};
+});
 
 function toggle(name: "enable" | "disable"): CommandSpec {
-  return {
-    kind: "command",
+  return defineCommand({
     name,
     summary:
       name === "enable"
@@ -169,7 +163,7 @@ function toggle(name: "enable" | "disable"): CommandSpec {
       ctx.out.data(profile, (p) => `${p.alias}: ${p.enabled ? "enabled" : "disabled"}`);
       return 0;
     },
-  };
+  });
 }
 
 export const connectGroup: GroupSpec = {
@@ -192,8 +186,7 @@ export const disconnectGroup: GroupSpec = {
   name: "disconnect",
   summary: "Remove connections",
   children: [
-    {
-      kind: "command",
+    defineCommand({
       name: "server",
       summary: "Forget one server (its profile and credential), or all with --all",
       json: true,
@@ -216,6 +209,6 @@ export const disconnectGroup: GroupSpec = {
         ctx.out.data({ removed }, (r) => `disconnected ${r.removed.join(", ")}`);
         return 0;
       },
-    },
+    }),
   ],
 };

@@ -13,12 +13,11 @@ import { initServer } from "../../server/init.js";
 import { startGateway } from "../../server/start.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { createLogger, silentLogger } from "../../shared/logger.js";
-import { type CommandSpec, stringOption } from "../command.js";
+import { defineCommand } from "../command.js";
 import { DEMO_CORPUS } from "./demo-corpus.js";
 import { workerEntry } from "./server-common.js";
 
-export const demoCommand: CommandSpec = {
-  kind: "command",
+export const demoCommand = defineCommand({
   name: "demo",
   summary: "Run a throw-away server on a sample corpus, enroll a client and search through MCP",
   description:
@@ -81,7 +80,7 @@ export const demoCommand: CommandSpec = {
           headers: { authorization: `Bearer ${enrolled.credential}` },
         });
         const discovery = await getJson<Record<string, unknown>>(`${gateway.url}/.well-known/ivoai`, {});
-        const query = stringOption(ctx.options, "query") ?? "how do I deploy the billing service?";
+        const query = ctx.options.query ?? "how do I deploy the billing service?";
         ctx.out.note(
           `[5/5] client ${enrolled.client_id} searches "${query}" through ${gateway.url}/v1/mcp/context`,
         );
@@ -108,7 +107,7 @@ export const demoCommand: CommandSpec = {
     }
     return 0;
   },
-};
+});
 
 /** Calls context_search with the official MCP client, the way an agent would. */
 async function searchThroughMcp(

@@ -4,7 +4,7 @@ import path from "node:path";
 import { createQuotaManager } from "../../client/auto/quota/admission.js";
 import { loadExecutorRegistry } from "../../client/auto/registry.js";
 import { openRegistry } from "../../client/connections/registry.js";
-import type { CommandSpec } from "../command.js";
+import { defineCommand } from "../command.js";
 import { formatTable } from "../output.js";
 
 interface ExecutorReport {
@@ -40,8 +40,7 @@ interface ExecutorReport {
   problems: string[];
 }
 
-export const executorsCommand: CommandSpec = {
-  kind: "command",
+export const executorsCommand = defineCommand({
   name: "executors",
   summary: "Show the agent CLIs AUTO can use: login, quota admission, quota windows and models",
   description:
@@ -95,7 +94,7 @@ export const executorsCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 function render(executor: ExecutorReport): string {
   const lines = [

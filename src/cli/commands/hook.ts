@@ -4,7 +4,7 @@
 // for that hook.
 import { codexNotifyEvent, isHookEvent, sendHook, summarizePayload } from "../../client/agents/hook.js";
 import { clientPaths } from "../../config/client-paths.js";
-import type { CommandSpec } from "../command.js";
+import { defineCommand } from "../command.js";
 import { readStdin } from "../secret-input.js";
 
 /** Standard input as the agent wrote it, or `fallback` when nothing arrives within a second. */
@@ -15,8 +15,7 @@ function stdinOr<T>(parse: (text: string) => T, fallback: T): Promise<T> {
   ]);
 }
 
-export const hookCommand: CommandSpec = {
-  kind: "command",
+export const hookCommand = defineCommand({
   name: "hook",
   summary: "Internal: lifecycle hook called by agents in ivoai sessions (always exits 0)",
   positionals: [
@@ -58,4 +57,4 @@ export const hookCommand: CommandSpec = {
     }
     return 0;
   },
-};
+});

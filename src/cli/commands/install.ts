@@ -3,7 +3,6 @@
 import { createInterface } from "node:readline/promises";
 import {
   AGENTS,
-  type AgentName,
   type LifecycleDeps,
   loadCatalogue,
   planUninstall,
@@ -16,7 +15,7 @@ import {
 } from "../../client/install/index.js";
 import { clientPaths } from "../../config/client-paths.js";
 import { IvoaiError } from "../../shared/errors.js";
-import { type CommandContext, type CommandSpec, listOption } from "../command.js";
+import { type CommandContext, defineCommand } from "../command.js";
 import { formatTable } from "../output.js";
 
 function deps(ctx: CommandContext): LifecycleDeps {
@@ -28,8 +27,7 @@ function deps(ctx: CommandContext): LifecycleDeps {
   };
 }
 
-export const setupCommand: CommandSpec = {
-  kind: "command",
+export const setupCommand = defineCommand({
   name: "setup",
   summary: "Install the pinned official agent CLIs under ivoai's data dir (never over one already on PATH)",
   description:
@@ -39,7 +37,7 @@ export const setupCommand: CommandSpec = {
   json: true,
   options: {
     agents: {
-      type: "string",
+      type: "enum",
       value: "LIST",
       description: "comma-separated agents to set up (default all)",
       choices: AGENTS,
@@ -47,8 +45,8 @@ export const setupCommand: CommandSpec = {
     },
   },
   async run(ctx) {
-    const requested = listOption(ctx.options, "agents");
-    const agents = requested.length > 0 ? [...new Set(requested as AgentName[])] : [...AGENTS];
+    const requested = ctx.options.agents;
+    const agents = requested.length > 0 ? [...new Set(requested)] : [...AGENTS];
     const result = await setup(deps(ctx), agents);
     ctx.out.data(result, (r) =>
       [
@@ -62,10 +60,9 @@ export const setupCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-export const updateCommand: CommandSpec = {
-  kind: "command",
+export const updateCommand = defineCommand({
   name: "update",
   summary:
     "Move managed agents and ivoai's data to this build's catalogue (with --check: only say what would change)",
@@ -110,10 +107,9 @@ export const updateCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-export const rollbackCommand: CommandSpec = {
-  kind: "command",
+export const rollbackCommand = defineCommand({
   name: "rollback",
   summary: "Undo the last update: previous agent versions and ivoai's files as they were",
   description:
@@ -136,7 +132,7 @@ export const rollbackCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 async function confirm(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -147,8 +143,7 @@ async function confirm(question: string): Promise<boolean> {
   }
 }
 
-export const uninstallCommand: CommandSpec = {
-  kind: "command",
+export const uninstallCommand = defineCommand({
   name: "uninstall",
   summary: "Remove ivoai's data, state and cache (agents it installed included); keep config unless --purge",
   description:
@@ -185,6 +180,6 @@ export const uninstallCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 export const installCommands = [setupCommand, updateCommand, rollbackCommand, uninstallCommand];

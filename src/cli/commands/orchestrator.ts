@@ -1,13 +1,12 @@
 // `ivoai orchestrator-mcp`: the hidden command an AUTO supervisor injects into its primary agent's CLI.
 import { ORCHESTRATOR_MCP_COMMAND, runOrchestratorMcp } from "../../client/auto/orchestrator/mcp.js";
-import type { CommandSpec } from "../command.js";
+import { defineCommand } from "../command.js";
 
-export const orchestratorMcpCommand: CommandSpec = {
-  kind: "command",
+export const orchestratorMcpCommand = defineCommand({
   name: ORCHESTRATOR_MCP_COMMAND,
   summary: "Internal: the ivoai-orchestrator MCP (stdio) that an AUTO supervisor gives its primary agent",
   async run(ctx) {
     await runOrchestratorMcp(ctx.env, { stopSignal: ctx.stopSignal });
     return 0;
   },
-};
+});

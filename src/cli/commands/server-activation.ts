@@ -1,23 +1,19 @@
 // `ivoai server activation create`: a short-lived single-use code a person types on the OAuth consent page.
 import { openOAuthStoreOf } from "../../server/oauth/store-open.js";
-import { parseDuration } from "../../shared/duration.js";
-import { IvoaiError } from "../../shared/errors.js";
 import { newSecret } from "../../shared/tokens.js";
-import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { defineCommand, type GroupSpec } from "../command.js";
 import { ROOT_OPTION, requireServerTree } from "./server-common.js";
 
-const createCommand: CommandSpec = {
-  kind: "command",
+const createCommand = defineCommand({
   name: "create",
   summary: "Create a single-use activation code for the Web MCP consent page (printed once)",
   json: true,
   options: {
     ...ROOT_OPTION,
-    ttl: { type: "string", value: "DURATION", description: "lifetime (default 10m, at most 1h)" },
+    ttl: { type: "duration", default: "10m", max: "1h", description: "lifetime" },
   },
   async run(ctx) {
-    const ttlMs = parseDuration(stringOption(ctx.options, "ttl") ?? "10m");
-    if (ttlMs > 3_600_000) throw new IvoaiError("USAGE", "--ttl may be at most 1h");
+    const ttlMs = ctx.options.ttl;
     const paths = await requireServerTree(ctx, ["oauthDir"]);
     const store = await openOAuthStoreOf(paths);
     try {
@@ -34,7 +30,7 @@ const createCommand: CommandSpec = {
     }
     return 0;
   },
-};
+});
 
 export const serverActivationGroup: GroupSpec = {
   kind: "group",

@@ -10,7 +10,7 @@ import {
   verifyBackup,
 } from "../../server/backup/index.js";
 import { IvoaiError } from "../../shared/errors.js";
-import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { createProgress } from "../progress.js";
 import { ROOT_OPTION, rootOf } from "./server-common.js";
@@ -30,8 +30,7 @@ function bytes(n: number): string {
   return `${(n / 1024 ** 3).toFixed(1)} GiB`;
 }
 
-const createCommand: CommandSpec = {
-  kind: "command",
+const createCommand = defineCommand({
   name: "create",
   summary: "Write a consistent backup of config, context catalogue and memory (safe while the server runs)",
   description:
@@ -46,7 +45,7 @@ const createCommand: CommandSpec = {
   options: { ...ROOT_OPTION, ...OUT_OPTION },
   async run(ctx) {
     const progress = createProgress();
-    const out = stringOption(ctx.options, "out");
+    const out = ctx.options.out;
     let report: Awaited<ReturnType<typeof createBackup>>;
     try {
       report = await createBackup({
@@ -81,16 +80,15 @@ const createCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-const listCommand: CommandSpec = {
-  kind: "command",
+const listCommand = defineCommand({
   name: "list",
   summary: "List the backups in the backup directory, newest first",
   json: true,
   options: { ...ROOT_OPTION, ...OUT_OPTION },
   async run(ctx) {
-    const out = stringOption(ctx.options, "out");
+    const out = ctx.options.out;
     const dir = out ? path.resolve(out) : serverPaths(rootOf(ctx)).backupsDir;
     const backups = await listBackups(dir);
     ctx.out.data({ directory: dir, backups }, (r) =>
@@ -109,10 +107,9 @@ const listCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-const verifyCommand: CommandSpec = {
-  kind: "command",
+const verifyCommand = defineCommand({
   name: "verify",
   summary:
     "Check a backup: manifest, every entry's size and SHA-256, SQLite integrity and schema, its signature",
@@ -161,7 +158,7 @@ const verifyCommand: CommandSpec = {
     }
     return 0;
   },
-};
+});
 
 export const serverBackupGroup: GroupSpec = {
   kind: "group",
@@ -170,8 +167,7 @@ export const serverBackupGroup: GroupSpec = {
   children: [createCommand, listCommand, verifyCommand],
 };
 
-export const serverRestoreCommand: CommandSpec = {
-  kind: "command",
+export const serverRestoreCommand = defineCommand({
   name: "restore",
   summary: "Restore a backup's data into this server tree (server stopped; merges, never deletes)",
   description:
@@ -229,7 +225,7 @@ export const serverRestoreCommand: CommandSpec = {
     ctx.out.data(report, renderRestore);
     return 0;
   },
-};
+});
 
 function renderRestore(r: RestoreReport): string {
   const rows = r.restored.map((row) => [

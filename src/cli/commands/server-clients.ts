@@ -3,7 +3,7 @@
 import type { ClientView } from "../../server/enrollment/service.js";
 import type { GrantView, OAuthClientView } from "../../server/oauth/store.js";
 import { IvoaiError } from "../../shared/errors.js";
-import type { CommandSpec, GroupSpec } from "../command.js";
+import { defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { ROOT_OPTION, withEnrollment, withOAuthStore } from "./server-common.js";
 
@@ -96,8 +96,7 @@ function renderList(entries: readonly ListEntry[]): string {
   return text.join("\n");
 }
 
-const listCommand: CommandSpec = {
-  kind: "command",
+const listCommand = defineCommand({
   name: "list",
   summary:
     "List enrolled clients and Web MCP (OAuth) clients with their grants (no credential or token is shown)",
@@ -118,10 +117,9 @@ const listCommand: CommandSpec = {
     ctx.out.data({ clients: entries }, ({ clients }) => renderList(clients));
     return 0;
   },
-};
+});
 
-const revokeCommand: CommandSpec = {
-  kind: "command",
+const revokeCommand = defineCommand({
   name: "revoke",
   summary:
     "Revoke an enrolled client, a Web MCP client (all its grants) or one grant (effective on the next request)",
@@ -160,7 +158,7 @@ const revokeCommand: CommandSpec = {
     ctx.out.data(view, (v) => `client ${v.id}: revoked at ${v.revoked_at}`);
     return 0;
   },
-};
+});
 
 export const serverClientsGroup: GroupSpec = {
   kind: "group",

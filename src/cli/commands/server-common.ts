@@ -16,16 +16,15 @@ import type { OAuthStore } from "../../server/oauth/store.js";
 import { oauthStoreExists, openOAuthStoreOf } from "../../server/oauth/store-open.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
-import type { CommandContext, OptionSpec } from "../command.js";
-import { stringOption } from "../command.js";
+import { type CommandContext, defineOptions, stringOption } from "../command.js";
 
-export const ROOT_OPTION: Record<string, OptionSpec> = {
+export const ROOT_OPTION = defineOptions({
   root: {
     type: "string",
     value: "DIR",
     description: "server tree root (default: $IVOAI_SERVER_ROOT or /, the production paths)",
   },
-};
+});
 
 export function rootOf(ctx: CommandContext): string {
   return resolveServerRoot(stringOption(ctx.options, "root"), ctx.env);

@@ -4,7 +4,7 @@
 import { userInfo } from "node:os";
 import { loadServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
-import { CONSOLE_ROLES, type ConsoleRole } from "../../protocol/console-api.js";
+import { CONSOLE_ROLES } from "../../protocol/console-api.js";
 import { CONSOLE_ROLE_SCOPES } from "../../protocol/scopes.js";
 import { openAuditLogOn } from "../../server/audit/store.js";
 import { consoleSessionRevoked } from "../../server/console/session-routes.js";
@@ -21,12 +21,10 @@ import { resolveStoreBackend } from "../../server/store/backend.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { isLoopbackHost } from "../../shared/loopback.js";
-import type { CommandContext, CommandSpec, GroupSpec } from "../command.js";
-import { stringOption } from "../command.js";
+import { type CommandContext, defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { ROOT_OPTION, requireServerTree } from "./server-common.js";
 
-const MAX_CODE_TTL_MS = 86_400_000;
 const NAME_PATTERN = /^[\p{L}\p{N} ._@-]{1,64}$/u;
 
 async function withConsoleStore<T>(
@@ -73,8 +71,7 @@ async function publicBase(paths: ServerPaths, configured: string): Promise<strin
   return url.origin;
 }
 
-const loginCommand: CommandSpec = {
-  kind: "command",
+const loginCommand = defineCommand({
   name: "login",
   summary: "Create a single-use web console sign-in link (printed once)",
   description:
@@ -83,16 +80,13 @@ const loginCommand: CommandSpec = {
   json: true,
   options: {
     ...ROOT_OPTION,
-    ttl: {
-      type: "string",
-      value: "DURATION",
-      description: "how long the code works, e.g. 10m (default 10m, at most 24h)",
-    },
+    ttl: { type: "duration", default: "10m", max: "24h", description: "how long the code works" },
     role: {
-      type: "string",
+      type: "enum",
       value: "ROLE",
       choices: CONSOLE_ROLES,
-      description: "what the session may do (default viewer)",
+      default: "viewer",
+      description: "what the session may do",
     },
     name: {
       type: "string",
@@ -101,10 +95,8 @@ const loginCommand: CommandSpec = {
     },
   },
   async run(ctx) {
-    const ttlMs = parseDuration(stringOption(ctx.options, "ttl") ?? "10m");
-    if (ttlMs > MAX_CODE_TTL_MS) throw new IvoaiError("USAGE", "--ttl may be at most 24h");
-    const role = (stringOption(ctx.options, "role") ?? "viewer") as ConsoleRole;
-    const name = (stringOption(ctx.options, "name") ?? "console").trim();
+    const { ttl: ttlMs, role } = ctx.options;
+    const name = (ctx.options.name ?? "console").trim();
     if (!NAME_PATTERN.test(name))
       throw new IvoaiError("USAGE", "--name takes 1–64 letters, digits, spaces and . _ @ -");
     const created = await withConsoleStore(ctx, async (store, paths) => {
@@ -126,15 +118,14 @@ const loginCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 interface SessionEntry extends ConsoleSessionRecord {
   status: ConsoleSessionState;
   idle_expires_at: string;
 }
 
-const sessionsCommand: CommandSpec = {
-  kind: "command",
+const sessionsCommand = defineCommand({
   name: "sessions",
   summary: "List web console sessions (no token is shown)",
   json: true,
@@ -167,10 +158,9 @@ const sessionsCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-const revokeCommand: CommandSpec = {
-  kind: "command",
+const revokeCommand = defineCommand({
   name: "revoke",
   summary: "Sign out one web console session, or all of them (effective on their next request)",
   json: true,
@@ -200,7 +190,7 @@ const revokeCommand: CommandSpec = {
     ctx.out.data(session, (v) => `console session ${v.id} (${v.name}): revoked at ${v.revoked_at}`);
     return 0;
   },
-};
+});
 
 export const serverConsoleGroup: GroupSpec = {
   kind: "group",

@@ -3,23 +3,32 @@
 import type { IngestSummary } from "../../server/context/ingest.js";
 import type { ConnectorSummary } from "../../server/context/service.js";
 import { contextSearchData } from "../../server/context/tools.js";
-import { IvoaiError } from "../../shared/errors.js";
 import { oneLine } from "../../shared/terminal-text.js";
-import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { createProgress } from "../progress.js";
 import { ROOT_OPTION, withContext } from "./server-common.js";
 
-const addCommand: CommandSpec = {
-  kind: "command",
+const addCommand = defineCommand({
   name: "add",
   summary: "Register a document source (a folder or an existing git checkout)",
   json: true,
   positionals: [{ name: "NAME", description: "connector name (lowercase, digits, - and _)", required: true }],
   options: {
     ...ROOT_OPTION,
-    type: { type: "string", value: "TYPE", choices: ["filesystem", "git"], description: "kind of source" },
-    path: { type: "string", value: "DIR", description: "absolute path of the folder or checkout" },
+    type: {
+      type: "enum",
+      value: "TYPE",
+      choices: ["filesystem", "git"],
+      required: true,
+      description: "kind of source",
+    },
+    path: {
+      type: "string",
+      value: "DIR",
+      required: true,
+      description: "absolute path of the folder or checkout",
+    },
     "allow-hardlinks": {
       type: "boolean",
       description:
@@ -27,11 +36,7 @@ const addCommand: CommandSpec = {
     },
   },
   async run(ctx) {
-    const type = stringOption(ctx.options, "type");
-    const dir = stringOption(ctx.options, "path");
-    if (type !== "filesystem" && type !== "git")
-      throw new IvoaiError("USAGE", "--type is required: filesystem or git");
-    if (!dir) throw new IvoaiError("USAGE", "--path is required");
+    const { type, path: dir } = ctx.options;
     const record = await withContext(ctx, (context) =>
       context.addConnector({
         name: ctx.positionals[0] ?? "",
@@ -46,10 +51,9 @@ const addCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-const listCommand: CommandSpec = {
-  kind: "command",
+const listCommand = defineCommand({
   name: "list",
   summary: "List connectors with their document counts",
   json: true,
@@ -71,10 +75,9 @@ const listCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-const removeCommand: CommandSpec = {
-  kind: "command",
+const removeCommand = defineCommand({
   name: "remove",
   summary: "Remove a connector: its documents and index entries first, then its registration",
   json: true,
@@ -89,7 +92,7 @@ const removeCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 export const serverConnectorGroup: GroupSpec = {
   kind: "group",
@@ -98,8 +101,7 @@ export const serverConnectorGroup: GroupSpec = {
   children: [addCommand, listCommand, removeCommand],
 };
 
-export const serverIngestCommand: CommandSpec = {
-  kind: "command",
+export const serverIngestCommand = defineCommand({
   name: "ingest",
   summary: "Index connectors' documents (all, or the one named); safe while the server runs",
   description:
@@ -138,7 +140,7 @@ export const serverIngestCommand: CommandSpec = {
     );
     return summaries.every((summary) => summary.complete) ? 0 : 1;
   },
-};
+});
 
 /** Says so when a connector holds no documents after an ingest, with why its files were skipped. */
 function emptySourceHint(
@@ -166,22 +168,18 @@ function renderSummary(s: IngestSummary & { hint?: string }): string {
   return lines.join("\n");
 }
 
-export const serverSearchCommand: CommandSpec = {
-  kind: "command",
+export const serverSearchCommand = defineCommand({
   name: "search",
   summary: "Search the indexed documents as an agent would",
   json: true,
   positionals: [{ name: "QUERY", description: "what to look for", required: true }],
   options: {
     ...ROOT_OPTION,
-    limit: { type: "string", value: "N", description: "results (1–100, default 10)" },
+    limit: { type: "integer", value: "N", min: 1, max: 100, default: 10, description: "results" },
     source: { type: "string", value: "NAME", description: "only this connector" },
   },
   async run(ctx) {
-    const limit = Number(stringOption(ctx.options, "limit") ?? "10");
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-      throw new IvoaiError("USAGE", "--limit must be 1–100");
-    const source = stringOption(ctx.options, "source");
+    const { limit, source } = ctx.options;
     const query = ctx.positionals[0] ?? "";
     const { hits, documents } = await withContext(ctx, async (context) => ({
       hits: await context.searcher.search(query, { limit, ...(source ? { connector: source } : {}) }),
@@ -205,4 +203,4 @@ export const serverSearchCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});

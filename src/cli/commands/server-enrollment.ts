@@ -4,12 +4,11 @@ import { parseScopeList, type Scope } from "../../protocol/scopes.js";
 import type { EnrollmentView } from "../../server/enrollment/service.js";
 import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
-import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { ROOT_OPTION, requireServerTree, withEnrollment } from "./server-common.js";
 
-const createCommand: CommandSpec = {
-  kind: "command",
+const createCommand = defineCommand({
   name: "create",
   summary: "Create a single-use enrollment code (printed once)",
   description:
@@ -18,7 +17,7 @@ const createCommand: CommandSpec = {
   json: true,
   options: {
     ...ROOT_OPTION,
-    ttl: { type: "string", value: "DURATION", description: "lifetime, e.g. 10m (default from config: 10m)" },
+    ttl: { type: "duration", max: "30d", description: "lifetime (default from config: 10m)" },
     scopes: {
       type: "string",
       value: "LIST",
@@ -27,11 +26,8 @@ const createCommand: CommandSpec = {
   },
   async run(ctx) {
     // Flags first: a usage error must not depend on the state of the server tree.
-    const ttlFlag = stringOption(ctx.options, "ttl");
-    const flagTtlMs = ttlFlag === undefined ? undefined : parseDuration(ttlFlag);
-    if (flagTtlMs !== undefined && flagTtlMs > 30 * 86_400_000)
-      throw new IvoaiError("USAGE", "--ttl may be at most 30d");
-    const scopesText = stringOption(ctx.options, "scopes");
+    const flagTtlMs = ctx.options.ttl;
+    const scopesText = ctx.options.scopes;
     let scopes: Scope[] | undefined;
     if (scopesText !== undefined) {
       const parsed = parseScopeList(scopesText);
@@ -55,10 +51,9 @@ const createCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-const listCommand: CommandSpec = {
-  kind: "command",
+const listCommand = defineCommand({
   name: "list",
   summary: "List enrollment codes and their status (codes are never shown)",
   json: true,
@@ -79,10 +74,9 @@ const listCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-const revokeCommand: CommandSpec = {
-  kind: "command",
+const revokeCommand = defineCommand({
   name: "revoke",
   summary: "Revoke an unused enrollment code",
   json: true,
@@ -94,7 +88,7 @@ const revokeCommand: CommandSpec = {
     ctx.out.data(view, (v) => `enrollment ${v.id}: ${v.status}`);
     return 0;
   },
-};
+});
 
 export const serverEnrollmentGroup: GroupSpec = {
   kind: "group",

@@ -1,10 +1,9 @@
 // `ivoai server init`
 import { initServer } from "../../server/init.js";
-import { type CommandSpec, listOption, stringOption } from "../command.js";
+import { defineCommand } from "../command.js";
 import { ROOT_OPTION, rootOf } from "./server-common.js";
 
-export const serverInitCommand: CommandSpec = {
-  kind: "command",
+export const serverInitCommand = defineCommand({
   name: "init",
   summary: "Create the server's configuration and data tree (idempotent)",
   description:
@@ -40,11 +39,11 @@ export const serverInitCommand: CommandSpec = {
   async run(ctx) {
     const report = await initServer({
       root: rootOf(ctx),
-      ...optional("publicUrl", stringOption(ctx.options, "public-url")),
-      ...optional("listen", stringOption(ctx.options, "listen")),
-      trustedProxyCidrs: listOption(ctx.options, "trusted-proxy"),
-      ...optional("tlsCertFile", stringOption(ctx.options, "tls-cert")),
-      ...optional("tlsKeyFile", stringOption(ctx.options, "tls-key")),
+      ...optional("publicUrl", ctx.options["public-url"]),
+      ...optional("listen", ctx.options.listen),
+      trustedProxyCidrs: ctx.options["trusted-proxy"],
+      ...optional("tlsCertFile", ctx.options["tls-cert"]),
+      ...optional("tlsKeyFile", ctx.options["tls-key"]),
     });
     ctx.out.data(report, (r) =>
       [
@@ -57,7 +56,7 @@ export const serverInitCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };

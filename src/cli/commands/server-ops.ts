@@ -13,10 +13,9 @@ import { untrustedExecPath } from "../../server/deploy/trusted-exec.js";
 import { writeUnitFiles } from "../../server/deploy/unit-files.js";
 import { type ServerStatus, serverStatus } from "../../server/ops/status.js";
 import { stopServer } from "../../server/ops/stop.js";
-import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
-import { type CommandSpec, type GroupSpec, stringOption } from "../command.js";
+import { defineCommand, type GroupSpec } from "../command.js";
 import { ROOT_OPTION, rootOf } from "./server-common.js";
 
 /** LSB's "program is not running" status, so scripts can tell a stopped server from a failure. */
@@ -47,8 +46,7 @@ function renderStatus(status: ServerStatus): string {
   ].join("\n");
 }
 
-export const serverStatusCommand: CommandSpec = {
-  kind: "command",
+export const serverStatusCommand = defineCommand({
   name: "status",
   summary: "Say whether the server for this root runs, and what it holds",
   description:
@@ -62,10 +60,9 @@ export const serverStatusCommand: CommandSpec = {
     ctx.out.data(status, renderStatus);
     return status.running ? 0 : NOT_RUNNING;
   },
-};
+});
 
-export const serverStopCommand: CommandSpec = {
-  kind: "command",
+export const serverStopCommand = defineCommand({
   name: "stop",
   summary: "Stop the server for this root gracefully (SIGTERM through the pid file) and wait for it",
   description:
@@ -74,14 +71,10 @@ export const serverStopCommand: CommandSpec = {
   json: true,
   options: {
     ...ROOT_OPTION,
-    timeout: {
-      type: "string",
-      value: "DURATION",
-      description: "how long to wait for the exit (default 30s)",
-    },
+    timeout: { type: "duration", default: "30s", description: "how long to wait for the exit" },
   },
   async run(ctx) {
-    const timeoutMs = parseDuration(stringOption(ctx.options, "timeout") ?? "30s");
+    const timeoutMs = ctx.options.timeout;
     const outcome = await stopServer(serverPaths(rootOf(ctx)), { timeoutMs });
     ctx.out.data(outcome, (o) =>
       o.outcome === "stopped"
@@ -90,7 +83,7 @@ export const serverStopCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 /** The installed ivoai entry this process runs from, through npm's bin symlink. */
 function runningEntry(): string {
@@ -106,8 +99,7 @@ function absolute(value: string, flag: string): string {
   return value;
 }
 
-const renderCommand: CommandSpec = {
-  kind: "command",
+const renderCommand = defineCommand({
   name: "render",
   summary: "Write the hardened systemd unit for this root's server (and with --apply, install it)",
   description:
@@ -150,9 +142,9 @@ const renderCommand: CommandSpec = {
     const root = rootOf(ctx);
     const apply = ctx.options.apply === true;
     if (apply) assertRoot();
-    const exec = stringOption(ctx.options, "exec");
-    const node = stringOption(ctx.options, "node");
-    const logFile = stringOption(ctx.options, "log-file");
+    const exec = ctx.options.exec;
+    const node = ctx.options.node;
+    const logFile = ctx.options["log-file"];
     const nodePath = node ? absolute(node, "--node") : realpathSync(process.execPath);
     const entryPath = exec ? absolute(exec, "--exec") : runningEntry();
     const render = renderSystemdUnits({
@@ -172,7 +164,7 @@ const renderCommand: CommandSpec = {
       if (apply) throw new IvoaiError("PERMISSION_DENIED", `refusing --apply: ${why}`);
       ctx.out.note(`warning: ${why}`);
     }
-    const out = stringOption(ctx.options, "out");
+    const out = ctx.options.out;
     const written: string[] = [];
     if (out) written.push(...(await writeUnitFiles(out, render.units)));
     if (apply) {
@@ -203,7 +195,7 @@ const renderCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 export const serverSystemdGroup: GroupSpec = {
   kind: "group",

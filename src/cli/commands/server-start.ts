@@ -4,7 +4,7 @@ import { startGateway } from "../../server/start.js";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { errnoCode, IvoaiError, isIvoaiError } from "../../shared/errors.js";
 import { createLogger, createRotatingFile, type LogLevel, type RotatingFile } from "../../shared/logger.js";
-import { type CommandSpec, stringOption } from "../command.js";
+import { type CommandContext, defineCommand, defineOptions, type OptionsOf } from "../command.js";
 import { describeError } from "../error-text.js";
 import { ROOT_OPTION, requireServerTree } from "./server-common.js";
 
@@ -33,18 +33,17 @@ export function parseByteSize(text: string, flag: string): number {
   return bytes;
 }
 
-function openLogFile(ctx: Parameters<CommandSpec["run"]>[0]): RotatingFile | undefined {
-  const file = stringOption(ctx.options, "log-file");
-  const maxText = stringOption(ctx.options, "log-max-size");
-  const keepText = stringOption(ctx.options, "log-keep");
+function openLogFile(ctx: CommandContext<OptionsOf<typeof START_OPTIONS>>): RotatingFile | undefined {
+  const file = ctx.options["log-file"];
+  const maxText = ctx.options["log-max-size"];
+  const keepGiven = ctx.options["log-keep"];
   if (!file) {
-    if (maxText || keepText) throw new IvoaiError("USAGE", "--log-max-size and --log-keep need --log-file");
+    if (maxText || keepGiven !== undefined)
+      throw new IvoaiError("USAGE", "--log-max-size and --log-keep need --log-file");
     return undefined;
   }
   const maxBytes = parseByteSize(maxText ?? "10MiB", "--log-max-size");
-  const keep = /^\d{1,3}$/.test(keepText ?? "5") ? Number(keepText ?? "5") : Number.NaN;
-  if (!(keep >= 0 && keep <= 100))
-    throw new IvoaiError("USAGE", `invalid --log-keep '${keepText}': use 0 to 100`);
+  const keep = keepGiven ?? 5;
   try {
     return createRotatingFile({ file, maxBytes, keep });
   } catch (error) {
@@ -57,8 +56,41 @@ function openLogFile(ctx: Parameters<CommandSpec["run"]>[0]): RotatingFile | und
   }
 }
 
-export const serverStartCommand: CommandSpec = {
-  kind: "command",
+const START_OPTIONS = defineOptions({
+  ...ROOT_OPTION,
+  listen: { type: "string", value: "HOST:PORT", description: "override the configured listen address" },
+  "ready-file": { type: "string", value: "PATH", description: "write the ready JSON here once listening" },
+  "log-level": {
+    type: "enum",
+    value: "LEVEL",
+    choices: ["debug", "info", "warn", "error"] satisfies readonly LogLevel[],
+    default: "info",
+    description: "least severe level logged",
+  },
+  replica: {
+    type: "boolean",
+    description: "serve this tree from one more process, without the pid file (see above)",
+  },
+  "log-file": {
+    type: "string",
+    value: "PATH",
+    description: "write logs to this file (0600) instead of stderr",
+  },
+  "log-max-size": {
+    type: "string",
+    value: "SIZE",
+    description: "rotate the log file before it passes SIZE (default 10MiB)",
+  },
+  "log-keep": {
+    type: "integer",
+    value: "N",
+    min: 0,
+    max: 100,
+    description: "rotated log files kept: FILE.1 … FILE.N (default 5)",
+  },
+});
+
+export const serverStartCommand = defineCommand({
   name: "start",
   summary: "Run the gateway in the foreground until SIGTERM/SIGINT",
   description:
@@ -68,42 +100,13 @@ export const serverStartCommand: CommandSpec = {
     "--replica serves the same tree from one more process (another --listen port; enrollment, memory and\n" +
     "the catalogue are shared through their locks and WAL); it writes no pid file, so 'server status' and\n" +
     "'server stop' act on the primary only.",
-  options: {
-    ...ROOT_OPTION,
-    listen: { type: "string", value: "HOST:PORT", description: "override the configured listen address" },
-    "ready-file": { type: "string", value: "PATH", description: "write the ready JSON here once listening" },
-    "log-level": {
-      type: "string",
-      value: "LEVEL",
-      choices: ["debug", "info", "warn", "error"],
-      description: "least severe level logged (default info)",
-    },
-    replica: {
-      type: "boolean",
-      description: "serve this tree from one more process, without the pid file (see above)",
-    },
-    "log-file": {
-      type: "string",
-      value: "PATH",
-      description: "write logs to this file (0600) instead of stderr",
-    },
-    "log-max-size": {
-      type: "string",
-      value: "SIZE",
-      description: "rotate the log file before it passes SIZE (default 10MiB)",
-    },
-    "log-keep": {
-      type: "string",
-      value: "N",
-      description: "rotated log files kept: FILE.1 … FILE.N (default 5)",
-    },
-  },
+  options: START_OPTIONS,
   async run(ctx) {
-    const level = stringOption(ctx.options, "log-level") ?? "info";
+    const level = ctx.options["log-level"];
     const logFile = openLogFile(ctx);
     try {
-      const logger = createLogger({ level: level as LogLevel, ...(logFile ? { write: logFile.write } : {}) });
-      const listen = stringOption(ctx.options, "listen");
+      const logger = createLogger({ level, ...(logFile ? { write: logFile.write } : {}) });
+      const listen = ctx.options.listen;
       const { root } = await requireServerTree(ctx, ["enrollmentDir", "contextDir"]);
       const gateway = await startGateway({
         root,
@@ -126,7 +129,7 @@ export const serverStartCommand: CommandSpec = {
         mode: gateway.mode,
         pid: process.pid,
       };
-      const readyFile = stringOption(ctx.options, "ready-file");
+      const readyFile = ctx.options["ready-file"];
       if (readyFile) await writeFileAtomic(readyFile, `${JSON.stringify(ready)}\n`, { mode: 0o644 });
       ctx.out.line(JSON.stringify(ready));
       const signal = await ctx.stopSignal;
@@ -137,4 +140,4 @@ export const serverStartCommand: CommandSpec = {
       logFile?.close();
     }
   },
-};
+});

@@ -13,12 +13,12 @@ import {
   sqliteFileOf,
 } from "../../server/store/backend.js";
 import { copyStore, type TableCopy } from "../../server/store/copy.js";
-import { SQL_STORES } from "../../server/store/registry.js";
 import type { SqlDatabase } from "../../server/store/sql.js";
 import { openSqliteSql } from "../../server/store/sqlite.js";
+import { SQL_STORES } from "../../server/stores.js";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { IvoaiError } from "../../shared/errors.js";
-import type { CommandContext, CommandSpec, GroupSpec } from "../command.js";
+import { type CommandContext, defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { readStdin } from "../secret-input.js";
 import { ROOT_OPTION, requireServerTree } from "./server-common.js";
@@ -93,8 +93,7 @@ async function showStore(paths: ServerPaths): Promise<StoreShow> {
   return show;
 }
 
-const showCommand: CommandSpec = {
-  kind: "command",
+const showCommand = defineCommand({
   name: "show",
   summary: "Show where the server's stores live and their schema versions (never the password)",
   json: true,
@@ -120,7 +119,7 @@ const showCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 async function restartNote(paths: ServerPaths): Promise<string | undefined> {
   const pid = await readPidFile(paths.pidFile);
@@ -152,8 +151,7 @@ async function readUrl(ctx: CommandContext): Promise<string> {
   return url;
 }
 
-const setCommand: CommandSpec = {
-  kind: "command",
+const setCommand = defineCommand({
   name: "set",
   summary: "Choose where the stores live: sqlite (default) or postgres (URL on stdin)",
   description:
@@ -202,10 +200,9 @@ const setCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
-const migrateCommand: CommandSpec = {
-  kind: "command",
+const migrateCommand = defineCommand({
   name: "migrate",
   summary: "Copy the SQLite stores into PostgreSQL, verifying counts and checksums (idempotent)",
   description:
@@ -216,9 +213,10 @@ const migrateCommand: CommandSpec = {
   options: {
     ...ROOT_OPTION,
     to: {
-      type: "string",
+      type: "enum",
       value: "BACKEND",
       choices: ["postgres"],
+      required: true,
       description: "where to copy to (postgres)",
     },
     force: { type: "boolean", description: "replace PostgreSQL tables that hold other rows" },
@@ -271,7 +269,7 @@ const migrateCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
 
 export const serverStoreGroup: GroupSpec = {
   kind: "group",

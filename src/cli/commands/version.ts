@@ -1,6 +1,6 @@
 // `ivoai version`: this build's version and the runtime it runs on (what a bug report needs).
 import { IVOAI_VERSION } from "../../shared/version.js";
-import type { CommandSpec } from "../command.js";
+import { defineCommand } from "../command.js";
 
 /** The version report: ivoai, Node, platform and the native module ABI that better-sqlite3 must match. */
 export function versionReport() {
@@ -13,8 +13,7 @@ export function versionReport() {
   };
 }
 
-export const versionCommand: CommandSpec = {
-  kind: "command",
+export const versionCommand = defineCommand({
   name: "version",
   summary: "Print ivoai's version, the Node version, platform and native module ABI",
   description: "'ivoai --version' (or -v, -V) prints the version alone.",
@@ -29,4 +28,4 @@ export const versionCommand: CommandSpec = {
     );
     return 0;
   },
-};
+});
