@@ -238,6 +238,16 @@ export async function openOAuthStore(db: SqlDatabase): Promise<OAuthStore> {
     await db.close();
     throw error;
   }
+  return { ...clientRecords(db), ...authorizationFlow(db), ...tokenRecords(db) };
+}
+
+/** Registered clients and their grants (the console's Web MCP list). */
+function clientRecords(
+  db: SqlDatabase,
+): Pick<
+  OAuthStore,
+  "addClient" | "getClient" | "listClients" | "revokeClient" | "addGrant" | "getGrant" | "revokeGrant"
+> {
   return {
     async addClient(client) {
       await db.run(
@@ -311,6 +321,24 @@ export async function openOAuthStore(db: SqlDatabase): Promise<OAuthStore> {
         return grantView(tx, id);
       });
     },
+  };
+}
+
+/** What lives between a sign-in and its tokens: activation codes, pending authorizations and codes. */
+function authorizationFlow(
+  db: SqlDatabase,
+): Pick<
+  OAuthStore,
+  | "addActivationCode"
+  | "consumeActivationCode"
+  | "addPending"
+  | "takePending"
+  | "addCode"
+  | "peekCode"
+  | "redeemCode"
+  | "prune"
+> {
+  return {
     async addActivationCode(code, expiresAt, createdAt) {
       const id = `act_${sha256Hex(code).slice(0, 12)}`;
       await db.run(
@@ -387,6 +415,17 @@ export async function openOAuthStore(db: SqlDatabase): Promise<OAuthStore> {
         [dayAgo],
       );
     },
+  };
+}
+
+/** Access and refresh tokens: lookup, rotation and revocation. */
+function tokenRecords(
+  db: SqlDatabase,
+): Pick<
+  OAuthStore,
+  "addToken" | "getToken" | "rotateRefreshToken" | "revokeFamily" | "revokeToken" | "revokeFromCode" | "close"
+> {
+  return {
     addToken: (token) => insertToken(db, token),
     async getToken(token) {
       // A token ends with its grant and its client, even one issued while they were being revoked.
