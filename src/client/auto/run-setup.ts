@@ -1,0 +1,315 @@
+// The opening phases of an AUTO run, each a small step over the run's record: which executors may work and
+// which plans, the knowledge router, the session record, and the engine context every later phase uses.
+// Each step that holds something open registers its undo in `run.cleanups`; the supervisor runs them.
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { IvoaiError } from "../../shared/errors.js";
+import { oneLine } from "../../shared/terminal-text.js";
+import { withTimeout } from "../../shared/timeout.js";
+import type { ConnectionRegistry } from "../connections/registry.js";
+import { type RunningRouter, startRouter } from "../router/router.js";
+import { selectSources } from "../router/selection.js";
+import { type AutoState, initialAutoState } from "../session/auto-state.js";
+import { openSessionStore, processStartTicks, type SessionStore } from "../session/store.js";
+import { type ArtifactStore, openArtifactStore } from "./artifacts.js";
+import { createRecorder, type Recorder } from "./checkpoint.js";
+import { EXECUTORS, type Executor, type ExecutorName, otherExecutor } from "./contracts.js";
+import { type Coordination, startCoordination } from "./coordination.js";
+import { delegationHandlers } from "./delegation.js";
+import { createSlots, type EngineContext } from "./engine-context.js";
+import { createExecutor } from "./executors/index.js";
+import { startControlServer } from "./orchestrator/control.js";
+import { orchestratorMcpServer } from "./orchestrator/mcp.js";
+import { createQuotaManager } from "./quota/admission.js";
+import { recoverStaleSessions } from "./recovery.js";
+import { type ExecutorRegistry, loadExecutorRegistry } from "./registry.js";
+import type { AutoSettings } from "./settings.js";
+
+/** What a run needs from its caller (a subset of `AutoOptions`, so this file does not import the supervisor). */
+export interface RunRequest {
+  task: string;
+  planner?: ExecutorName;
+  knowledgeSources: readonly string[];
+  registry: ConnectionRegistry;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  selfCommand: string[];
+  notice(message: string): void;
+  killAfterMs?: number;
+  onEvent?: EngineContext["onEvent"];
+  conversation?: { threads: { codex: string | null; claude: string | null }; primary: ExecutorName };
+  explicit?: { executor: ExecutorName; model: string; effort: string };
+  onAnswerText?: (text: string) => void;
+}
+
+/** One AUTO run between its phases: what the caller asked, how it stops, and what to undo at the end. */
+export interface AutoRun {
+  readonly options: RunRequest;
+  readonly settings: AutoSettings;
+  /** Worker slots, clamped to the hard cap (1..3). */
+  readonly workers: number;
+  /** Aborted by SIGINT/SIGTERM/SIGHUP or the caller's signal; its reason names the signal. */
+  readonly stop: AbortController;
+  /** Aborted once the session's own work is over: delegated tasks never outlive it. */
+  readonly finished: AbortController;
+  /** Undone in reverse order when the run ends, whatever happened. */
+  readonly cleanups: (() => Promise<unknown>)[];
+}
+
+/** The executors this run may use and the one that plans (and is primary). */
+export interface ExecutorChoice {
+  registry: ExecutorRegistry;
+  executors: Partial<Record<ExecutorName, Executor>>;
+  planner: ExecutorName;
+}
+
+/** The session record the run writes to, and where it keeps its private runtime files. */
+export interface OpenedSession {
+  store: SessionStore;
+  id: string;
+  project: string;
+  initial: AutoState;
+  runtimeDir: string;
+  router: RunningRouter | null;
+}
+
+function managedBin(run: AutoRun): string {
+  return path.join(run.options.registry.paths.dataDir, "bin");
+}
+
+/** Executors present on this machine and logged in; the registry says which models each may run. */
+export async function chooseExecutors(run: AutoRun): Promise<ExecutorChoice> {
+  const { options } = run;
+  const registry = await loadExecutorRegistry({
+    stateDir: options.registry.paths.stateDir,
+    env: options.env,
+    managedBin: managedBin(run),
+  });
+  const executors: Partial<Record<ExecutorName, Executor>> = {};
+  for (const entry of registry.executors) {
+    if (entry.path && entry.login !== "logged_out")
+      executors[entry.name] = createExecutor(entry.name, entry.path);
+  }
+  const wanted =
+    options.explicit?.executor ?? options.conversation?.primary ?? options.planner ?? run.settings.planner;
+  return { registry, executors, planner: availablePlanner(options, registry, executors, wanted) };
+}
+
+/** The wanted planner, or the other vendor when it is missing (never for an explicit model). */
+function availablePlanner(
+  options: RunRequest,
+  registry: ExecutorRegistry,
+  executors: Partial<Record<ExecutorName, Executor>>,
+  planner: ExecutorName,
+): ExecutorName {
+  if (executors[planner]) return planner;
+  if (options.explicit) {
+    throw new IvoaiError(
+      "NOT_FOUND",
+      `${options.explicit.executor} · ${options.explicit.model} was chosen explicitly but ${planner} is ${describe(registry, planner)}; an explicit model never falls back (choose "ivoai auto" to let ivoai pick)`,
+    );
+  }
+  const other = otherExecutor(planner);
+  if (!executors[other]) {
+    throw new IvoaiError(
+      "NOT_FOUND",
+      `AUTO needs codex or claude installed and logged in (${EXECUTORS.map((name) => `${name}: ${describe(registry, name)}`).join("; ")})`,
+    );
+  }
+  options.notice(`ivoai auto: ${planner} is ${describe(registry, planner)}; ${other} plans instead`);
+  return other;
+}
+
+function describe(registry: ExecutorRegistry, name: ExecutorName): string {
+  const entry = registry.executors.find((item) => item.name === name);
+  if (!entry?.path) return "not installed";
+  return entry.login === "logged_out" ? "not logged in" : "available";
+}
+
+/**
+ * Knowledge: the same selection rules as the launchers, kept for the whole session (failover included).
+ * Sources named explicitly must work; the default selection may fail and the run goes on without it.
+ */
+export async function openKnowledge(run: AutoRun, project: string): Promise<RunningRouter | null> {
+  const { options } = run;
+  const explicit = options.knowledgeSources.length > 0;
+  try {
+    const selected = await selectSources(options.registry, options.knowledgeSources, {
+      checkReady: explicit,
+      env: options.env,
+    });
+    if (selected.length === 0) return null;
+    const router = await withTimeout(
+      startRouter({ sources: selected, project }),
+      5_000,
+      "the knowledge router did not start",
+    );
+    run.cleanups.push(() => withTimeout(router.close(), 2_000).catch(() => undefined));
+    return router;
+  } catch (error) {
+    if (explicit) throw error;
+    options.notice(`ivoai auto: continuing without ivoai knowledge: ${(error as Error).message}`);
+    return null;
+  }
+}
+
+/** Recovers stale sessions, then creates this run's session record as running. */
+export async function openSession(
+  run: AutoRun,
+  planner: ExecutorName,
+  project: string,
+  router: RunningRouter | null,
+): Promise<OpenedSession> {
+  const { options } = run;
+  const stateDir = options.registry.paths.stateDir;
+  const store = openSessionStore(stateDir);
+  await recoverStaleSessions(store, options.notice);
+  const initial = initialAutoState(planner, run.workers);
+  if (options.conversation) initial.threads = { ...options.conversation.threads };
+  const session = await store.create({
+    agent: planner,
+    mode: "orchestrated",
+    status: "running",
+    pid: process.pid,
+    pid_start_ticks: processStartTicks(process.pid),
+    project,
+    knowledge_sources: router ? router.sources.map((source) => source.alias) : [],
+    compression: { requested: "direct", effective: "direct", reason: "AUTO keeps knowledge exact" },
+    auto: initial,
+  });
+  const runtimeDir = path.join(stateDir, "run", session.id);
+  return { store, id: session.id, project, initial, runtimeDir, router };
+}
+
+/**
+ * Everything the engine needs before its first turn; if any of it fails, the session is recorded as failed
+ * (the caller's error is thrown on unchanged).
+ */
+export async function prepareEngine(
+  run: AutoRun,
+  session: OpenedSession,
+  choice: ExecutorChoice,
+): Promise<EngineContext> {
+  try {
+    await fs.mkdir(session.runtimeDir, { recursive: true, mode: 0o700 });
+    run.cleanups.push(() => fs.rm(session.runtimeDir, { recursive: true, force: true }));
+    // Admission by the optional coordinator comes before any official client starts.
+    const coordination = await openCoordination(run, session);
+    const recorder = mirroredRecorder(session, coordination);
+    const artifacts = await openArtifacts(run, session);
+    const ctx = engineContext(run, session, choice, recorder, artifacts);
+    await attachOrchestrator(run, ctx);
+    return ctx;
+  } catch (error) {
+    await recordSetupFailure(session, error);
+    throw error;
+  }
+}
+
+async function openCoordination(run: AutoRun, session: OpenedSession): Promise<Coordination> {
+  const coordination = await startCoordination(
+    run.settings.coordinator,
+    {
+      sessionId: session.id,
+      runtimeDir: session.runtimeDir,
+      managedBin: managedBin(run),
+      env: run.options.env,
+    },
+    run.options.notice,
+  );
+  run.cleanups.push(() => withTimeout(coordination.close(), 5_000).catch(() => undefined));
+  return coordination;
+}
+
+/** The session's checkpoint recorder; every task state change is mirrored to the coordinator once. */
+function mirroredRecorder(session: OpenedSession, coordination: Coordination): Recorder {
+  const mirrored = new Map<string, string>();
+  return createRecorder(session.store, session.id, session.initial, (state) => {
+    for (const task of state.tasks) {
+      if (mirrored.get(task.id) === task.state) continue;
+      mirrored.set(task.id, task.state);
+      coordination.task(task.id, task.state);
+    }
+  });
+}
+
+/**
+ * One private store for every session (each artifact names its owner); what expired goes now, and this
+ * session's evidence goes with the session.
+ */
+async function openArtifacts(run: AutoRun, session: OpenedSession): Promise<ArtifactStore> {
+  const artifacts = await openArtifactStore({
+    dir: path.join(run.options.registry.paths.stateDir, "auto", "artifacts"),
+    sessionId: session.id,
+  });
+  run.cleanups.push(() => artifacts.destroy());
+  await artifacts.sweep().catch(() => undefined);
+  return artifacts;
+}
+
+function engineContext(
+  run: AutoRun,
+  session: OpenedSession,
+  choice: ExecutorChoice,
+  recorder: Recorder,
+  artifacts: ArtifactStore,
+): EngineContext {
+  const { options, settings } = run;
+  const { planner } = choice;
+  return {
+    sessionId: session.id,
+    task: options.task,
+    cwd: options.cwd,
+    runtimeDir: session.runtimeDir,
+    env: { ...options.env, IVOAI_PROJECT: session.project },
+    // An explicit model keeps the whole session on its vendor.
+    executors: options.explicit ? { [planner]: choice.executors[planner] } : choice.executors,
+    profiles: choice.registry.executors
+      .flatMap((entry) => entry.profiles)
+      .filter((profile) => !options.explicit || profile.executor === planner),
+    explicit: options.explicit ?? null,
+    followUp: options.conversation !== undefined,
+    ...(options.onAnswerText ? { onAnswerText: options.onAnswerText } : {}),
+    quota: createQuotaManager({
+      stateDir: options.registry.paths.stateDir,
+      headroomPercent: settings.quota_headroom_percent,
+    }),
+    artifacts,
+    recorder,
+    router: session.router,
+    orchestrator: null,
+    brief: { text: "", memory: "skipped", context: "skipped", bytes: 0 },
+    results: new Map(),
+    settings,
+    slots: createSlots(run.workers),
+    background: new Set(),
+    finished: run.finished.signal,
+    killAfterMs: options.killAfterMs ?? 5_000,
+    signal: run.stop.signal,
+    notice: options.notice,
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  };
+}
+
+/** The ivoai-orchestrator MCP reaches this process over a private socket, for the primary's lifetime only. */
+async function attachOrchestrator(run: AutoRun, ctx: EngineContext): Promise<void> {
+  const socketPath = path.join(ctx.runtimeDir, "orchestrator.sock");
+  const control = await startControlServer({ socketPath, handlers: delegationHandlers(ctx) });
+  run.cleanups.push(() => control.close());
+  ctx.orchestrator = {
+    server: orchestratorMcpServer(run.options.selfCommand),
+    env: { IVOAI_ORCHESTRATOR_SOCKET: socketPath, IVOAI_ORCHESTRATOR_TOKEN: control.token },
+  };
+}
+
+async function recordSetupFailure(session: OpenedSession, error: unknown): Promise<void> {
+  const message = oneLine((error as Error).message).slice(0, 300);
+  await session.store
+    .update(session.id, {
+      status: "failed",
+      error: message,
+      ended_at: new Date().toISOString(),
+      auto: { ...session.initial, phase: "failed", error: message },
+    })
+    .catch(() => undefined);
+}
