@@ -109,11 +109,43 @@ const BODY = ".body";
 const META = ".meta.json";
 const MAX_SIDECAR_BYTES = 4096;
 
+/** One open store: its settings, the digests it recorded, and the queue its mutations take turns in. */
+interface ArtifactsState {
+  readonly dir: string;
+  readonly sessionId: string;
+  readonly ttlMs: number;
+  readonly maxArtifactBytes: number;
+  readonly maxTotalBytes: number;
+  readonly now: () => number;
+  /** Digests this store recorded at put time. */
+  readonly digests: Map<string, string>;
+  closed: boolean;
+  /** Mutations run one at a time, so the total bound holds for concurrent puts. */
+  tail: Promise<unknown>;
+}
+
+/** A parseable sidecar and the size of its body on disk. */
+interface ScannedArtifact {
+  meta: Sidecar;
+  size: number;
+}
+
 export async function openArtifactStore(options: ArtifactStoreOptions): Promise<ArtifactStore> {
+  const state = artifactsState(options);
+  await ensurePrivateDir(state.dir);
+  return {
+    put: (taskId, body) => serial(state, () => putArtifact(state, taskId, body)),
+    read: (ref, readOptions) => readArtifact(state, ref, readOptions),
+    list: () => listArtifacts(state),
+    sweep: () => serial(state, () => sweepArtifacts(state)),
+    destroy: () => serial(state, () => destroyArtifacts(state)),
+  };
+}
+
+function artifactsState(options: ArtifactStoreOptions): ArtifactsState {
   const ttlMs = options.ttlMs ?? DEFAULT_ARTIFACT_TTL_MS;
   const maxArtifactBytes = options.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
   const maxTotalBytes = options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
-  const now = options.now ?? Date.now;
   if (!options.sessionId) throw new IvoaiError("USAGE", "an artifact store needs an owner session id");
   if (!(ttlMs > 0)) throw new IvoaiError("USAGE", "artifact ttlMs must be positive");
   if (!Number.isInteger(maxArtifactBytes) || maxArtifactBytes < 1024) {
@@ -122,55 +154,75 @@ export async function openArtifactStore(options: ArtifactStoreOptions): Promise<
   if (!Number.isInteger(maxTotalBytes) || maxTotalBytes < maxArtifactBytes) {
     throw new IvoaiError("USAGE", "maxTotalBytes must be an integer of at least maxArtifactBytes");
   }
-  const dir = path.resolve(options.dir);
-  await ensurePrivateDir(dir);
-  const bodyPath = (ref: string) => path.join(dir, `${ref}${BODY}`);
-  const metaPath = (ref: string) => path.join(dir, `${ref}${META}`);
-  /** Digests this store recorded at put time. */
-  const digests = new Map<string, string>();
-  let closed = false;
-  // Mutations run one at a time, so the total bound holds for concurrent puts.
-  let tail: Promise<unknown> = Promise.resolve();
-  const serial = <T>(run: () => Promise<T>): Promise<T> => {
-    const next = tail.then(run, run);
-    tail = next.catch(() => undefined);
-    return next;
+  return {
+    dir: path.resolve(options.dir),
+    sessionId: options.sessionId,
+    ttlMs,
+    maxArtifactBytes,
+    maxTotalBytes,
+    now: options.now ?? Date.now,
+    digests: new Map(),
+    closed: false,
+    tail: Promise.resolve(),
   };
-  const assertOpen = () => {
-    if (closed) throw new IvoaiError("CONFLICT", "the artifact store was destroyed");
-  };
-  const isExpired = (meta: Sidecar) => now() >= Date.parse(meta.expires_at);
-  const remove = async (ref: string) => {
-    await fs.rm(metaPath(ref), { force: true });
-    await fs.rm(bodyPath(ref), { force: true });
-    digests.delete(ref);
-  };
-  /** Every parseable sidecar in the directory, with the size of its body on disk. */
-  const scan = async () => {
-    const names = await fs.readdir(dir);
-    const entries: { meta: Sidecar; size: number }[] = [];
-    const orphans: string[] = [];
-    for (const name of names) {
-      const ref = name.slice(0, 36);
-      if (!ARTIFACT_REF_PATTERN.test(ref)) {
-        if (name.endsWith(".tmp")) orphans.push(name);
-        continue;
-      }
-      if (name === `${ref}${META}`) {
-        const meta = await loadSidecar(metaPath(ref), ref).catch(() => null);
-        const size = await fs
-          .lstat(bodyPath(ref))
-          .then((stat) => stat.size)
-          .catch(() => 0);
-        if (meta) entries.push({ meta, size });
-        else orphans.push(name);
-      } else if (name === `${ref}${BODY}` && !names.includes(`${ref}${META}`)) {
-        orphans.push(name);
-      }
+}
+
+function serial<T>(state: ArtifactsState, run: () => Promise<T>): Promise<T> {
+  const next = state.tail.then(run, run);
+  state.tail = next.catch(() => undefined);
+  return next;
+}
+
+function assertOpen(state: ArtifactsState): void {
+  if (state.closed) throw new IvoaiError("CONFLICT", "the artifact store was destroyed");
+}
+
+function bodyPath(state: ArtifactsState, ref: string): string {
+  return path.join(state.dir, `${ref}${BODY}`);
+}
+
+function metaPath(state: ArtifactsState, ref: string): string {
+  return path.join(state.dir, `${ref}${META}`);
+}
+
+function isExpired(state: ArtifactsState, meta: Sidecar): boolean {
+  return state.now() >= Date.parse(meta.expires_at);
+}
+
+async function remove(state: ArtifactsState, ref: string): Promise<void> {
+  await fs.rm(metaPath(state, ref), { force: true });
+  await fs.rm(bodyPath(state, ref), { force: true });
+  state.digests.delete(ref);
+}
+
+/** Every parseable sidecar in the directory with its body's size, and the names of leftovers. */
+async function scan(state: ArtifactsState): Promise<{ entries: ScannedArtifact[]; orphans: string[] }> {
+  const names = await fs.readdir(state.dir);
+  const entries: ScannedArtifact[] = [];
+  const orphans: string[] = [];
+  for (const name of names) {
+    const ref = name.slice(0, 36);
+    if (!ARTIFACT_REF_PATTERN.test(ref)) {
+      if (name.endsWith(".tmp")) orphans.push(name);
+      continue;
     }
-    return { entries, orphans };
-  };
-  const toRef = (meta: Sidecar): StoredRef => ({
+    if (name === `${ref}${META}`) {
+      const meta = await loadSidecar(metaPath(state, ref), ref).catch(() => null);
+      const size = await fs
+        .lstat(bodyPath(state, ref))
+        .then((stat) => stat.size)
+        .catch(() => 0);
+      if (meta) entries.push({ meta, size });
+      else orphans.push(name);
+    } else if (name === `${ref}${BODY}` && !names.includes(`${ref}${META}`)) {
+      orphans.push(name);
+    }
+  }
+  return { entries, orphans };
+}
+
+function toRef(meta: Sidecar): StoredRef {
+  return {
     ref: meta.ref,
     task_id: meta.task_id,
     bytes: meta.bytes,
@@ -178,142 +230,159 @@ export async function openArtifactStore(options: ArtifactStoreOptions): Promise<
     expires_at: meta.expires_at,
     truncated: meta.truncated,
     original_bytes: meta.original_bytes,
-  });
-
-  return {
-    put(taskId, body) {
-      return serial(async () => {
-        assertOpen();
-        if (!TASK_ID_PATTERN.test(taskId)) throw new IvoaiError("USAGE", `invalid task id '${taskId}'`);
-        const original = Buffer.from(body, "utf8");
-        const stored = original.length > maxArtifactBytes ? truncate(original, maxArtifactBytes) : original;
-        const { entries } = await scan();
-        let total = entries.reduce((sum, entry) => sum + entry.size, 0);
-        if (total + stored.length > maxTotalBytes) {
-          const expired = entries
-            .filter((entry) => isExpired(entry.meta))
-            .sort((a, b) => a.meta.created_at.localeCompare(b.meta.created_at));
-          for (const entry of expired) {
-            if (total + stored.length <= maxTotalBytes) break;
-            await remove(entry.meta.ref);
-            total -= entry.size;
-          }
-          if (total + stored.length > maxTotalBytes) {
-            throw new IvoaiError(
-              "CONFLICT",
-              `the artifact store is full (${total} of ${maxTotalBytes} bytes used by live artifacts; ` +
-                `${stored.length} more requested)`,
-            );
-          }
-        }
-        const ref = `art_${randomBytes(16).toString("hex")}`;
-        const created = now();
-        const meta: Sidecar = {
-          version: 1,
-          ref,
-          task_id: taskId,
-          owner: options.sessionId,
-          sha256: createHash("sha256").update(stored).digest("hex"),
-          bytes: stored.length,
-          original_bytes: original.length,
-          truncated: stored !== original,
-          created_at: new Date(created).toISOString(),
-          expires_at: new Date(created + ttlMs).toISOString(),
-        };
-        // Transient evidence: no flush to disk (a crash ends the session that could read it; the digest
-        // catches a file a power loss emptied).
-        await writeFileAtomic(bodyPath(ref), stored, { mode: 0o600, durable: false });
-        await writeFileAtomic(metaPath(ref), `${JSON.stringify(meta)}\n`, { mode: 0o600, durable: false });
-        digests.set(ref, meta.sha256);
-        return toRef(meta);
-      });
-    },
-
-    async read(ref, readOptions) {
-      assertOpen();
-      if (typeof ref !== "string" || !ARTIFACT_REF_PATTERN.test(ref)) {
-        throw new IvoaiError("USAGE", "invalid artifact ref: expected art_ followed by 32 hex digits");
-      }
-      const offset = readOptions.offset ?? 0;
-      const length = readOptions.length ?? MAX_ARTIFACT_READ_BYTES;
-      if (!Number.isSafeInteger(offset) || offset < 0) {
-        throw new IvoaiError("USAGE", "offset must be a non-negative integer");
-      }
-      if (!Number.isSafeInteger(length) || length < 1 || length > MAX_ARTIFACT_READ_BYTES) {
-        throw new IvoaiError("USAGE", `length must be an integer from 1 to ${MAX_ARTIFACT_READ_BYTES}`);
-      }
-      const meta = await loadSidecar(metaPath(ref), ref);
-      if (!readOptions.sessionId || meta.owner !== readOptions.sessionId) {
-        throw new IvoaiError("FORBIDDEN", `artifact ${ref} belongs to another session`);
-      }
-      if (isExpired(meta)) {
-        throw new IvoaiError("NOT_FOUND", `artifact ${ref} expired at ${meta.expires_at}`, {
-          data: { reason: "expired" },
-        });
-      }
-      const body = await readBounded(bodyPath(ref), maxArtifactBytes, ref);
-      const actual = createHash("sha256").update(body).digest("hex");
-      const recorded = digests.get(ref);
-      if (body.length !== meta.bytes || actual !== meta.sha256 || (recorded && recorded !== actual)) {
-        throw new IvoaiError(
-          "STATE_CORRUPT",
-          `artifact ${ref} failed its integrity check (sha256 mismatch); its body is not returned`,
-        );
-      }
-      if (offset > body.length) {
-        throw new IvoaiError("USAGE", `offset ${offset} is beyond the artifact's ${body.length} bytes`);
-      }
-      const { start, end } = utf8Range(body, offset, length);
-      return {
-        text: body.subarray(start, end).toString("utf8"),
-        offset: start,
-        next_offset: end < body.length ? end : null,
-        bytes: body.length,
-        sha256: actual,
-      };
-    },
-
-    async list() {
-      assertOpen();
-      const { entries } = await scan();
-      return entries
-        .filter((entry) => entry.meta.owner === options.sessionId && !isExpired(entry.meta))
-        .sort((a, b) => a.meta.created_at.localeCompare(b.meta.created_at))
-        .map((entry) => toRef(entry.meta));
-    },
-
-    sweep() {
-      return serial(async () => {
-        assertOpen();
-        const { entries, orphans } = await scan();
-        let removed = 0;
-        for (const entry of entries) {
-          if (!isExpired(entry.meta)) continue;
-          await remove(entry.meta.ref);
-          removed += 1;
-        }
-        // Leftovers of an interrupted put (a body without its sidecar, a temp file) go once older than the TTL.
-        for (const name of orphans) {
-          const file = path.join(dir, name);
-          const stat = await fs.lstat(file).catch(() => null);
-          if (stat && now() - stat.mtimeMs >= ttlMs) await fs.rm(file, { force: true });
-        }
-        return removed;
-      });
-    },
-
-    destroy() {
-      return serial(async () => {
-        if (closed) return;
-        closed = true;
-        const { entries } = await scan().catch(() => ({ entries: [] as { meta: Sidecar }[] }));
-        for (const entry of entries) {
-          if (entry.meta.owner === options.sessionId) await remove(entry.meta.ref);
-        }
-        await fs.rmdir(dir).catch(() => undefined);
-      });
-    },
   };
+}
+
+async function putArtifact(state: ArtifactsState, taskId: string, body: string): Promise<StoredRef> {
+  assertOpen(state);
+  if (!TASK_ID_PATTERN.test(taskId)) throw new IvoaiError("USAGE", `invalid task id '${taskId}'`);
+  const original = Buffer.from(body, "utf8");
+  const stored =
+    original.length > state.maxArtifactBytes ? truncate(original, state.maxArtifactBytes) : original;
+  await makeRoom(state, stored.length);
+  const ref = `art_${randomBytes(16).toString("hex")}`;
+  const created = state.now();
+  const meta: Sidecar = {
+    version: 1,
+    ref,
+    task_id: taskId,
+    owner: state.sessionId,
+    sha256: createHash("sha256").update(stored).digest("hex"),
+    bytes: stored.length,
+    original_bytes: original.length,
+    truncated: stored !== original,
+    created_at: new Date(created).toISOString(),
+    expires_at: new Date(created + state.ttlMs).toISOString(),
+  };
+  // Transient evidence: no flush to disk (a crash ends the session that could read it; the digest
+  // catches a file a power loss emptied).
+  await writeFileAtomic(bodyPath(state, ref), stored, { mode: 0o600, durable: false });
+  await writeFileAtomic(metaPath(state, ref), `${JSON.stringify(meta)}\n`, { mode: 0o600, durable: false });
+  state.digests.set(ref, meta.sha256);
+  return toRef(meta);
+}
+
+/** Removes expired artifacts, oldest first, until `bytes` more fit; refuses (CONFLICT) when they still do not. */
+async function makeRoom(state: ArtifactsState, bytes: number): Promise<void> {
+  const { entries } = await scan(state);
+  let total = entries.reduce((sum, entry) => sum + entry.size, 0);
+  if (total + bytes <= state.maxTotalBytes) return;
+  const expired = entries
+    .filter((entry) => isExpired(state, entry.meta))
+    .sort((a, b) => a.meta.created_at.localeCompare(b.meta.created_at));
+  for (const entry of expired) {
+    if (total + bytes <= state.maxTotalBytes) break;
+    await remove(state, entry.meta.ref);
+    total -= entry.size;
+  }
+  if (total + bytes > state.maxTotalBytes) {
+    throw new IvoaiError(
+      "CONFLICT",
+      `the artifact store is full (${total} of ${state.maxTotalBytes} bytes used by live artifacts; ` +
+        `${bytes} more requested)`,
+    );
+  }
+}
+
+async function readArtifact(
+  state: ArtifactsState,
+  ref: string,
+  readOptions: ArtifactReadOptions,
+): Promise<ArtifactRange> {
+  assertOpen(state);
+  const { offset, length } = readWindow(ref, readOptions);
+  const meta = await loadSidecar(metaPath(state, ref), ref);
+  if (!readOptions.sessionId || meta.owner !== readOptions.sessionId) {
+    throw new IvoaiError("FORBIDDEN", `artifact ${ref} belongs to another session`);
+  }
+  if (isExpired(state, meta)) {
+    throw new IvoaiError("NOT_FOUND", `artifact ${ref} expired at ${meta.expires_at}`, {
+      data: { reason: "expired" },
+    });
+  }
+  const { body, sha256 } = await verifiedBody(state, ref, meta);
+  if (offset > body.length) {
+    throw new IvoaiError("USAGE", `offset ${offset} is beyond the artifact's ${body.length} bytes`);
+  }
+  const { start, end } = utf8Range(body, offset, length);
+  return {
+    text: body.subarray(start, end).toString("utf8"),
+    offset: start,
+    next_offset: end < body.length ? end : null,
+    bytes: body.length,
+    sha256,
+  };
+}
+
+/** The ref's syntax and the requested range, checked before any file is opened. */
+function readWindow(ref: string, readOptions: ArtifactReadOptions): { offset: number; length: number } {
+  if (typeof ref !== "string" || !ARTIFACT_REF_PATTERN.test(ref)) {
+    throw new IvoaiError("USAGE", "invalid artifact ref: expected art_ followed by 32 hex digits");
+  }
+  const offset = readOptions.offset ?? 0;
+  const length = readOptions.length ?? MAX_ARTIFACT_READ_BYTES;
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw new IvoaiError("USAGE", "offset must be a non-negative integer");
+  }
+  if (!Number.isSafeInteger(length) || length < 1 || length > MAX_ARTIFACT_READ_BYTES) {
+    throw new IvoaiError("USAGE", `length must be an integer from 1 to ${MAX_ARTIFACT_READ_BYTES}`);
+  }
+  return { offset, length };
+}
+
+/** The whole body, re-hashed against the sidecar and against the digest this store recorded at put. */
+async function verifiedBody(
+  state: ArtifactsState,
+  ref: string,
+  meta: Sidecar,
+): Promise<{ body: Buffer; sha256: string }> {
+  const body = await readBounded(bodyPath(state, ref), state.maxArtifactBytes, ref);
+  const actual = createHash("sha256").update(body).digest("hex");
+  const recorded = state.digests.get(ref);
+  if (body.length !== meta.bytes || actual !== meta.sha256 || (recorded && recorded !== actual)) {
+    throw new IvoaiError(
+      "STATE_CORRUPT",
+      `artifact ${ref} failed its integrity check (sha256 mismatch); its body is not returned`,
+    );
+  }
+  return { body, sha256: actual };
+}
+
+async function listArtifacts(state: ArtifactsState): Promise<StoredRef[]> {
+  assertOpen(state);
+  const { entries } = await scan(state);
+  return entries
+    .filter((entry) => entry.meta.owner === state.sessionId && !isExpired(state, entry.meta))
+    .sort((a, b) => a.meta.created_at.localeCompare(b.meta.created_at))
+    .map((entry) => toRef(entry.meta));
+}
+
+async function sweepArtifacts(state: ArtifactsState): Promise<number> {
+  assertOpen(state);
+  const { entries, orphans } = await scan(state);
+  let removed = 0;
+  for (const entry of entries) {
+    if (!isExpired(state, entry.meta)) continue;
+    await remove(state, entry.meta.ref);
+    removed += 1;
+  }
+  // Leftovers of an interrupted put (a body without its sidecar, a temp file) go once older than the TTL.
+  for (const name of orphans) {
+    const file = path.join(state.dir, name);
+    const stat = await fs.lstat(file).catch(() => null);
+    if (stat && state.now() - stat.mtimeMs >= state.ttlMs) await fs.rm(file, { force: true });
+  }
+  return removed;
+}
+
+async function destroyArtifacts(state: ArtifactsState): Promise<void> {
+  if (state.closed) return;
+  state.closed = true;
+  const { entries } = await scan(state).catch(() => ({ entries: [] as ScannedArtifact[] }));
+  for (const entry of entries) {
+    if (entry.meta.owner === state.sessionId) await remove(state, entry.meta.ref);
+  }
+  await fs.rmdir(state.dir).catch(() => undefined);
 }
 
 /** The first bytes of `body` (cut on a character boundary) followed by a marker line, within `max` bytes. */
