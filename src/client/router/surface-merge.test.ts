@@ -43,12 +43,13 @@ function refused(code: number, message: string, source = alpha): MemberOutcome<n
 
 describe("union (prompts, resource templates)", () => {
   it("gives a name to the first source in priority order; the other's entry is dropped, not renamed", () => {
+    type Prompts = { prompts: { name: string; description?: string; _meta?: Record<string, unknown> }[] };
     const prompts = union(
       [
-        ok({ prompts: [{ name: "find", description: "alpha's" }] }),
-        ok({ prompts: [{ name: "find", description: "beta's" }, { name: "only_beta" }] }, beta),
+        ok<Prompts>({ prompts: [{ name: "find", description: "alpha's" }] }),
+        ok<Prompts>({ prompts: [{ name: "find", description: "beta's" }, { name: "only_beta" }] }, beta),
       ],
-      (value: { prompts: { name: string; description?: string }[] }) => value.prompts,
+      (value) => value.prompts,
       (prompt) => prompt.name,
     );
     expect(
