@@ -5,11 +5,11 @@ import { redactText } from "../shared/redact.js";
 import { terminalJson, terminalText } from "../shared/terminal-text.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { BUNDLED_COMMAND_MANIFEST } from "./bundled-manifest.js";
-import { type GroupSpec, resolveInvocation } from "./command.js";
+import type { GroupSpec } from "./command.js";
 import { completionCommand } from "./commands/completion.js";
 import { describeError } from "./error-text.js";
+import { invoke } from "./invoke.js";
 import { type BuiltinCommand, extractManifest, hydrateManifest, type ManifestGroup } from "./manifest.js";
-import { createOutput } from "./output.js";
 
 /** Commands the CLI makes itself (by their words below the root): completion needs the tree it completes. */
 const BUILTIN_COMMANDS: Record<string, BuiltinCommand> = { completion: completionCommand };
@@ -50,26 +50,16 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
       return 0;
     }
     // `--version --json` is `version --json`.
-    const invocation = resolveInvocation(await commandTree(), versionFlag ? ["version", ...modifiers] : argv);
-    if (invocation.kind === "help") {
-      process.stdout.write(`${invocation.text}\n`);
-      return 0;
-    }
-    const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
-      process.once("SIGINT", () => resolve("SIGINT"));
-      process.once("SIGTERM", () => resolve("SIGTERM"));
+    return await invoke(await commandTree(), versionFlag ? ["version", ...modifiers] : argv, {
+      env,
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+      stopSignal: () =>
+        new Promise<NodeJS.Signals>((resolve) => {
+          process.once("SIGINT", () => resolve("SIGINT"));
+          process.once("SIGTERM", () => resolve("SIGTERM"));
+        }),
     });
-    return (
-      (await invocation.command.run({
-        options: invocation.options,
-        positionals: invocation.positionals,
-        json: invocation.json,
-        debug: invocation.debug,
-        out: createOutput({ json: invocation.json }),
-        env,
-        stopSignal,
-      })) ?? 0
-    );
   } catch (error) {
     return reportError(error, { debug, json, server: argv[0] === "server" });
   }

@@ -6,7 +6,6 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { loadServerConfig, type ServerConfig } from "../config/server-config.js";
 import { type ServerPaths, serverPaths } from "../config/server-paths.js";
-import { parseDuration } from "../shared/duration.js";
 import { IvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
 import { IVOAI_VERSION } from "../shared/version.js";
@@ -120,7 +119,7 @@ async function serveGateway(
         error: error instanceof Error ? error.message : String(error),
       });
     });
-  }, parseDuration(config.memory.sweep_interval));
+  }, config.memory.sweep_interval);
   sweepTimer.unref();
   opened.push(() => clearInterval(sweepTimer));
   // Load the lexical index before serving, so the first search does not pay for it.

@@ -25,12 +25,15 @@ import { formatTable } from "../output.js";
 import { renderApproval } from "./approval-render.js";
 import { ROOT_OPTION, requireServerTree, treeCredentialNames } from "./server-common.js";
 
+/** What the operator's commands use of the approval gate. */
+export type OperatorGate = Pick<ApprovalGate, "expire" | "list" | "detail" | "decide" | "decideMany">;
+
 /**
  * What these commands reach beyond the process: the server tree's approval gate and audit log, and the names of
  * its clients. The real ones open the tree's stores; a test passes fakes (see server-approvals.test.ts).
  */
 export interface ApprovalCommandDeps {
-  withGate<T>(ctx: CommandContext, use: (gate: ApprovalGate) => Promise<T>): Promise<T>;
+  withGate<T>(ctx: CommandContext, use: (gate: OperatorGate) => Promise<T>): Promise<T>;
   withAudit<T>(ctx: CommandContext, use: (audit: Pick<AuditLog, "list">) => Promise<T>): Promise<T>;
   credentialNames(ctx: CommandContext): Promise<Map<string, string>>;
 }
