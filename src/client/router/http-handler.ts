@@ -37,6 +37,7 @@ export function listener(state: RouterState) {
   };
 }
 
+/** One agent request: origin, capability and size checks, then the route. */
 export async function handleRequest(
   state: RouterState,
   req: http.IncomingMessage,

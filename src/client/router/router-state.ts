@@ -59,6 +59,7 @@ export function sessionHeaders(options: { project?: string; sessionId?: string }
   return headers;
 }
 
+/** A fresh random capability (256 bits), kept as its hash. */
 export function mintCapability(): Capability {
   const token = `ivoai_cap_${randomBytes(32).toString("base64url")}`;
   return { token, hash: createHash("sha256").update(token).digest() };

@@ -10,6 +10,10 @@ import type { EndpointName } from "./upstream.js";
 
 type Tool = ListToolsResult["tools"][number];
 
+/**
+ * One tools/call: a write to its one destination (or refused), a read of one logical source passed through,
+ * or a read of several merged into the federated result.
+ */
 export async function callTool(
   state: RouterState,
   endpoint: EndpointName,
