@@ -106,163 +106,214 @@ const ledgerSchema = z.object({
     .max(100_000),
 });
 
+/** Where admitted Ruflo commands run: its private directory and the verified wrapper script. */
+interface RufloPlace {
+  dir: string;
+  entry: string;
+}
+
+/** One coordinator's state: its settings, the admitted swarm (if any) and ivoai's task ids mapped to Ruflo's. */
+interface RufloState {
+  readonly options: RufloOptions;
+  readonly profile: RufloSafeProfile;
+  readonly timeoutMs: number;
+  readonly killAfterMs: number;
+  readonly maxAgents: number;
+  readonly tasks: Map<string, string>;
+  admitted: (RufloPlace & { swarmId: string }) | null;
+  /** Ruflo's JSON stores have no locks: one command at a time. */
+  queue: Promise<unknown>;
+}
+
 export function createRufloCoordinator(options: RufloOptions): LifecycleCoordinator {
-  const profile = options.profile ?? RUFLO_SAFE_PROFILE;
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  const killAfterMs = options.killAfterMs ?? 2_000;
-  const maxAgents = options.maxAgents ?? 4;
-  const tasks = new Map<string, string>();
-  let state: { dir: string; entry: string; swarmId: string } | null = null;
-  // Ruflo's JSON stores have no locks: one command at a time.
-  let queue: Promise<unknown> = Promise.resolve();
-
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const next = queue.then(work, work);
-    queue = next.catch(() => {});
-    return next;
+  const state: RufloState = {
+    options,
+    profile: options.profile ?? RUFLO_SAFE_PROFILE,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    killAfterMs: options.killAfterMs ?? 2_000,
+    maxAgents: options.maxAgents ?? 4,
+    tasks: new Map(),
+    admitted: null,
+    queue: Promise.resolve(),
   };
-
-  const run = async (dir: string, entry: string, args: string[]): Promise<string> => {
-    const result = await runRuflo({
-      entry,
-      args,
-      cwd: dir,
-      env: rufloEnv(options.env ?? process.env, dir, profile.tools),
-      ioDir: path.join(dir, ".ivoai"),
-      timeoutMs,
-      killAfterMs,
-      ...(options.spawn ? { spawn: options.spawn } : {}),
-    });
-    return result.stdout;
-  };
-
-  /** Calls one allow-listed MCP tool through `ruflo mcp exec` and returns its result object. */
-  const callTool = async (
-    dir: string,
-    entry: string,
-    tool: RufloTool,
-    params: Record<string, unknown>,
-  ): Promise<Record<string, unknown>> => {
-    if (!profile.tools.includes(tool) || !(RUFLO_REVIEWED_TOOLS as readonly string[]).includes(tool))
-      throw new RufloCommandError(`ruflo tool ${tool} is outside the safe profile`);
-    const args = ["mcp", "exec", "--tool", tool, "--params", JSON.stringify(params), "--format", "json"];
-    const parsed = execSchema.safeParse(trailingJson(await run(dir, entry, args), commandLabel(args)));
-    const result = parsed.success ? parsed.data.result : undefined;
-    if (!parsed.success || parsed.data.tool !== tool || typeof result !== "object" || result === null)
-      throw new RufloCommandError(`ruflo ${tool}: unexpected result shape`);
-    const record = result as Record<string, unknown>;
-    if (record.success === false)
-      throw new RufloCommandError(`ruflo ${tool}: ${oneLine(String(record.error ?? "failed"))}`);
-    return record;
-  };
-
-  const createTask = async (dir: string, entry: string, id: string, taskState: TaskState) => {
-    const created = await callTool(dir, entry, "task_create", {
-      type: "ivoai",
-      description: id,
-      tags: ["ivoai"],
-    });
-    const rufloId = created.taskId;
-    if (typeof rufloId !== "string" || !RUFLO_TASK_ID.test(rufloId) || created.description !== id)
-      throw new RufloCommandError("ruflo task_create: no verifiable task id");
-    tasks.set(id, rufloId);
-    if (RUFLO_STATUS[taskState] !== "pending") await setStatus(dir, entry, rufloId, taskState);
-  };
-
-  const setStatus = async (dir: string, entry: string, rufloId: string, taskState: TaskState) => {
-    const status = RUFLO_STATUS[taskState];
-    const updated = await callTool(dir, entry, "task_update", { taskId: rufloId, status });
-    if (updated.taskId !== rufloId || updated.status !== status)
-      throw new RufloCommandError(`ruflo task_update: state ${status} not confirmed`);
-  };
-
-  const admitSteps = async (session: CoordinatedSession): Promise<CoordinatorAdmission> => {
-    checkProfile(profile);
-    const dir = await prepareDir(session.runtimeDir);
-    const entry = await checkIntegrity(options.command);
-    const version = (await run(dir, entry, ["--version"])).trim();
-    if (version !== `ruflo v${RUFLO_PIN.version}`)
-      throw new RufloCommandError(`ruflo --version said ${JSON.stringify(oneLine(version, 60))}`);
-    const config = configSchema.safeParse(
-      trailingJson(await run(dir, entry, ["config", "get", "--format", "json"]), "config get"),
-    );
-    if (!config.success)
-      throw new RufloCommandError(
-        "ruflo configuration is not provider-less with process-local memory and no daemon",
-      );
-    const shipped = toolListSchema.safeParse(
-      trailingJson(await run(dir, entry, ["mcp", "tools", "--format", "json"]), "mcp tools"),
-    );
-    if (!shipped.success) throw new RufloCommandError("ruflo mcp tools: unexpected list");
-    const names = new Set(shipped.data.map((tool) => tool.name));
-    const missing = profile.tools.filter((tool) => !names.has(tool));
-    if (missing.length > 0)
-      throw new RufloCommandError(`ruflo does not ship the allow-listed tools ${missing.join(", ")}`);
-
-    const init = await callTool(dir, entry, "swarm_init", { topology: "hierarchical", maxAgents });
-    const swarmId = init.swarmId;
-    if (typeof swarmId !== "string" || !SWARM_ID.test(swarmId) || init.topology !== "hierarchical")
-      throw new RufloCommandError("ruflo swarm_init: no hierarchical swarm id");
-    const status = await callTool(dir, entry, "swarm_status", { swarmId });
-    if (status.swarmId !== swarmId || status.topology !== "hierarchical" || status.status !== "running")
-      throw new RufloCommandError(`ruflo swarm_status does not confirm swarm ${swarmId}`);
-
-    await createTask(dir, entry, opaqueTaskId(session.sessionId, PRIMARY_TASK_KEY), "primary");
-    await checkAftermath(dir, profile.tools);
-    state = { dir, entry, swarmId };
-    return {
-      admitted: true,
-      reason: `ruflo ${RUFLO_PIN.version} admitted: hierarchical swarm ${swarmId}, primary task registered`,
-      swarmId,
-    };
-  };
-
-  const requireAdmitted = () => {
-    if (!state) throw new IvoaiError("USAGE", "the ruflo coordinator has not admitted a session");
-    return state;
-  };
-  const requireOpaque = (id: string) => {
-    if (!isOpaqueTaskId(id))
-      throw new IvoaiError("USAGE", "ruflo takes opaque task ids only (see opaqueTaskId)");
-  };
-
   return {
     name: "ruflo",
-    admit: (session) =>
-      serial(async () => {
-        if (state) return { admitted: false, reason: "ruflo coordinator already admitted a session" };
-        try {
-          return await admitSteps(session);
-        } catch (error) {
-          return { admitted: false, reason: refusal(error) };
-        }
-      }),
-    registerTask: (id, taskState) =>
-      serial(async () => {
-        requireOpaque(id);
-        const { dir, entry } = requireAdmitted();
-        const known = tasks.get(id);
-        await failLoudly(
-          known ? setStatus(dir, entry, known, taskState) : createTask(dir, entry, id, taskState),
-        );
-      }),
-    updateTask: (id, taskState) =>
-      serial(async () => {
-        requireOpaque(id);
-        const { dir, entry } = requireAdmitted();
-        const known = tasks.get(id);
-        if (!known) throw new IvoaiError("NOT_FOUND", `task ${id} was never registered with ruflo`);
-        await failLoudly(setStatus(dir, entry, known, taskState));
-      }),
-    close: () =>
-      serial(async () => {
-        const current = state;
-        state = null;
-        tasks.clear();
-        // The swarm and its tasks live only in this subtree: removing it ends them.
-        if (current) await fs.rm(current.dir, { recursive: true, force: true }).catch(() => {});
-      }),
+    admit: (session) => serial(state, () => admit(state, session)),
+    registerTask: (id, taskState) => serial(state, () => registerTask(state, id, taskState)),
+    updateTask: (id, taskState) => serial(state, () => updateTask(state, id, taskState)),
+    close: () => serial(state, () => close(state)),
   };
+}
+
+function serial<T>(state: RufloState, work: () => Promise<T>): Promise<T> {
+  const next = state.queue.then(work, work);
+  state.queue = next.catch(() => {});
+  return next;
+}
+
+async function admit(state: RufloState, session: CoordinatedSession): Promise<CoordinatorAdmission> {
+  if (state.admitted) return { admitted: false, reason: "ruflo coordinator already admitted a session" };
+  try {
+    return await admitSteps(state, session);
+  } catch (error) {
+    return { admitted: false, reason: refusal(error) };
+  }
+}
+
+async function registerTask(state: RufloState, id: string, taskState: TaskState): Promise<void> {
+  requireOpaque(id);
+  const place = requireAdmitted(state);
+  const known = state.tasks.get(id);
+  await failLoudly(
+    known ? setStatus(state, place, known, taskState) : createTask(state, place, id, taskState),
+  );
+}
+
+async function updateTask(state: RufloState, id: string, taskState: TaskState): Promise<void> {
+  requireOpaque(id);
+  const place = requireAdmitted(state);
+  const known = state.tasks.get(id);
+  if (!known) throw new IvoaiError("NOT_FOUND", `task ${id} was never registered with ruflo`);
+  await failLoudly(setStatus(state, place, known, taskState));
+}
+
+async function close(state: RufloState): Promise<void> {
+  const current = state.admitted;
+  state.admitted = null;
+  state.tasks.clear();
+  // The swarm and its tasks live only in this subtree: removing it ends them.
+  if (current) await fs.rm(current.dir, { recursive: true, force: true }).catch(() => {});
+}
+
+function requireAdmitted(state: RufloState): RufloPlace {
+  if (!state.admitted) throw new IvoaiError("USAGE", "the ruflo coordinator has not admitted a session");
+  return state.admitted;
+}
+
+function requireOpaque(id: string): void {
+  if (!isOpaqueTaskId(id))
+    throw new IvoaiError("USAGE", "ruflo takes opaque task ids only (see opaqueTaskId)");
+}
+
+/** The seed's admission checks in order; any failure throws, and the caller turns it into a refusal. */
+async function admitSteps(state: RufloState, session: CoordinatedSession): Promise<CoordinatorAdmission> {
+  checkProfile(state.profile);
+  const place: RufloPlace = {
+    dir: await prepareDir(session.runtimeDir),
+    entry: await checkIntegrity(state.options.command),
+  };
+  await checkInstall(state, place);
+  const swarmId = await initSwarm(state, place);
+  await createTask(state, place, opaqueTaskId(session.sessionId, PRIMARY_TASK_KEY), "primary");
+  await checkAftermath(place.dir, state.profile.tools);
+  state.admitted = { ...place, swarmId };
+  return {
+    admitted: true,
+    reason: `ruflo ${RUFLO_PIN.version} admitted: hierarchical swarm ${swarmId}, primary task registered`,
+    swarmId,
+  };
+}
+
+/** The pinned version, a provider-less configuration and every allow-listed tool shipped. */
+async function checkInstall(state: RufloState, place: RufloPlace): Promise<void> {
+  const version = (await runCommand(state, place, ["--version"])).trim();
+  if (version !== `ruflo v${RUFLO_PIN.version}`)
+    throw new RufloCommandError(`ruflo --version said ${JSON.stringify(oneLine(version, 60))}`);
+  const config = configSchema.safeParse(
+    trailingJson(await runCommand(state, place, ["config", "get", "--format", "json"]), "config get"),
+  );
+  if (!config.success)
+    throw new RufloCommandError(
+      "ruflo configuration is not provider-less with process-local memory and no daemon",
+    );
+  const shipped = toolListSchema.safeParse(
+    trailingJson(await runCommand(state, place, ["mcp", "tools", "--format", "json"]), "mcp tools"),
+  );
+  if (!shipped.success) throw new RufloCommandError("ruflo mcp tools: unexpected list");
+  const names = new Set(shipped.data.map((tool) => tool.name));
+  const missing = state.profile.tools.filter((tool) => !names.has(tool));
+  if (missing.length > 0)
+    throw new RufloCommandError(`ruflo does not ship the allow-listed tools ${missing.join(", ")}`);
+}
+
+/** A hierarchical swarm, confirmed running by Ruflo itself; returns its id. */
+async function initSwarm(state: RufloState, place: RufloPlace): Promise<string> {
+  const init = await callTool(state, place, "swarm_init", {
+    topology: "hierarchical",
+    maxAgents: state.maxAgents,
+  });
+  const swarmId = init.swarmId;
+  if (typeof swarmId !== "string" || !SWARM_ID.test(swarmId) || init.topology !== "hierarchical")
+    throw new RufloCommandError("ruflo swarm_init: no hierarchical swarm id");
+  const status = await callTool(state, place, "swarm_status", { swarmId });
+  if (status.swarmId !== swarmId || status.topology !== "hierarchical" || status.status !== "running")
+    throw new RufloCommandError(`ruflo swarm_status does not confirm swarm ${swarmId}`);
+  return swarmId;
+}
+
+async function runCommand(state: RufloState, place: RufloPlace, args: string[]): Promise<string> {
+  const { options } = state;
+  const result = await runRuflo({
+    entry: place.entry,
+    args,
+    cwd: place.dir,
+    env: rufloEnv(options.env ?? process.env, place.dir, state.profile.tools),
+    ioDir: path.join(place.dir, ".ivoai"),
+    timeoutMs: state.timeoutMs,
+    killAfterMs: state.killAfterMs,
+    ...(options.spawn ? { spawn: options.spawn } : {}),
+  });
+  return result.stdout;
+}
+
+/** Calls one allow-listed MCP tool through `ruflo mcp exec` and returns its result object. */
+async function callTool(
+  state: RufloState,
+  place: RufloPlace,
+  tool: RufloTool,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  if (!state.profile.tools.includes(tool) || !(RUFLO_REVIEWED_TOOLS as readonly string[]).includes(tool))
+    throw new RufloCommandError(`ruflo tool ${tool} is outside the safe profile`);
+  const args = ["mcp", "exec", "--tool", tool, "--params", JSON.stringify(params), "--format", "json"];
+  const parsed = execSchema.safeParse(trailingJson(await runCommand(state, place, args), commandLabel(args)));
+  const result = parsed.success ? parsed.data.result : undefined;
+  if (!parsed.success || parsed.data.tool !== tool || typeof result !== "object" || result === null)
+    throw new RufloCommandError(`ruflo ${tool}: unexpected result shape`);
+  const record = result as Record<string, unknown>;
+  if (record.success === false)
+    throw new RufloCommandError(`ruflo ${tool}: ${oneLine(String(record.error ?? "failed"))}`);
+  return record;
+}
+
+async function createTask(
+  state: RufloState,
+  place: RufloPlace,
+  id: string,
+  taskState: TaskState,
+): Promise<void> {
+  const created = await callTool(state, place, "task_create", {
+    type: "ivoai",
+    description: id,
+    tags: ["ivoai"],
+  });
+  const rufloId = created.taskId;
+  if (typeof rufloId !== "string" || !RUFLO_TASK_ID.test(rufloId) || created.description !== id)
+    throw new RufloCommandError("ruflo task_create: no verifiable task id");
+  state.tasks.set(id, rufloId);
+  if (RUFLO_STATUS[taskState] !== "pending") await setStatus(state, place, rufloId, taskState);
+}
+
+async function setStatus(
+  state: RufloState,
+  place: RufloPlace,
+  rufloId: string,
+  taskState: TaskState,
+): Promise<void> {
+  const status = RUFLO_STATUS[taskState];
+  const updated = await callTool(state, place, "task_update", { taskId: rufloId, status });
+  if (updated.taskId !== rufloId || updated.status !== status)
+    throw new RufloCommandError(`ruflo task_update: state ${status} not confirmed`);
 }
 
 function checkProfile(profile: RufloSafeProfile): void {
