@@ -808,7 +808,7 @@ describe("restore keeps the target's settings and connectors, and tells signed b
         { key: "server.listen", target: "127.0.0.1:0", backup: "0.0.0.0:8080" },
         { key: "server.trusted_proxy_cidrs", target: [], backup: ["0.0.0.0/0"] },
         { key: "server.public_url", target: "http://127.0.0.1:0", backup: "https://evil.example" },
-        { key: "limits.max_body_bytes", target: 4 * 1024 * 1024, backup: 1024 ** 4 },
+        { key: "limits.max_body_bytes", target: "4MiB", backup: "1TiB" },
         { key: "context.embedder.url", backup: "https://evil.example/embed" },
       ]),
     );

@@ -1,6 +1,6 @@
 // `ivoai server init/start` as an operator uses them: idempotent tree, safe modes, listener rules, TLS, exit codes.
 import { execFileSync } from "node:child_process";
-import { chmod, chown, lstat, mkdir, readFile, symlink } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import https from "node:https";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -90,6 +90,27 @@ describe("ivoai server init", () => {
     expect(
       (await runIvoai(["server", "enrollment", "create", "--root", root, "--ttl", "forever"])).code,
     ).toBe(2);
+  });
+
+  it("refuses to start, or to create a code, on a setting it cannot read: exit 1 naming the file and the key", async () => {
+    const root = await fresh();
+    expect((await init(root)).code).toBe(0);
+    const configFile = path.join(root, "etc/ivoai/server.toml");
+    const text = await readFile(configFile, "utf8");
+    // Earlier releases started with memory and the approval gate silently off on this one.
+    const set = (key: string, value: string) => {
+      const next = text.replace(new RegExp(`^${key} = .*$`, "m"), `${key} = "${value}"`);
+      expect(next, `${key} in server.toml`).not.toBe(text);
+      return writeFile(configFile, next);
+    };
+    await set("approval_ttl", "7 days");
+    const started = await runIvoai(["server", "start", "--root", root], { timeoutMs: 60_000 });
+    expect(started.code, started.stderr).toBe(1);
+    expect(started.stderr).toContain(`${configFile}: memory.approval_ttl: '7 days' is not a duration`);
+    await set("default_ttl", "10");
+    const code = await runIvoai(["server", "enrollment", "create", "--root", root]);
+    expect(code.code, code.stderr).toBe(1);
+    expect(code.stderr).toContain(`${configFile}: enrollment.default_ttl: '10' is not a duration`);
   });
 
   it("behind a reverse proxy serves only trusted sources over forwarded HTTPS", async () => {

@@ -3,8 +3,8 @@ import { promises as fs } from "node:fs";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { z } from "zod";
 import { writeFileAtomic } from "../shared/atomic-file.js";
-import { parseDuration } from "../shared/duration.js";
 import { errnoCode, IvoaiError } from "../shared/errors.js";
+import { durationSetting, sizeSetting } from "./setting-types.js";
 
 const embedderSchema = z.discriminatedUnion("provider", [
   z.object({ provider: z.literal("none") }),
@@ -27,11 +27,7 @@ export const contextConfigSchema = z
   .object({
     /** Aggregate limits of one ingest run. */
     max_documents: z.number().int().positive().default(200_000),
-    max_bytes: z
-      .number()
-      .int()
-      .positive()
-      .default(4 * 1024 ** 3),
+    max_bytes: sizeSetting().prefault("4GiB"),
     max_chunks: z.number().int().positive().default(2_000_000),
     embedder: embedderSchema.default({ provider: "none" }),
   })
@@ -48,11 +44,7 @@ export const serverConfigSchema = z.object({
   }),
   limits: z
     .object({
-      max_body_bytes: z
-        .number()
-        .int()
-        .positive()
-        .default(4 * 1024 * 1024),
+      max_body_bytes: sizeSetting().prefault("4MiB"),
       headers_timeout_ms: z.number().int().positive().default(10_000),
       request_timeout_ms: z.number().int().positive().default(30_000),
       idle_timeout_ms: z.number().int().positive().default(60_000),
@@ -62,7 +54,8 @@ export const serverConfigSchema = z.object({
     .prefault({}),
   enrollment: z
     .object({
-      default_ttl: z.string().default("10m"),
+      /** How long an enrollment code lasts unless `enrollment create --ttl` says otherwise. */
+      default_ttl: durationSetting("10m").prefault("10m"),
       attempts_per_minute: z.number().int().positive().default(30),
     })
     .prefault({}),
@@ -70,15 +63,15 @@ export const serverConfigSchema = z.object({
   oauth: z
     .object({
       /** Absolute lifetime of a Web MCP grant (refresh family): refresh rotation cannot extend it. */
-      refresh_family_ttl: z.string().refine(isDuration, "use a duration like 90d, 12h or 30m").default("90d"),
+      refresh_family_ttl: durationSetting("90d").prefault("90d"),
     })
     .prefault({}),
   console: z
     .object({
       /** A web console session ends after this long without a request. */
-      idle_timeout: z.string().refine(isDuration, "use a duration like 30m or 1h").default("30m"),
+      idle_timeout: durationSetting("30m").prefault("30m"),
       /** A web console session ends this long after sign-in, however active. */
-      absolute_timeout: z.string().refine(isDuration, "use a duration like 12h or 1d").default("12h"),
+      absolute_timeout: durationSetting("12h").prefault("12h"),
     })
     .prefault({}),
   store: z
@@ -90,25 +83,17 @@ export const serverConfigSchema = z.object({
   memory: z
     .object({
       /** Pending approval requests expire after this long. */
-      approval_ttl: z.string().default("7d"),
+      approval_ttl: durationSetting("7d").prefault("7d"),
       /** How often expired pages and requests are swept. */
-      sweep_interval: z.string().default("60s"),
+      sweep_interval: durationSetting("60s").prefault("60s"),
       /** Unexpired pending approval requests one credential may have at once; more are refused. */
       max_pending_approvals_per_client: z.number().int().positive().default(50),
     })
     .prefault({}),
 });
 
-function isDuration(text: string): boolean {
-  try {
-    parseDuration(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-export type ServerConfig = z.infer<typeof serverConfigSchema>;
+/** The settings as the code uses them: durations in milliseconds, sizes in bytes. */
+export type ServerConfig = z.output<typeof serverConfigSchema>;
 
 const HEADER = "# ivoai server settings (non-secret). Secrets live under etc/ivoai/secrets.\n";
 
@@ -149,6 +134,11 @@ export function parseServerConfig(text: string, file: string): ServerConfig {
   return parsed.data;
 }
 
+/** The settings as people type them (7d, 4MiB): what a saved file holds and what a diff of two configs shows. */
+export function encodeServerConfig(config: ServerConfig): z.input<typeof serverConfigSchema> {
+  return z.encode(serverConfigSchema, config);
+}
+
 export async function saveServerConfig(file: string, config: ServerConfig): Promise<void> {
-  await writeFileAtomic(file, HEADER + stringifyToml(config), { mode: 0o640 });
+  await writeFileAtomic(file, HEADER + stringifyToml(encodeServerConfig(config)), { mode: 0o640 });
 }

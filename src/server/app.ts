@@ -3,7 +3,6 @@
 // agents' API (bearer only) and Web MCP (OAuth tokens). One origin for all; one wire policy for every failure.
 import { Hono } from "hono";
 import { ENDPOINTS } from "../protocol/discovery.js";
-import { parseDuration } from "../shared/duration.js";
 import { createAgentApi } from "./agent-api.js";
 import { createConsoleApiApp } from "./console/api-app.js";
 import { createConsoleSiteRoutes, defaultConsoleSite } from "./console/static-site.js";
@@ -96,7 +95,7 @@ function webMcpRoutes(deps: ResolvedGatewayDeps, oauth: OAuthStore): Hono<Gatewa
       store: oauth,
       issuer: deps.publicUrl,
       logger: deps.logger,
-      refreshFamilyTtlMs: parseDuration(deps.config.oauth.refresh_family_ttl),
+      refreshFamilyTtlMs: deps.config.oauth.refresh_family_ttl,
     }),
   );
   app.route(

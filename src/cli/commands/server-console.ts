@@ -18,7 +18,6 @@ import {
 } from "../../server/console/store.js";
 import { readPidFile } from "../../server/ops/pid-file.js";
 import { resolveStoreBackend } from "../../server/store/backend.js";
-import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { isLoopbackHost } from "../../shared/loopback.js";
 import { type CommandContext, defineCommand, type GroupSpec } from "../command.js";
@@ -102,7 +101,7 @@ const loginCommand = defineCommand({
     const created = await withConsoleStore(ctx, async (store, paths) => {
       const config = await loadServerConfig(paths.configFile);
       const now = new Date();
-      await store.prune(now, parseDuration(config.console.idle_timeout));
+      await store.prune(now, config.console.idle_timeout);
       const { code, view } = await store.createCode({ role, name, ttlMs, now });
       const base = await publicBase(paths, config.server.public_url);
       return { ...view, scopes: [...CONSOLE_ROLE_SCOPES[role]], code, url: `${base}/console/#code=${code}` };
@@ -132,7 +131,7 @@ const sessionsCommand = defineCommand({
   options: ROOT_OPTION,
   async run(ctx) {
     const sessions = await withConsoleStore(ctx, async (store, paths) => {
-      const idleMs = parseDuration((await loadServerConfig(paths.configFile)).console.idle_timeout);
+      const idleMs = (await loadServerConfig(paths.configFile)).console.idle_timeout;
       const now = new Date();
       return (await store.listSessions()).map(
         (session): SessionEntry => ({

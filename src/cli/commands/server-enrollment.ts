@@ -2,7 +2,6 @@
 import { loadServerConfig } from "../../config/server-config.js";
 import { parseScopeList, type Scope } from "../../protocol/scopes.js";
 import type { EnrollmentView } from "../../server/enrollment/service.js";
-import { parseDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
@@ -37,7 +36,7 @@ const createCommand = defineCommand({
       scopes = parsed;
     }
     const config = await loadServerConfig((await requireServerTree(ctx)).configFile);
-    const ttlMs = flagTtlMs ?? parseDuration(config.enrollment.default_ttl);
+    const ttlMs = flagTtlMs ?? config.enrollment.default_ttl;
     const created = await withEnrollment(ctx, (service) =>
       service.createCode({ ttlMs, ...(scopes ? { scopes } : {}) }),
     );

@@ -1,7 +1,7 @@
 // What a restore would change besides adding rows: the server's settings (kept unless --apply-config) and the
 // connectors (a connector the target lacks is added only with --apply-connectors), shown to the operator first.
 import { existsSync } from "node:fs";
-import type { ServerConfig } from "../../config/server-config.js";
+import { encodeServerConfig, type ServerConfig } from "../../config/server-config.js";
 import { openSqlite } from "../../shared/native-sqlite.js";
 
 /** One setting the backup's server.toml would change: dotted key, the target's value and the backup's. */
@@ -41,8 +41,9 @@ const flatten = (value: unknown, prefix: string, out: Map<string, unknown>): Map
 
 /** Every setting that differs between the target's configuration (absent on a fresh host) and the backup's. */
 export function configChanges(target: ServerConfig | undefined, backup: ServerConfig): ConfigChange[] {
-  const mine = flatten(target ?? {}, "", new Map());
-  const theirs = flatten(backup, "", new Map());
+  // As people type them: "7d -> 1d", not milliseconds.
+  const mine = flatten(target ? encodeServerConfig(target) : {}, "", new Map());
+  const theirs = flatten(encodeServerConfig(backup), "", new Map());
   const keys = [...new Set([...mine.keys(), ...theirs.keys()])].sort();
   return keys
     .filter((key) => JSON.stringify(mine.get(key)) !== JSON.stringify(theirs.get(key)))

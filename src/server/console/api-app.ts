@@ -3,7 +3,6 @@
 // CSRF check on mutations). Only the routes declared here take the cookie: MCP endpoints, hooks and enrollment are
 // other sub-apps, so a browser session can never act as an agent.
 import { Hono, type MiddlewareHandler } from "hono";
-import { parseDuration } from "../../shared/duration.js";
 import { createClientRoutes } from "../admin/clients-routes.js";
 import { credentialNames } from "../admin/credential-names.js";
 import { createOverviewRoutes } from "../admin/overview.js";
@@ -46,7 +45,7 @@ export function createConsoleApiApp(deps: ConsoleApiDeps): Hono<GatewayEnv> {
 
 function consoleSignIn(deps: ConsoleApiDeps): ConsoleSignIn | undefined {
   if (!deps.console) return undefined;
-  const idleMs = parseDuration(deps.config.console.idle_timeout);
+  const idleMs = deps.config.console.idle_timeout;
   const auth = createConsoleAuth({ store: deps.console, publicUrl: deps.publicUrl, idleMs, now: deps.now });
   return { store: deps.console, auth, idleMs };
 }
@@ -70,7 +69,7 @@ function sessionRoutes(deps: ConsoleApiDeps, signIn: ConsoleSignIn): Hono<Gatewa
     auth: signIn.auth,
     limiter: createRateLimiter({ perMinute: deps.config.enrollment.attempts_per_minute }),
     logger: deps.logger,
-    absoluteMs: parseDuration(deps.config.console.absolute_timeout),
+    absoluteMs: deps.config.console.absolute_timeout,
     idleMs: signIn.idleMs,
     now: deps.now,
   });

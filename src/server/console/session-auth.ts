@@ -78,67 +78,19 @@ export function consolePrincipal(session: ConsoleSessionRecord): AuthenticatedCl
 }
 
 export function createConsoleAuth(options: ConsoleAuthOptions): ConsoleAuth {
-  const secure = () => options.publicUrl().startsWith("https:");
-  const cookieName = () => (secure() ? CONSOLE_COOKIE_SECURE : CONSOLE_COOKIE);
-  const attributes = () => `Path=/; HttpOnly; SameSite=Strict${secure() ? "; Secure" : ""}`;
-  const touchEvery = Math.min(TOUCH_INTERVAL_MS, Math.floor(options.idleMs / 10));
-
-  const clearCookie = (c: Context<GatewayEnv>) =>
-    c.header("Set-Cookie", `${cookieName()}=; Max-Age=0; ${attributes()}`, { append: true });
-  const expired = (c: Context<GatewayEnv>) => {
-    clearCookie(c);
-    return problem(c, 401, "session_expired", "the console session ended; sign in again");
+  const state: AuthState = {
+    ...options,
+    touchEvery: Math.min(TOUCH_INTERVAL_MS, Math.floor(options.idleMs / 10)),
   };
-  const cookieOf = (c: Context<GatewayEnv>) => getCookie(c, cookieName()) || undefined;
-
-  const authenticate = async (c: Context<GatewayEnv>): Promise<ConsoleAuthResult> => {
-    const token = cookieOf(c);
-    if (token === undefined) {
-      return { ok: false, response: problem(c, 401, "unauthorized", "sign in to the console first") };
-    }
-    const found = TOKEN_SHAPE.test(token) ? await options.store.findSession(token) : undefined;
-    const now = options.now();
-    if (!found || consoleSessionState(found, now, options.idleMs) !== "active") {
-      return { ok: false, response: expired(c) };
-    }
-    // The person's last input, not the request, is the activity: the page polls by itself.
-    const activeAt = new Date(now.getTime() - idleMsOf(c));
-    let session = found;
-    if (activeAt.getTime() - Date.parse(found.last_seen_at) >= touchEvery) {
-      await options.store.touch(found.id, activeAt);
-      session = { ...found, last_seen_at: activeAt.toISOString() };
-    }
-    return { ok: true, session, token };
-  };
-
-  const checkCsrf = (c: Context<GatewayEnv>, token: string): Response | undefined => {
-    if (c.req.method === "GET" || c.req.method === "HEAD") return undefined;
-    const sent = c.req.header(CSRF_HEADER) ?? "";
-    if (safeEqual(sent, csrfTokenFor(token))) return undefined;
-    return problem(c, 403, "csrf_failed", `this request needs the session's ${CSRF_HEADER} header`);
-  };
-
+  const authenticate = (c: Context<GatewayEnv>) => authenticateSession(state, c);
   return {
-    cookieName,
-    cookieOf,
-    setCookie(c, token, session, now) {
-      // The browser forgets the cookie when the session ends anyway (its absolute end).
-      const maxAge = Math.max(0, Math.floor((Date.parse(session.expires_at) - now.getTime()) / 1000));
-      c.header("Set-Cookie", `${cookieName()}=${token}; Max-Age=${maxAge}; ${attributes()}`, {
-        append: true,
-      });
-    },
-    clearCookie,
+    cookieName: () => cookieName(state),
+    cookieOf: (c) => cookieOf(state, c),
+    setCookie: (c, token, session, now) => setCookie(state, c, token, session, now),
+    clearCookie: (c) => clearCookie(state, c),
     authenticate,
     checkCsrf,
-    sessionBody: (session, token) => ({
-      name: session.name,
-      role: session.role,
-      scopes: [...CONSOLE_ROLE_SCOPES[session.role]],
-      csrf_token: csrfTokenFor(token),
-      expires_at: session.expires_at,
-      idle_expires_at: idleEnd(session, options.idleMs),
-    }),
+    sessionBody: (session, token) => sessionBody(state, session, token),
     async middleware(c, next) {
       const result = await authenticate(c);
       if (!result.ok) return result.response;
@@ -147,5 +99,75 @@ export function createConsoleAuth(options: ConsoleAuthOptions): ConsoleAuth {
       c.set("client", consolePrincipal(result.session));
       await next();
     },
+  };
+}
+
+interface AuthState extends ConsoleAuthOptions {
+  /** Activity is written at most this often. */
+  touchEvery: number;
+}
+
+const isSecure = (state: AuthState) => state.publicUrl().startsWith("https:");
+const cookieName = (state: AuthState) => (isSecure(state) ? CONSOLE_COOKIE_SECURE : CONSOLE_COOKIE);
+const attributes = (state: AuthState) =>
+  `Path=/; HttpOnly; SameSite=Strict${isSecure(state) ? "; Secure" : ""}`;
+const cookieOf = (state: AuthState, c: Context<GatewayEnv>) => getCookie(c, cookieName(state)) || undefined;
+
+function setCookie(
+  state: AuthState,
+  c: Context<GatewayEnv>,
+  token: string,
+  session: ConsoleSessionRecord,
+  now: Date,
+): void {
+  // The browser forgets the cookie when the session ends anyway (its absolute end).
+  const maxAge = Math.max(0, Math.floor((Date.parse(session.expires_at) - now.getTime()) / 1000));
+  c.header("Set-Cookie", `${cookieName(state)}=${token}; Max-Age=${maxAge}; ${attributes(state)}`, {
+    append: true,
+  });
+}
+
+function clearCookie(state: AuthState, c: Context<GatewayEnv>): void {
+  c.header("Set-Cookie", `${cookieName(state)}=; Max-Age=0; ${attributes(state)}`, { append: true });
+}
+
+async function authenticateSession(state: AuthState, c: Context<GatewayEnv>): Promise<ConsoleAuthResult> {
+  const token = cookieOf(state, c);
+  if (token === undefined) {
+    return { ok: false, response: problem(c, 401, "unauthorized", "sign in to the console first") };
+  }
+  const found = TOKEN_SHAPE.test(token) ? await state.store.findSession(token) : undefined;
+  const now = state.now();
+  if (!found || consoleSessionState(found, now, state.idleMs) !== "active") {
+    clearCookie(state, c);
+    return {
+      ok: false,
+      response: problem(c, 401, "session_expired", "the console session ended; sign in again"),
+    };
+  }
+  // The person's last input, not the request, is the activity: the page polls by itself.
+  const activeAt = new Date(now.getTime() - idleMsOf(c));
+  if (activeAt.getTime() - Date.parse(found.last_seen_at) < state.touchEvery) {
+    return { ok: true, session: found, token };
+  }
+  await state.store.touch(found.id, activeAt);
+  return { ok: true, session: { ...found, last_seen_at: activeAt.toISOString() }, token };
+}
+
+function checkCsrf(c: Context<GatewayEnv>, token: string): Response | undefined {
+  if (c.req.method === "GET" || c.req.method === "HEAD") return undefined;
+  const sent = c.req.header(CSRF_HEADER) ?? "";
+  if (safeEqual(sent, csrfTokenFor(token))) return undefined;
+  return problem(c, 403, "csrf_failed", `this request needs the session's ${CSRF_HEADER} header`);
+}
+
+function sessionBody(state: AuthState, session: ConsoleSessionRecord, token: string): ConsoleSession {
+  return {
+    name: session.name,
+    role: session.role,
+    scopes: [...CONSOLE_ROLE_SCOPES[session.role]],
+    csrf_token: csrfTokenFor(token),
+    expires_at: session.expires_at,
+    idle_expires_at: idleEnd(session, state.idleMs),
   };
 }

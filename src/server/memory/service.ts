@@ -1,7 +1,6 @@
 // The memory service composed: store, searcher, approval gate, MCP tools, and the expiry sweep.
 import type { ServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
-import { parseDuration } from "../../shared/duration.js";
 import type { Logger } from "../../shared/logger.js";
 import { type ApprovalGate, createApprovalGate } from "../approvals/gate.js";
 import type { AuditLog } from "../audit/store.js";
@@ -77,7 +76,7 @@ export async function openMemoryService(options: MemoryServiceOptions): Promise<
   const gate = createApprovalGate({
     store,
     ...(options.audit ? { audit: options.audit } : {}),
-    ttlMs: parseDuration(options.config.memory.approval_ttl),
+    ttlMs: options.config.memory.approval_ttl,
     maxPendingPerClient: options.config.memory.max_pending_approvals_per_client,
     now,
   });
