@@ -2,7 +2,13 @@
 // This thread walks, stats and reads files and is the one writer; decoding, hashing, chunking and analysis run
 // on the preparer's worker threads. A file whose stat matches the one recorded with its document is not read.
 import type { Catalogue, DocumentReplacement } from "./catalogue.js";
-import { type Connector, isSkipped, SkipError, type SkipReason } from "./connectors/index.js";
+import {
+  type Connector,
+  type DiscoveredFile,
+  isSkipped,
+  SkipError,
+  type SkipReason,
+} from "./connectors/index.js";
 import { documentId } from "./document.js";
 import { MAX_DOCUMENT_BYTES } from "./filter.js";
 import { PIPELINE_VERSION, type Prepared, toReplacement } from "./ingest-prepare.js";
@@ -75,18 +81,40 @@ export interface IngestOptions {
   preparer?: DocumentPreparer;
 }
 
-/** Ingests one connector; the running totals in `used` are shared across connectors of one run (quotas). */
-export async function ingestConnector(
-  connector: Connector,
-  options: IngestOptions,
-  used: IngestQuotas = { documents: 0, bytes: 0, chunks: 0 },
-): Promise<IngestSummary> {
-  const started = performance.now();
-  const now = options.now ?? (() => new Date());
-  const quotas = options.quotas ?? DEFAULT_INGEST_QUOTAS;
-  const batchSize = options.batchSize ?? 64;
-  const summary: IngestSummary = {
-    connector: connector.name,
+/** Documents found unchanged by content whose stat is new (touched, copied back): their stats to record. */
+type Touched = { id: string; fingerprint: string; sourceStat: string };
+
+/** One connector's ingest run: its settings, what the catalogue knew, and what it has decided so far. */
+interface IngestRun {
+  connector: Connector;
+  catalogue: Catalogue;
+  quotas: IngestQuotas;
+  /** Running totals shared across the connectors of one run (quotas). */
+  used: IngestQuotas;
+  batchSize: number;
+  now: () => Date;
+  onProgress: ((progress: IngestProgress) => void) | undefined;
+  preparer: DocumentPreparer;
+  summary: IngestSummary;
+  known: Map<string, { fingerprint: string; sourceStat: string | null }>;
+  seen: Set<string>;
+  batch: DocumentReplacement[];
+  batchBytes: number;
+  touched: Touched[];
+  files: number;
+  /**
+   * Every entry in discovery order: files read and being prepared (on worker threads), files whose stat says
+   * unchanged, and skips. Settled oldest first, so a run decides exactly as one thread doing each file in turn
+   * would. Deep enough that workers keep busy while this thread commits a batch or the catalogue checkpoints its
+   * log, bounded in count and bytes.
+   */
+  inflight: Pending[];
+  inflightBytes: number;
+}
+
+function emptySummary(connector: string): IngestSummary {
+  return {
+    connector,
     added: 0,
     updated: 0,
     unchanged: 0,
@@ -99,166 +127,180 @@ export async function ingestConnector(
     duration_ms: 0,
     complete: false,
   };
-  const skip = (relPath: string, reason: SkipReason) => {
-    summary.skipped += 1;
-    summary.skipped_by_reason[reason] = (summary.skipped_by_reason[reason] ?? 0) + 1;
-    if (summary.skipped_examples.length < 50) summary.skipped_examples.push({ path: relPath, reason });
-  };
-  const known = await options.catalogue.documentStates(connector.name);
-  const current = `${PIPELINE_VERSION}:`;
-  const seen = new Set<string>();
-  let batch: DocumentReplacement[] = [];
-  let batchBytes = 0;
-  let touched: { id: string; fingerprint: string; sourceStat: string }[] = [];
-  const flush = async () => {
-    await options.catalogue.replaceDocuments(batch);
-    batch = [];
-    batchBytes = 0;
-    await options.catalogue.recordSourceStats(touched);
-    touched = [];
-  };
-  let files = 0;
-  const preparer = options.preparer ?? createInlinePreparer();
-  // Every entry in discovery order: files read and being prepared (on worker threads), files whose stat says
-  // unchanged, and skips. Settled oldest first, so a run decides exactly as one thread doing each file in turn
-  // would. Deep enough that workers keep busy while this thread commits a batch or the catalogue checkpoints its
-  // log, bounded in count and bytes.
-  let inflightBytes = 0;
-  const inflight: Pending[] = [];
-  const settleOldest = async () => {
-    const oldest = inflight.shift();
-    if (!oldest) return;
-    if (oldest.kind === "skip") {
-      skip(oldest.relPath, oldest.reason);
-      return;
-    }
-    const prepared = oldest.kind === "read" ? await oldest.prepared : undefined;
-    if (oldest.kind === "read") inflightBytes -= oldest.size;
-    if (prepared && "skip" in prepared) {
-      skip(oldest.relPath, prepared.skip);
-      return;
-    }
-    const { id, relPath, size } = oldest;
-    if (used.documents + 1 > quotas.documents || used.bytes + size > quotas.bytes) {
-      // Over quota: keep whatever version the catalogue has rather than remove it.
-      if (known.has(id)) seen.add(id);
-      skip(relPath, used.documents + 1 > quotas.documents ? "quota: documents" : "quota: bytes");
-      return;
-    }
-    seen.add(id);
-    used.documents += 1;
-    used.bytes += size;
-    summary.bytes += size;
-    if (!prepared || prepared.unchanged) {
-      summary.unchanged += 1;
-      // Same content under a new stat (touched, copied back): remember the stat, to skip the read next time.
-      const sourceStat = oldest.kind === "read" ? oldest.sourceStat : undefined;
-      if (prepared && sourceStat && sourceStat !== known.get(id)?.sourceStat)
-        touched.push({ id, fingerprint: prepared.fingerprint, sourceStat });
-      return;
-    }
-    const read = oldest as Extract<Pending, { kind: "read" }>;
-    const replacement = toReplacement(prepared, read.ingestedAt, size, read.sourceStat);
-    if (used.chunks + replacement.chunks.length > quotas.chunks) {
-      skip(relPath, "quota: chunks");
-      return;
-    }
-    used.chunks += replacement.chunks.length;
-    summary.chunks += replacement.chunks.length;
-    if (known.has(id)) summary.updated += 1;
-    else summary.added += 1;
-    batch.push(replacement);
-    batchBytes += size;
-    if (batch.length >= batchSize || batchBytes >= 8 * 1024 * 1024) await flush();
-  };
-  const drain = async () => {
-    while (inflight.length >= MAX_INFLIGHT || inflightBytes > 64 * 1024 * 1024) await settleOldest();
-  };
+}
 
-  try {
-    for await (const entry of connector.discover()) {
-      if (isSkipped(entry)) {
-        inflight.push({ kind: "skip", relPath: entry.relPath, reason: entry.skip });
-        await drain();
-        continue;
-      }
-      files += 1;
-      const id = documentId(connector.name, entry.relPath);
-      const prior = known.get(id);
-      // A file whose stat is the one recorded with the current pipeline's version of it is not read again.
-      if (prior?.sourceStat && prior.fingerprint.startsWith(current) && entry.stat) {
-        const stat = await entry.stat(MAX_DOCUMENT_BYTES);
-        if (stat && stat.sourceStat === prior.sourceStat) {
-          options.onProgress?.({
-            connector: connector.name,
-            files,
-            bytes: summary.bytes + stat.size,
-            relPath: entry.relPath,
-          });
-          inflight.push({ kind: "stat", id, relPath: entry.relPath, size: stat.size });
-          await drain();
-          continue;
-        }
-      }
-      let read: Awaited<ReturnType<typeof entry.read>>;
-      try {
-        read = await entry.read(MAX_DOCUMENT_BYTES);
-      } catch (error) {
-        if (error instanceof SkipError) {
-          inflight.push({ kind: "skip", relPath: entry.relPath, reason: error.reason });
-          await drain();
-          continue;
-        }
-        throw error;
-      }
-      const size = read.data.length;
-      options.onProgress?.({
-        connector: connector.name,
-        files,
-        bytes: summary.bytes + size,
-        relPath: entry.relPath,
-      });
-      const prepared = preparer.prepare({
-        source: connector.name,
-        sourceType: connector.type,
-        relPath: entry.relPath,
-        data: read.data,
-        mtimeMs: read.mtimeMs,
-        knownFingerprint: prior?.fingerprint,
-      });
-      // Awaited in turn; until then a failure must not count as unhandled (that would end the process).
-      prepared.catch(() => {});
-      inflight.push({
-        kind: "read",
-        id,
-        relPath: entry.relPath,
-        size,
-        sourceStat: read.sourceStat,
-        ingestedAt: now().toISOString(),
-        prepared,
-      });
-      inflightBytes += size;
-      await drain();
-    }
-    while (inflight.length > 0) await settleOldest();
-    await flush();
-    summary.complete = true;
-  } catch (error) {
-    // Whatever was fully prepared is still committed; the rest waits for the next run.
-    await Promise.allSettled(inflight.map((entry) => (entry.kind === "read" ? entry.prepared : undefined)));
-    for (const entry of inflight) if (entry.kind === "skip") skip(entry.relPath, entry.reason);
-    await flush();
-    summary.error = error instanceof Error ? error.message : String(error);
+function recordSkip(run: IngestRun, relPath: string, reason: SkipReason): void {
+  const { summary } = run;
+  summary.skipped += 1;
+  summary.skipped_by_reason[reason] = (summary.skipped_by_reason[reason] ?? 0) + 1;
+  if (summary.skipped_examples.length < 50) summary.skipped_examples.push({ path: relPath, reason });
+}
+
+/** Commits the batch of whole documents, then the stats of touched unchanged ones. */
+async function flush(run: IngestRun): Promise<void> {
+  await run.catalogue.replaceDocuments(run.batch);
+  run.batch = [];
+  run.batchBytes = 0;
+  await run.catalogue.recordSourceStats(run.touched);
+  run.touched = [];
+}
+
+/** The quota a document of `size` bytes would exceed, if any. */
+function overQuota(run: IngestRun, size: number): SkipReason | undefined {
+  if (run.used.documents + 1 > run.quotas.documents) return "quota: documents";
+  if (run.used.bytes + size > run.quotas.bytes) return "quota: bytes";
+  return undefined;
+}
+
+/** Same content: counted unchanged, and a new stat remembered, to skip the read next time. */
+function keepUnchanged(run: IngestRun, entry: Exclude<Pending, { kind: "skip" }>, prepared?: Prepared): void {
+  run.summary.unchanged += 1;
+  const sourceStat = entry.kind === "read" ? entry.sourceStat : undefined;
+  if (prepared && !("skip" in prepared) && sourceStat && sourceStat !== run.known.get(entry.id)?.sourceStat)
+    run.touched.push({ id: entry.id, fingerprint: prepared.fingerprint, sourceStat });
+}
+
+/** A changed or new document joins the batch (unless over the chunk quota); a full batch is committed. */
+async function addChanged(
+  run: IngestRun,
+  read: Extract<Pending, { kind: "read" }>,
+  prepared: Extract<Prepared, { plan: unknown }>,
+): Promise<void> {
+  const replacement = toReplacement(prepared, read.ingestedAt, read.size, read.sourceStat);
+  if (run.used.chunks + replacement.chunks.length > run.quotas.chunks) {
+    recordSkip(run, read.relPath, "quota: chunks");
+    return;
   }
+  run.used.chunks += replacement.chunks.length;
+  run.summary.chunks += replacement.chunks.length;
+  if (run.known.has(read.id)) run.summary.updated += 1;
+  else run.summary.added += 1;
+  run.batch.push(replacement);
+  run.batchBytes += read.size;
+  if (run.batch.length >= run.batchSize || run.batchBytes >= 8 * 1024 * 1024) await flush(run);
+}
+
+/** Decides the oldest entry in flight, waiting for its preparation. */
+async function settleOldest(run: IngestRun): Promise<void> {
+  const oldest = run.inflight.shift();
+  if (!oldest) return;
+  if (oldest.kind === "skip") return recordSkip(run, oldest.relPath, oldest.reason);
+  const prepared = oldest.kind === "read" ? await oldest.prepared : undefined;
+  if (oldest.kind === "read") run.inflightBytes -= oldest.size;
+  if (prepared && "skip" in prepared) return recordSkip(run, oldest.relPath, prepared.skip);
+  const { id, relPath, size } = oldest;
+  const over = overQuota(run, size);
+  if (over) {
+    // Over quota: keep whatever version the catalogue has rather than remove it.
+    if (run.known.has(id)) run.seen.add(id);
+    return recordSkip(run, relPath, over);
+  }
+  run.seen.add(id);
+  run.used.documents += 1;
+  run.used.bytes += size;
+  run.summary.bytes += size;
+  if (!prepared || prepared.unchanged || oldest.kind !== "read") return keepUnchanged(run, oldest, prepared);
+  await addChanged(run, oldest, prepared as Extract<Prepared, { plan: unknown }>);
+}
+
+/** Queues an entry, settling the oldest ones while too many entries or bytes are in flight. */
+async function enqueue(run: IngestRun, entry: Pending): Promise<void> {
+  run.inflight.push(entry);
+  if (entry.kind === "read") run.inflightBytes += entry.size;
+  while (run.inflight.length >= MAX_INFLIGHT || run.inflightBytes > 64 * 1024 * 1024) await settleOldest(run);
+}
+
+function reportProgress(run: IngestRun, relPath: string, size: number): void {
+  run.onProgress?.({
+    connector: run.connector.name,
+    files: run.files,
+    bytes: run.summary.bytes + size,
+    relPath,
+  });
+}
+
+/**
+ * A file whose stat is the one recorded with the current pipeline's version of it is not read again: queued as
+ * unchanged. False when it must be read.
+ */
+async function queueIfStatUnchanged(run: IngestRun, entry: DiscoveredFile, id: string): Promise<boolean> {
+  const prior = run.known.get(id);
+  if (!prior?.sourceStat || !prior.fingerprint.startsWith(`${PIPELINE_VERSION}:`) || !entry.stat)
+    return false;
+  const stat = await entry.stat(MAX_DOCUMENT_BYTES);
+  if (!stat || stat.sourceStat !== prior.sourceStat) return false;
+  reportProgress(run, entry.relPath, stat.size);
+  await enqueue(run, { kind: "stat", id, relPath: entry.relPath, size: stat.size });
+  return true;
+}
+
+/** Reads a file and hands it to the preparer; a file the connector refuses to read is queued as a skip. */
+async function queueRead(run: IngestRun, entry: DiscoveredFile, id: string): Promise<void> {
+  let read: Awaited<ReturnType<typeof entry.read>>;
+  try {
+    read = await entry.read(MAX_DOCUMENT_BYTES);
+  } catch (error) {
+    if (!(error instanceof SkipError)) throw error;
+    return enqueue(run, { kind: "skip", relPath: entry.relPath, reason: error.reason });
+  }
+  const size = read.data.length;
+  reportProgress(run, entry.relPath, size);
+  const prepared = run.preparer.prepare({
+    source: run.connector.name,
+    sourceType: run.connector.type,
+    relPath: entry.relPath,
+    data: read.data,
+    mtimeMs: read.mtimeMs,
+    knownFingerprint: run.known.get(id)?.fingerprint,
+  });
+  // Awaited in turn; until then a failure must not count as unhandled (that would end the process).
+  prepared.catch(() => {});
+  const ingestedAt = run.now().toISOString();
+  await enqueue(run, {
+    kind: "read",
+    id,
+    relPath: entry.relPath,
+    size,
+    sourceStat: read.sourceStat,
+    ingestedAt,
+    prepared,
+  });
+}
+
+/** Walks the connector and settles every entry, committing as it goes. */
+async function discoverAll(run: IngestRun): Promise<void> {
+  for await (const entry of run.connector.discover()) {
+    if (isSkipped(entry)) {
+      await enqueue(run, { kind: "skip", relPath: entry.relPath, reason: entry.skip });
+      continue;
+    }
+    run.files += 1;
+    const id = documentId(run.connector.name, entry.relPath);
+    if (!(await queueIfStatUnchanged(run, entry, id))) await queueRead(run, entry, id);
+  }
+  while (run.inflight.length > 0) await settleOldest(run);
+  await flush(run);
+}
+
+/** After a failure: whatever was fully prepared is still committed; the rest waits for the next run. */
+async function commitPrepared(run: IngestRun): Promise<void> {
+  await Promise.allSettled(run.inflight.map((entry) => (entry.kind === "read" ? entry.prepared : undefined)));
+  for (const entry of run.inflight) if (entry.kind === "skip") recordSkip(run, entry.relPath, entry.reason);
+  await flush(run);
+}
+
+/** A complete run removes what it did not see; every run records its summary (the console's "last ingest"). */
+async function finish(run: IngestRun, started: number): Promise<void> {
+  const { catalogue, summary, connector } = run;
   if (summary.complete) {
-    summary.removed = await options.catalogue.removeDocuments(
-      [...known.keys()].filter((id) => !seen.has(id)),
+    summary.removed = await catalogue.removeDocuments(
+      [...run.known.keys()].filter((id) => !run.seen.has(id)),
     );
-    await options.catalogue.markIngested(connector.name, now().toISOString());
+    await catalogue.markIngested(connector.name, run.now().toISOString());
   }
   summary.duration_ms = Math.round(performance.now() - started);
-  await options.catalogue.recordIngestSummary(connector.name, {
-    at: now().toISOString(),
+  await catalogue.recordIngestSummary(connector.name, {
+    at: run.now().toISOString(),
     added: summary.added,
     updated: summary.updated,
     unchanged: summary.unchanged,
@@ -269,5 +311,41 @@ export async function ingestConnector(
     complete: summary.complete,
     ...(summary.error !== undefined ? { error: summary.error } : {}),
   });
-  return summary;
+}
+
+/** Ingests one connector; the running totals in `used` are shared across connectors of one run (quotas). */
+export async function ingestConnector(
+  connector: Connector,
+  options: IngestOptions,
+  used: IngestQuotas = { documents: 0, bytes: 0, chunks: 0 },
+): Promise<IngestSummary> {
+  const started = performance.now();
+  const run: IngestRun = {
+    connector,
+    catalogue: options.catalogue,
+    quotas: options.quotas ?? DEFAULT_INGEST_QUOTAS,
+    used,
+    batchSize: options.batchSize ?? 64,
+    now: options.now ?? (() => new Date()),
+    onProgress: options.onProgress,
+    preparer: options.preparer ?? createInlinePreparer(),
+    summary: emptySummary(connector.name),
+    known: await options.catalogue.documentStates(connector.name),
+    seen: new Set(),
+    batch: [],
+    batchBytes: 0,
+    touched: [],
+    files: 0,
+    inflight: [],
+    inflightBytes: 0,
+  };
+  try {
+    await discoverAll(run);
+    run.summary.complete = true;
+  } catch (error) {
+    await commitPrepared(run);
+    run.summary.error = error instanceof Error ? error.message : String(error);
+  }
+  await finish(run, started);
+  return run.summary;
 }
