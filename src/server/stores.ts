@@ -5,8 +5,7 @@ import { existsSync } from "node:fs";
 import type { ServerPaths } from "../config/server-paths.js";
 import { AUDIT_MIGRATIONS } from "./audit/store.js";
 import { CONSOLE_MIGRATIONS } from "./console/store.js";
-import { openSqliteCatalogue } from "./context/catalogue.js";
-import { CATALOGUE_POSTGRES_MIGRATIONS } from "./context/catalogue-postgres.js";
+import { CATALOGUE_MIGRATIONS, prepareCatalogueFile } from "./context/catalogue.js";
 import { ENROLLMENT_MIGRATIONS, openEnrollmentStore } from "./enrollment/store.js";
 import { MEMORY_MIGRATIONS, prepareMemoryFile } from "./memory/schema.js";
 import { adoptUnversionedSqlite, OAUTH_MIGRATIONS } from "./oauth/store-schema.js";
@@ -54,10 +53,9 @@ export const SQL_STORES: readonly RegisteredStore[] = [
   { domain: "console", migrations: CONSOLE_MIGRATIONS },
   {
     domain: "context",
-    migrations: CATALOGUE_POSTGRES_MIGRATIONS,
+    migrations: CATALOGUE_MIGRATIONS,
     async prepareSqlite(paths) {
-      if (existsSync(sqliteFileOf(paths, "context")))
-        await openSqliteCatalogue(sqliteFileOf(paths, "context")).close();
+      if (existsSync(sqliteFileOf(paths, "context"))) prepareCatalogueFile(sqliteFileOf(paths, "context"));
     },
   },
   {
