@@ -1,5 +1,11 @@
 // `ivoai connect server …`, `ivoai disconnect server …`: the client's connections to ivoai servers.
-import { addServer, discover, probe } from "../../client/connections/connect.js";
+import {
+  type AddServerInput,
+  type AddServerResult,
+  addServer,
+  discover,
+  probe,
+} from "../../client/connections/connect.js";
 import { openRegistry } from "../../client/connections/registry.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { oneLine } from "../../shared/terminal-text.js";
@@ -8,61 +14,80 @@ import { formatTable } from "../output.js";
 import { promptHidden, readStdin } from "../secret-input.js";
 import { connectAgentCommands } from "./agents.js";
 
-const addCommand = defineCommand({
-  name: "add",
-  summary: "Enroll with a server using a single-use code (from stdin or a no-echo prompt)",
-  description:
-    "Discovery needs valid TLS (plain http only on loopback), no cross-origin redirect, protocol 1 and a\n" +
-    "ready or ready_degraded server. The credential and profile are saved before the context and memory\n" +
-    "probes run; probe failures are warnings. Without --purpose the server is its own knowledge domain,\n" +
-    "named after its alias. Before the code is spent, the alias must be free and config.toml and\n" +
-    "secrets.json readable and replaceable (no symlink). Example:\n" +
-    "  printf '%s\\n' \"$CODE\" | ivoai connect server add acme --url https://ai.acme.example --code-stdin",
-  json: true,
-  positionals: [{ name: "ALIAS", description: "a short local name for the server", required: true }],
-  options: {
-    url: { type: "string", value: "URL", required: true, description: "the server's public origin" },
-    purpose: {
-      type: "string",
-      value: "NAME",
-      description:
-        "knowledge domain, never mixed with another (default: the alias; with --redundancy-group, its members' purpose or the group's name)",
+/** What `connect server add` reaches beyond the process: the person typing the code, and the server. */
+export interface ConnectAddDeps {
+  /** The enrollment code: from standard input, or typed at a no-echo prompt. */
+  readCode(fromStdin: boolean): Promise<string>;
+  /** Enrolls with the server and saves its profile and credential in the registry of `env`. */
+  addServer(env: NodeJS.ProcessEnv, input: AddServerInput): Promise<AddServerResult>;
+}
+
+/** The real ones: this process's stdin or terminal, the network and the registry files. */
+export const REAL_CONNECT_ADD_DEPS: ConnectAddDeps = {
+  readCode: (fromStdin) => (fromStdin ? readStdin() : promptHidden("Enrollment code: ")),
+  addServer: (env, input) => addServer(openRegistry(env), input),
+};
+
+/** `connect server add` on `deps` (the real ones unless a test passes fakes). */
+export function createConnectAddCommand(deps: ConnectAddDeps = REAL_CONNECT_ADD_DEPS): CommandSpec {
+  return defineCommand({
+    name: "add",
+    summary: "Enroll with a server using a single-use code (from stdin or a no-echo prompt)",
+    description:
+      "Discovery needs valid TLS (plain http only on loopback), no cross-origin redirect, protocol 1 and a\n" +
+      "ready or ready_degraded server. The credential and profile are saved before the context and memory\n" +
+      "probes run; probe failures are warnings. Without --purpose the server is its own knowledge domain,\n" +
+      "named after its alias. Before the code is spent, the alias must be free and config.toml and\n" +
+      "secrets.json readable and replaceable (no symlink). Example:\n" +
+      "  printf '%s\\n' \"$CODE\" | ivoai connect server add acme --url https://ai.acme.example --code-stdin",
+    json: true,
+    positionals: [{ name: "ALIAS", description: "a short local name for the server", required: true }],
+    options: {
+      url: { type: "string", value: "URL", required: true, description: "the server's public origin" },
+      purpose: {
+        type: "string",
+        value: "NAME",
+        description:
+          "knowledge domain, never mixed with another (default: the alias; with --redundancy-group, its members' purpose or the group's name)",
+      },
+      "redundancy-group": {
+        type: "string",
+        value: "NAME",
+        description: "replicas of one purpose that stand in for each other",
+      },
+      priority: {
+        type: "integer",
+        value: "N",
+        min: 0,
+        max: 1_000_000,
+        description: "lower is tried first for reads (default 100)",
+      },
+      "code-stdin": { type: "boolean", description: "read the enrollment code from standard input" },
     },
-    "redundancy-group": {
-      type: "string",
-      value: "NAME",
-      description: "replicas of one purpose that stand in for each other",
+    async run(ctx) {
+      const { url, purpose, priority } = ctx.options;
+      const code = await deps.readCode(ctx.options["code-stdin"]);
+      const group = ctx.options["redundancy-group"];
+      const result = await deps.addServer(ctx.env, {
+        alias: ctx.positionals[0] ?? "",
+        url,
+        ...(purpose ? { purpose } : {}),
+        code,
+        ...(group ? { redundancyGroup: group } : {}),
+        ...(priority !== undefined ? { priority } : {}),
+      });
+      for (const warning of result.warnings) ctx.out.note(`warning: ${warning}`);
+      ctx.out.data(
+        { ...result, profile: result.profile },
+        (r) =>
+          `connected ${r.profile.alias} (${r.profile.id}) at ${r.profile.url} for purpose ${r.profile.purpose}`,
+      );
+      return 0;
     },
-    priority: {
-      type: "integer",
-      value: "N",
-      min: 0,
-      max: 1_000_000,
-      description: "lower is tried first for reads (default 100)",
-    },
-    "code-stdin": { type: "boolean", description: "read the enrollment code from standard input" },
-  },
-  async run(ctx) {
-    const { url, purpose, priority } = ctx.options;
-    const code = ctx.options["code-stdin"] ? await readStdin() : await promptHidden("Enrollment code: ");
-    const group = ctx.options["redundancy-group"];
-    const result = await addServer(openRegistry(ctx.env), {
-      alias: ctx.positionals[0] ?? "",
-      url,
-      ...(purpose ? { purpose } : {}),
-      code,
-      ...(group ? { redundancyGroup: group } : {}),
-      ...(priority !== undefined ? { priority } : {}),
-    });
-    for (const warning of result.warnings) ctx.out.note(`warning: ${warning}`);
-    ctx.out.data(
-      { ...result, profile: result.profile },
-      (r) =>
-        `connected ${r.profile.alias} (${r.profile.id}) at ${r.profile.url} for purpose ${r.profile.purpose}`,
-    );
-    return 0;
-  },
-});
+  });
+}
+
+const addCommand = createConnectAddCommand();
 
 const listCommand = defineCommand({
   name: "list",

@@ -2,8 +2,7 @@
 // the flags they are given reach the store typed, a refused flag reaches nothing, and the output is theirs.
 import { describe, expect, it } from "vitest";
 import type { AuditListOptions, AuditRecord } from "../../server/audit/store.js";
-import type { GroupSpec } from "../command.js";
-import { invoke } from "../invoke.js";
+import { group, runInProcess } from "../invoke.test-kit.js";
 import {
   type ApprovalCommandDeps,
   createServerApprovalsGroup,
@@ -42,36 +41,11 @@ function fakeDeps(calls: Calls, events: AuditRecord[] = []): ApprovalCommandDeps
   };
 }
 
-function treeWith(deps: ApprovalCommandDeps): GroupSpec {
-  return {
-    kind: "group",
-    name: "ivoai",
-    summary: "test",
-    children: [
-      {
-        kind: "group",
-        name: "server",
-        summary: "server",
-        children: [createServerApprovalsGroup(deps), createServerAuditCommand(deps)],
-      },
-    ],
-  };
-}
-
-async function run(deps: ApprovalCommandDeps, argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await invoke(treeWith(deps), argv, {
-    env: {},
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    stopSignal: () => new Promise(() => {}),
-  });
-  return { code, stdout, stderr };
+function run(deps: ApprovalCommandDeps, argv: string[]) {
+  return runInProcess(
+    [group("server", [createServerApprovalsGroup(deps), createServerAuditCommand(deps)])],
+    argv,
+  );
 }
 
 describe("server audit through its deps", () => {

@@ -1,10 +1,11 @@
 // `ivoai server connector …`, `ivoai server ingest`, `ivoai server search`
 
 import type { IngestSummary } from "../../server/context/ingest.js";
+import { MAX_SEARCH_RESULTS, type SearchHit } from "../../server/context/search.js";
 import type { ConnectorSummary } from "../../server/context/service.js";
 import { contextSearchData } from "../../server/context/tools.js";
 import { oneLine } from "../../shared/terminal-text.js";
-import { defineCommand, type GroupSpec } from "../command.js";
+import { type CommandContext, type CommandSpec, defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { createProgress } from "../progress.js";
 import { ROOT_OPTION, withContext } from "./server-common.js";
@@ -168,39 +169,70 @@ function renderSummary(s: IngestSummary & { hint?: string }): string {
   return lines.join("\n");
 }
 
-export const serverSearchCommand = defineCommand({
-  name: "search",
-  summary: "Search the indexed documents as an agent would",
-  json: true,
-  positionals: [{ name: "QUERY", description: "what to look for", required: true }],
-  options: {
-    ...ROOT_OPTION,
-    limit: { type: "integer", value: "N", min: 1, max: 100, default: 10, description: "results" },
-    source: { type: "string", value: "NAME", description: "only this connector" },
-  },
-  async run(ctx) {
-    const { limit, source } = ctx.options;
-    const query = ctx.positionals[0] ?? "";
-    const { hits, documents } = await withContext(ctx, async (context) => ({
-      hits: await context.searcher.search(query, { limit, ...(source ? { connector: source } : {}) }),
+/** What `server search` reaches beyond the process: the tree's index. A test passes a fake. */
+export interface SearchCommandDeps {
+  /** The hits for `query` and how many documents the index holds. */
+  search(
+    ctx: CommandContext,
+    query: string,
+    options: { limit: number; connector?: string },
+  ): Promise<{ hits: SearchHit[]; documents: number }>;
+}
+
+/** The real index: the context service of the tree the command names. */
+export const REAL_SEARCH_DEPS: SearchCommandDeps = {
+  search: (ctx, query, options) =>
+    withContext(ctx, async (context) => ({
+      hits: await context.searcher.search(query, options),
       documents: (await context.catalogue.stats()).documents,
-    }));
-    const hint =
-      documents === 0
-        ? 'the index is empty: add a connector ("ivoai server connector add NAME --type filesystem --path DIR") and run "ivoai server ingest"'
-        : undefined;
-    ctx.out.data({ ...contextSearchData(query, hits), ...(hint ? { hint } : {}) }, (data) =>
-      data.hint
-        ? data.hint
-        : data.results.length === 0
-          ? "no matching documents"
-          : data.results
-              .map(
-                (r, i) =>
-                  `${i + 1}. ${oneLine(r.title)} — ${oneLine(`${r.source}:${r.path}`)} (${r.score})\n   ${oneLine(r.snippet)}`,
-              )
-              .join("\n"),
-    );
-    return 0;
-  },
-});
+    })),
+};
+
+/** `server search` on `deps` (the real index unless a test passes a fake). */
+export function createServerSearchCommand(deps: SearchCommandDeps = REAL_SEARCH_DEPS): CommandSpec {
+  return defineCommand({
+    name: "search",
+    summary: "Search the indexed documents as an agent would",
+    json: true,
+    positionals: [{ name: "QUERY", description: "what to look for", required: true }],
+    options: {
+      ...ROOT_OPTION,
+      limit: {
+        type: "integer",
+        value: "N",
+        min: 1,
+        max: MAX_SEARCH_RESULTS,
+        default: 10,
+        description: "results",
+      },
+      source: { type: "string", value: "NAME", description: "only this connector" },
+    },
+    async run(ctx) {
+      const { limit, source } = ctx.options;
+      const query = ctx.positionals[0] ?? "";
+      const { hits, documents } = await deps.search(ctx, query, {
+        limit,
+        ...(source ? { connector: source } : {}),
+      });
+      const hint =
+        documents === 0
+          ? 'the index is empty: add a connector ("ivoai server connector add NAME --type filesystem --path DIR") and run "ivoai server ingest"'
+          : undefined;
+      ctx.out.data({ ...contextSearchData(query, hits), ...(hint ? { hint } : {}) }, (data) =>
+        data.hint
+          ? data.hint
+          : data.results.length === 0
+            ? "no matching documents"
+            : data.results
+                .map(
+                  (r, i) =>
+                    `${i + 1}. ${oneLine(r.title)} — ${oneLine(`${r.source}:${r.path}`)} (${r.score})\n   ${oneLine(r.snippet)}`,
+                )
+                .join("\n"),
+      );
+      return 0;
+    },
+  });
+}
+
+export const serverSearchCommand = createServerSearchCommand();
