@@ -1,16 +1,11 @@
-import { once } from "node:events";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type ServerType, serve } from "@hono/node-server";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   ErrorCode,
   type LoggingMessageNotification,
   LoggingMessageNotificationSchema,
-  McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serverConfigSchema } from "../../config/server-config.js";
@@ -26,6 +21,7 @@ import { type EnrollmentStore, openEnrollmentStore } from "../enrollment/store.j
 import { preparePageWrite } from "../memory/page-write.js";
 import { type MemoryService, openMemoryService } from "../memory/service.js";
 import { openSqliteSql } from "../store/sqlite.js";
+import { connectClient, mcpFailure, serveHttp } from "./mcp.test-kit.js";
 
 // The gateway's prompts and logging through its real endpoints (/v1/mcp/context, /v1/memory/mcp), over HTTP,
 // with the official SDK client, real SQLite stores and real enrolled credentials.
@@ -34,7 +30,7 @@ let enrollmentStore: EnrollmentStore;
 let enrollment: EnrollmentService;
 let memory: MemoryService;
 let context: ContextService;
-let server: ServerType;
+let http: Awaited<ReturnType<typeof serveHttp>> | undefined;
 let base: string;
 const open: Client[] = [];
 
@@ -79,14 +75,13 @@ beforeAll(async () => {
     context,
     memory,
   });
-  server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
-  await once(server, "listening");
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  http = await serveHttp(app.fetch);
+  base = http.base;
 });
 
 afterAll(async () => {
   await Promise.all(open.map((client) => client.close()));
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await http?.close();
   await context?.close();
   await memory?.close();
   await enrollmentStore?.close();
@@ -105,15 +100,11 @@ async function connect(
   bearer: string,
   headers: Record<string, string> = {},
 ): Promise<{ client: Client; messages: LoggingMessageNotification["params"][] }> {
-  const client = new Client({ name: "prompts-test", version: "1.0.0" });
+  const client = await connectClient(`${base}${endpoint}`, { authorization: `Bearer ${bearer}`, ...headers });
   const messages: LoggingMessageNotification["params"][] = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
     messages.push(notification.params);
   });
-  const transport = new StreamableHTTPClientTransport(new URL(`${base}${endpoint}`), {
-    requestInit: { headers: { authorization: `Bearer ${bearer}`, ...headers } },
-  });
-  await client.connect(transport);
   open.push(client);
   return { client, messages };
 }
@@ -124,14 +115,7 @@ const promptShapes = async (client: Client) =>
     args: (prompt.arguments ?? []).map((arg) => `${arg.name}${arg.required ? "" : "?"}`),
   }));
 
-async function refusal(promise: Promise<unknown>): Promise<McpError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  return error as McpError;
-}
+const refusal = mcpFailure;
 
 describe("gateway MCP prompts", () => {
   it("offers each credential the prompts its tools can follow, with their arguments", async () => {

@@ -8,6 +8,7 @@ import { createContextResources } from "../context/resources.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import { createMcpEndpoint, defineTool } from "./endpoint.js";
 import { createGatewayPrompts } from "./gateway-prompts.js";
+import { mcpPost, rpcMessage, searchTool } from "./mcp.test-kit.js";
 
 const catalogue = {
   listConnectors: async () => [{ name: "docs" }],
@@ -21,16 +22,7 @@ const endpoint = createMcpEndpoint({
   instructions: "test",
   logger: silentLogger,
   tools: [
-    defineTool({
-      name: "context_search",
-      title: "Search",
-      description: "Searches.",
-      tier: "read",
-      scope: "context:read",
-      input: { query: z.string().min(1) },
-      output: z.object({ query: z.string() }),
-      run: async ({ query }) => ({ data: { query }, text: `found ${query}` }),
-    }),
+    searchTool(async ({ query }) => ({ data: { query }, text: `found ${query}` })),
     defineTool({
       name: "context_get_document",
       title: "Get",
@@ -47,20 +39,16 @@ const endpoint = createMcpEndpoint({
 });
 const client: AuthenticatedClient = { id: "cli_p", name: "p", scopes: ["context:read"] };
 
+/** Sends one request as a client without a protocol version header does. */
 async function ask(
   method: string,
   params: unknown,
   who: AuthenticatedClient = client,
 ): Promise<{ error?: { code: number; message: string } }> {
-  const response = await endpoint(
-    new Request("http://127.0.0.1/mcp", {
-      method: "POST",
-      headers: { accept: "application/json, text/event-stream", "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, ...(params === undefined ? {} : { params }) }),
-    }),
-    who,
-  );
-  return (await response.json()) as { error?: { code: number; message: string } };
+  const message = rpcMessage(method, params);
+  return (await (await endpoint(mcpPost(message, { "mcp-protocol-version": null }), who)).json()) as {
+    error?: { code: number; message: string };
+  };
 }
 
 describe("malformed params", () => {

@@ -1,10 +1,10 @@
 import type { ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { silentLogger } from "../../shared/logger.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
-import { createMcpEndpoint, defineTool } from "./endpoint.js";
+import { createMcpEndpoint } from "./endpoint.js";
 import { createLogLevelStore, createMcpLog, logLevelKey } from "./logging.js";
+import { mcpPost, searchTool } from "./mcp.test-kit.js";
 
 describe("log level store", () => {
   it("forgets the least recently used caller beyond its bound", () => {
@@ -92,33 +92,11 @@ describe("MCP endpoint log messages", () => {
     logger: silentLogger,
     maxResultChars: 20,
     slowCallMs: 0,
-    tools: [
-      defineTool({
-        name: "context_search",
-        title: "Search",
-        description: "Searches.",
-        tier: "read",
-        scope: "context:read",
-        input: { query: z.string().min(1) },
-        output: z.object({ query: z.string() }),
-        run: async ({ query }) => ({ data: { query }, text: `found ${query}` }),
-      }),
-    ],
+    tools: [searchTool(async ({ query }) => ({ data: { query }, text: `found ${query}` }))],
   });
   const client: AuthenticatedClient = { id: "cli_log", name: "l", scopes: ["context:read"] };
   const post = (body: unknown) =>
-    endpoint(
-      new Request("http://127.0.0.1/mcp", {
-        method: "POST",
-        headers: {
-          accept: "application/json, text/event-stream",
-          "content-type": "application/json",
-          "x-ivoai-session-id": "sess-log",
-        },
-        body: JSON.stringify(body),
-      }),
-      client,
-    );
+    endpoint(mcpPost(body, { "mcp-protocol-version": null, "x-ivoai-session-id": "sess-log" }), client);
   const search = (query: string) => ({
     jsonrpc: "2.0",
     id: 2,

@@ -78,6 +78,18 @@ export async function rpc<Result = Record<string, unknown>>(
   return (await response.json()) as RpcAnswer<Result>;
 }
 
+/** The result of one request; a JSON-RPC error fails the test, naming it. */
+export async function rpcResult<Result = Record<string, unknown>>(
+  endpoint: McpEndpoint,
+  client: AuthenticatedClient,
+  method: string,
+  params?: unknown,
+): Promise<Result> {
+  const answer = await rpc<Result>(endpoint, client, method, params);
+  if (!answer.result) throw new Error(`${method} failed: ${JSON.stringify(answer.error)}`);
+  return answer.result;
+}
+
 /** context_search, a read tool with scope context:read: its input and what it does are the test's. */
 export function searchTool(
   run: (args: { query: string }) => Promise<ToolOutcome>,

@@ -1,22 +1,20 @@
 // Every tool's listed outputSchema is closed and typed (what the MCP Inspector's --strict mode checks, and more),
 // and every result the tools really return, success, failure or pending approval, validates against it.
 // Our tools/call handler bypasses the SDK's own output validation, so this is where a drift would show.
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { serverConfigSchema } from "../../config/server-config.js";
-import { serverPaths } from "../../config/server-paths.js";
 import { TOOL_NAMES, TOOLS } from "../../protocol/tools.js";
 import { silentLogger } from "../../shared/logger.js";
-import { type ContextService, openContextService } from "../context/service.js";
+import type { ContextService } from "../context/service.js";
 import type { AuthenticatedClient } from "../enrollment/service.js";
 import { preparePageWrite } from "../memory/page-write.js";
-import { type MemoryService, openMemoryService } from "../memory/service.js";
+import type { MemoryService } from "../memory/service.js";
 import { createMcpEndpoint, defineTool, type McpEndpoint } from "./endpoint.js";
+import { openServices, rpcResult, type ServicesKit } from "./mcp.test-kit.js";
 
 interface Finding {
   rule: string;
@@ -107,28 +105,6 @@ function lintTool(tool: Tool): (Finding & { tool: string })[] {
   ].map((finding) => ({ ...finding, tool: tool.name }));
 }
 
-function post(body: unknown): Request {
-  return new Request("http://127.0.0.1/mcp", {
-    method: "POST",
-    headers: {
-      accept: "application/json, text/event-stream",
-      "content-type": "application/json",
-      "mcp-protocol-version": "2025-06-18",
-    },
-    body: JSON.stringify(body),
-  });
-}
-
-async function rpc<T>(endpoint: McpEndpoint, client: AuthenticatedClient, method: string, params?: unknown) {
-  const response = await endpoint(
-    post({ jsonrpc: "2.0", id: 1, method, ...(params ? { params } : {}) }),
-    client,
-  );
-  const body = (await response.json()) as { result?: T; error?: unknown };
-  if (!body.result) throw new Error(`${method} failed: ${JSON.stringify(body.error)}`);
-  return body.result;
-}
-
 const everyone: AuthenticatedClient = {
   id: "cli_schema",
   name: "schema",
@@ -136,7 +112,7 @@ const everyone: AuthenticatedClient = {
 };
 
 describe("tool output schemas", () => {
-  let dir: string;
+  let kit: ServicesKit;
   let context: ContextService;
   let memory: MemoryService;
   let endpoint: McpEndpoint;
@@ -146,19 +122,15 @@ describe("tool output schemas", () => {
   let eventId: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), "ivoai-output-schema-"));
-    const config = serverConfigSchema.parse({ server: { public_url: "https://ai.example.com" } });
-    const paths = serverPaths(dir);
-    await mkdir(paths.contextDir, { recursive: true });
-    await mkdir(paths.memoryDir, { recursive: true });
+    kit = await openServices("ivoai-output-schema-");
+    ({ context, memory } = kit);
+    const dir = kit.dir;
     const docs = path.join(dir, "docs");
     await mkdir(docs);
     await writeFile(
       path.join(docs, "deploy.md"),
       "# Deploying billing\n\nRun the billing deploy with care.\n",
     );
-    context = openContextService({ paths, config, logger: silentLogger });
-    memory = await openMemoryService({ paths, config, logger: silentLogger });
     await context.addConnector({ name: "docs", type: "filesystem", path: docs });
     await context.ingest(["docs"]);
     const at = new Date(Date.now() - 60_000).toISOString();
@@ -210,12 +182,10 @@ describe("tool output schemas", () => {
       gate: memory.gate,
       maxResultChars: 1,
     });
-    listed = (await rpc<{ tools: Tool[] }>(endpoint, everyone, "tools/list")).tools;
+    listed = (await rpcResult<{ tools: Tool[] }>(endpoint, everyone, "tools/list")).tools;
   });
   afterAll(async () => {
-    await context?.close();
-    await memory?.close();
-    await rm(dir, { recursive: true, force: true });
+    await kit?.close();
   });
 
   it("lists a closed, typed outputSchema for every tool, with nothing the Inspector's strict mode flags", () => {
@@ -248,7 +218,7 @@ describe("tool output schemas", () => {
         }),
       ],
     });
-    const [tool] = (await rpc<{ tools: Tool[] }>(loose, everyone, "tools/list")).tools;
+    const [tool] = (await rpcResult<{ tools: Tool[] }>(loose, everyone, "tools/list")).tools;
     const rules = lintTool(tool as Tool).map((finding) => `${finding.rule} ${finding.path}`);
     expect(rules).toEqual(
       expect.arrayContaining([
@@ -305,7 +275,7 @@ describe("tool output schemas", () => {
     ];
     const seen = new Set<string>();
     const check = async (on: McpEndpoint, name: string, args: Record<string, unknown>, status: string) => {
-      const result = await rpc<CallToolResult>(on, everyone, "tools/call", { name, arguments: args });
+      const result = await rpcResult<CallToolResult>(on, everyone, "tools/call", { name, arguments: args });
       const envelope = result.structuredContent as { status: string; data: Record<string, unknown> };
       expect(envelope?.status, `${name} ${JSON.stringify(args)}: ${JSON.stringify(result.content)}`).toBe(
         status,

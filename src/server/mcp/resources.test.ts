@@ -1,15 +1,10 @@
 // MCP resources over real HTTP with the official SDK client: a real SQLite catalogue and memory store behind one
 // endpoint, paged listing, labelled and limited reads, completion, scope refusals, hostile URIs and the audit.
-import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type ServerType, serve } from "@hono/node-server";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { silentLogger } from "../../shared/logger.js";
@@ -24,6 +19,7 @@ import { createMemoryResources, MEMORY_RESOURCE_TEMPLATE, pageUri } from "../mem
 import { type MemoryStore, openMemoryStore } from "../memory/store.js";
 import { registerSkills, SKILL_URI } from "../web-mcp/skills.js";
 import { createMcpEndpoint, type McpEndpoint } from "./endpoint.js";
+import { connectClient, mcpFailure, serveHttp } from "./mcp.test-kit.js";
 import { RESOURCE_NOT_FOUND, RESOURCE_PAGE_SIZE } from "./resources.js";
 
 const CLIENTS: Record<string, AuthenticatedClient> = {
@@ -65,7 +61,7 @@ describe("MCP resources", () => {
   let dir: string;
   let catalogue: SqliteCatalogue;
   let memory: MemoryStore;
-  let server: ServerType;
+  let http: Awaited<ReturnType<typeof serveHttp>>;
   let base: string;
   const audited: AuditEvent[] = [];
   const audit = { record: async (event: AuditEvent) => void audited.push(event) } as unknown as AuditLog;
@@ -128,45 +124,27 @@ describe("MCP resources", () => {
       },
       capabilities: { resources: {} },
     });
-    server = serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      fetch: (request: Request) => {
-        const url = new URL(request.url);
-        const [, endpoint = "", who = ""] = url.pathname.split("/");
-        const client = CLIENTS[who];
-        const handler = endpoints[endpoint];
-        if (!client || !handler) return new Response("no", { status: 404 });
-        return handler(request, client);
-      },
+    http = await serveHttp((request: Request) => {
+      const url = new URL(request.url);
+      const [, endpoint = "", who = ""] = url.pathname.split("/");
+      const client = CLIENTS[who];
+      const handler = endpoints[endpoint];
+      if (!client || !handler) return new Response("no", { status: 404 });
+      return handler(request, client);
     });
-    await once(server, "listening");
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = http.base;
   });
 
   afterAll(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await http.close();
     await catalogue.close();
     await memory.close();
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function connect(who: string, endpoint = "main"): Promise<Client> {
-    const client = new Client({ name: "resources-test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/${endpoint}/${who}`)));
-    return client;
-  }
-
-  /** The JSON-RPC error a request ends with (fails the test when it succeeds). */
-  async function failure(promise: Promise<unknown>): Promise<McpError> {
-    try {
-      await promise;
-    } catch (error) {
-      expect(error).toBeInstanceOf(McpError);
-      return error as McpError;
-    }
-    throw new Error("expected the request to fail");
-  }
+  const connect = (who: string, endpoint = "main") =>
+    connectClient(`${base}/${endpoint}/${who}`, {}, "resources-test");
+  const failure = mcpFailure;
 
   async function listAll(client: Client): Promise<{ uris: string[]; pages: number }> {
     const uris: string[] = [];

@@ -1,36 +1,19 @@
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serverConfigSchema } from "../../config/server-config.js";
-import { serverPaths } from "../../config/server-paths.js";
 import { TOOL_NAMES, TOOLS, WEB_TOOL_NAMES, WRITE_TOOL_NAMES } from "../../protocol/tools.js";
-import { silentLogger } from "../../shared/logger.js";
-import { type ContextService, openContextService } from "../context/service.js";
-import { type MemoryService, openMemoryService } from "../memory/service.js";
 import { WEB_TOOLS } from "../web-mcp/routes.js";
+import { openServices, type ServicesKit } from "./mcp.test-kit.js";
 
 describe("the protocol's tool table", () => {
-  let dir: string;
-  let context: ContextService;
-  let memory: MemoryService;
+  let kit: ServicesKit;
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), "ivoai-tools-"));
-    const config = serverConfigSchema.parse({ server: { public_url: "https://ai.example.com" } });
-    const paths = serverPaths(dir);
-    await mkdir(paths.contextDir, { recursive: true });
-    await mkdir(paths.memoryDir, { recursive: true });
-    context = openContextService({ paths, config, logger: silentLogger });
-    memory = await openMemoryService({ paths, config, logger: silentLogger });
+    kit = await openServices("ivoai-tools-");
   });
   afterAll(async () => {
-    await context?.close();
-    await memory?.close();
-    await rm(dir, { recursive: true, force: true });
+    await kit?.close();
   });
 
   it("holds every tool the server registers, with the same tier and scope, and nothing else", () => {
-    const registered = [...context.tools, ...memory.tools].map((tool) => ({
+    const registered = [...kit.context.tools, ...kit.memory.tools].map((tool) => ({
       name: tool.name,
       tier: tool.tier,
       scope: tool.scope,
