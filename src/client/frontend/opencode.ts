@@ -14,16 +14,16 @@ import { withTimeout } from "../../shared/timeout.js";
 import { locateAgent, TESTED_VERSIONS } from "../agents/catalog.js";
 import { createSignalRelay, LaunchStopped, type SignalRelay, signalStatus } from "../agents/signal-relay.js";
 import { createQuotaManager } from "../auto/quota/admission.js";
-import { loadExecutorRegistry } from "../auto/registry.js";
+import { type ExecutorRegistry, loadExecutorRegistry } from "../auto/registry.js";
 import { discover } from "../connections/connect.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
 import type { Source } from "../router/selection.js";
 import { selectSources } from "../router/selection.js";
 import { processStartTicks } from "../session/store.js";
-import { startBridge } from "./bridge.js";
+import { type Bridge, startBridge } from "./bridge.js";
 import { frontendCatalogue, opencodeProviderConfig, validEfforts } from "./catalogue.js";
 import { createAutoFrontendEngine } from "./engine.js";
-import type { StatusSnapshot } from "./plugins/index.js";
+import type { StatusServer, StatusSnapshot } from "./plugins/index.js";
 import { pluginConfig, pluginFiles, startStatusServer, writePluginFiles } from "./plugins/index.js";
 
 const STATUS_TOKEN_ENV = "IVOAI_STATUS_TOKEN";
@@ -83,6 +83,34 @@ export async function runOpencodeFrontend(options: OpencodeFrontendOptions): Pro
   }
 }
 
+/** One frontend run between its phases: the caller's options, the signal relay and what to undo at the end. */
+interface FrontendRun {
+  readonly options: OpencodeFrontendOptions;
+  readonly relay: SignalRelay;
+  /** Undone in reverse order by `runOpencodeFrontend`, whatever happened. */
+  readonly cleanups: (() => Promise<unknown>)[];
+  readonly killAfterMs: number;
+  readonly managedBin: string;
+  /** Managed OpenCode's own home below ivoai's state (config, data, plugins, server marks). */
+  readonly home: string;
+  /** Once the TUI has the terminal, notices are dropped: they would tear its screen. */
+  tuiRunning: boolean;
+}
+
+/** What both OpenCode processes (server and TUI) start with. */
+interface OpencodeLaunch {
+  /** opencode's executable (the pinned version). */
+  program: string;
+  /** The caller's environment with the managed XDG directories and without the user's OpenCode variables. */
+  base: NodeJS.ProcessEnv;
+  /** The server's password, shared with the TUI that attaches to it. */
+  password: string;
+}
+
+/**
+ * The phases in order: the pinned opencode, the knowledge selection, the executors, the bridge, the managed
+ * home, the status server and the configuration, `opencode serve`, then the TUI in the foreground.
+ */
 async function run(
   options: OpencodeFrontendOptions,
   relay: SignalRelay,
@@ -90,7 +118,39 @@ async function run(
   killAfterMs: number,
 ): Promise<number> {
   const paths = options.registry.paths;
-  const managedBin = path.join(paths.dataDir, "bin");
+  const frontend: FrontendRun = {
+    options,
+    relay,
+    cleanups,
+    killAfterMs,
+    managedBin: path.join(paths.dataDir, "bin"),
+    home: path.join(paths.stateDir, "frontend", "opencode"),
+    tuiRunning: false,
+  };
+  const program = await pinnedOpencode(frontend);
+  const selected = await selectKnowledge(frontend);
+  const executors = await relay.unlessStopped(
+    loadExecutorRegistry({ stateDir: paths.stateDir, managedBin: frontend.managedBin, env: options.env }),
+  );
+  const bridge = await openBridge(frontend, executors);
+  relay.check();
+  const launch: OpencodeLaunch = {
+    program,
+    base: await prepareHome(frontend),
+    password: randomBytes(32).toString("base64url"),
+  };
+  const status = await openStatus(frontend, selected, executors);
+  const tuiConfig = await writeTuiPlugins(frontend, status.url);
+  const config = serverConfig(frontend, executors, bridge.url);
+  const url = await startServer(frontend, launch, config, bridge.secret);
+  relay.check();
+  frontend.tuiRunning = true;
+  return runTui(frontend, launch, url, { OPENCODE_TUI_CONFIG: tuiConfig, [STATUS_TOKEN_ENV]: status.token });
+}
+
+/** opencode's path, refused unless it is installed and the pinned version. */
+async function pinnedOpencode(frontend: FrontendRun): Promise<string> {
+  const { options, managedBin } = frontend;
   const opencode = await locateAgent("opencode", managedBin, options.env);
   if (!opencode) {
     throw new IvoaiError(
@@ -98,16 +158,21 @@ async function run(
       `opencode is not installed (not on PATH nor in ${managedBin}); run 'ivoai install opencode'`,
     );
   }
-  const version = await relay.unlessStopped(versionOf(opencode.path, options.env));
+  const version = await frontend.relay.unlessStopped(versionOf(opencode.path, options.env));
   if (version !== TESTED_VERSIONS.opencode) {
     throw new IvoaiError(
       "CONFLICT",
       `${opencode.path} is opencode ${version || "(unknown version)"}; ivoai auto needs the pinned ${TESTED_VERSIONS.opencode} ('ivoai install opencode')`,
     );
   }
-  // The launchers' rule: an explicitly selected source must be usable now, before anything starts.
+  return opencode.path;
+}
+
+/** The launchers' rule: an explicitly selected source must be usable now, before anything starts. */
+function selectKnowledge(frontend: FrontendRun): Promise<Source[]> {
+  const { options } = frontend;
   const explicit = options.knowledgeSources.length > 0;
-  const selected = await relay.unlessStopped(
+  return frontend.relay.unlessStopped(
     selectSources(options.registry, options.knowledgeSources, {
       checkReady: explicit,
       env: options.env,
@@ -116,10 +181,11 @@ async function run(
       return [];
     }),
   );
-  const executors = await relay.unlessStopped(
-    loadExecutorRegistry({ stateDir: paths.stateDir, managedBin, env: options.env }),
-  );
-  let tuiRunning = false;
+}
+
+/** The AUTO engine behind its loopback bridge, with the catalogue the executors allow. */
+async function openBridge(frontend: FrontendRun, executors: ExecutorRegistry): Promise<Bridge> {
+  const { options } = frontend;
   const bridge = await startBridge({
     engine: createAutoFrontendEngine({
       registry: options.registry,
@@ -128,19 +194,22 @@ async function run(
       selfCommand: options.selfCommand,
       knowledgeSources: options.knowledgeSources,
       notice: (message) => {
-        if (!tuiRunning) options.notice(message);
+        if (!frontend.tuiRunning) options.notice(message);
       },
-      killAfterMs,
+      killAfterMs: frontend.killAfterMs,
     }),
     catalogue: () => frontendCatalogue(executors),
     validEfforts: validEfforts(executors),
     // OpenCode sends its own session id on every provider request.
     sessionHeader: "x-session-id",
   });
-  cleanups.push(() => bridge.close());
-  relay.check();
+  frontend.cleanups.push(() => bridge.close());
+  return bridge;
+}
 
-  const home = path.join(paths.stateDir, "frontend", "opencode");
+/** Private managed directories (orphaned servers of a killed ivoai ended); returns the base environment. */
+async function prepareHome(frontend: FrontendRun): Promise<NodeJS.ProcessEnv> {
+  const { home } = frontend;
   const xdg = {
     // OpenCode also reads ~/.opencode/ (config, plugins) whatever XDG says: the managed one gets its own home.
     HOME: path.join(home, "home"),
@@ -154,12 +223,18 @@ async function run(
     await fs.chmod(dir, 0o700);
   }
   await endOrphanedServers(home);
-  const base: NodeJS.ProcessEnv = { ...options.env, ...xdg };
+  const base: NodeJS.ProcessEnv = { ...frontend.options.env, ...xdg };
   for (const name of USER_OPENCODE_ENV) delete base[name];
-  const password = randomBytes(32).toString("base64url");
-  const entries = frontendCatalogue(executors);
-  // ivoai's status for the TUI plugin: selected sources, executors and their quota windows.
-  const quota = createQuotaManager({ stateDir: paths.stateDir });
+  return base;
+}
+
+/** ivoai's status for the TUI plugin: selected sources, executors and their quota windows. */
+async function openStatus(
+  frontend: FrontendRun,
+  selected: readonly Source[],
+  executors: ExecutorRegistry,
+): Promise<StatusServer> {
+  const quota = createQuotaManager({ stateDir: frontend.options.registry.paths.stateDir });
   const health = sourceHealth(selected);
   const status = await startStatusServer(async () => ({
     sources: await health.snapshot(),
@@ -177,41 +252,58 @@ async function run(
       })),
     session_id: null,
   }));
-  cleanups.push(() => status.close());
-  const pluginsDir = path.join(home, "plugins");
+  frontend.cleanups.push(() => status.close());
+  return status;
+}
+
+/** Writes ivoai's plugins and the TUI's configuration naming them; returns that configuration's path. */
+async function writeTuiPlugins(frontend: FrontendRun, statusUrl: string): Promise<string> {
+  const pluginsDir = path.join(frontend.home, "plugins");
   await fs.mkdir(pluginsDir, { recursive: true, mode: 0o700 });
-  await writePluginFiles(
-    pluginsDir,
-    pluginFiles({ statusUrl: status.url, statusTokenEnv: STATUS_TOKEN_ENV }),
-  );
-  const plugins = pluginConfig(pluginsDir);
-  const tuiConfig = path.join(home, "tui.json");
-  await writeFileAtomic(tuiConfig, JSON.stringify(plugins.tui), { mode: 0o600 });
-  const config = {
+  await writePluginFiles(pluginsDir, pluginFiles({ statusUrl, statusTokenEnv: STATUS_TOKEN_ENV }));
+  const tuiConfig = path.join(frontend.home, "tui.json");
+  await writeFileAtomic(tuiConfig, JSON.stringify(pluginConfig(pluginsDir).tui), { mode: 0o600 });
+  return tuiConfig;
+}
+
+/** The managed server's whole configuration: ivoai as the only provider, nothing shared or updated. */
+function serverConfig(frontend: FrontendRun, executors: ExecutorRegistry, bridgeUrl: string): object {
+  const entries = frontendCatalogue(executors);
+  return {
     $schema: "https://opencode.ai/config.json",
     share: "disabled",
     autoupdate: false,
     model: "ivoai/auto",
     enabled_providers: ["ivoai"],
     agent: { title: { disable: true } },
-    provider: { ivoai: opencodeProviderConfig(entries, bridge.url, BRIDGE_SECRET_ENV) },
+    provider: { ivoai: opencodeProviderConfig(entries, bridgeUrl, BRIDGE_SECRET_ENV) },
     // ivoai's server plugin: the frontend session and message ids on every bridge request.
-    plugin: plugins.opencode.plugin,
+    plugin: pluginConfig(path.join(frontend.home, "plugins")).opencode.plugin,
   };
+}
+
+/** Starts `opencode serve` in its own process group, ended with the run; resolves with its URL. */
+async function startServer(
+  frontend: FrontendRun,
+  launch: OpencodeLaunch,
+  config: object,
+  bridgeSecret: string,
+): Promise<string> {
+  const { options, relay, cleanups } = frontend;
   const port = await relay.unlessStopped(freePort());
-  const server = spawn(opencode.path, ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
+  const server = spawn(launch.program, ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
     cwd: options.cwd,
     // Its own process group, away from the terminal: ^C is the TUI's; ivoai ends the server itself.
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
-      ...base,
+      ...launch.base,
       OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
       OPENCODE_DISABLE_PROJECT_CONFIG: "1",
       OPENCODE_DISABLE_SHARE: "1",
       OPENCODE_DISABLE_AUTOUPDATE: "1",
-      OPENCODE_SERVER_PASSWORD: password,
-      [BRIDGE_SECRET_ENV]: bridge.secret,
+      OPENCODE_SERVER_PASSWORD: launch.password,
+      [BRIDGE_SECRET_ENV]: bridgeSecret,
     },
   });
   // Watched from its spawn's own tick: a server that exits at once is still seen exiting.
@@ -222,33 +314,34 @@ async function run(
   process.once("exit", killServer);
   cleanups.push(async () => {
     process.off("exit", killServer);
-    await stopGroup(server, killAfterMs);
+    await stopGroup(server, frontend.killAfterMs);
   });
   // Recorded so that the next `ivoai auto` ends this server if ivoai is killed before it can.
-  const serverMark = await markServer(home, server.pid);
+  const serverMark = await markServer(frontend.home, server.pid);
   cleanups.push(() => fs.rm(serverMark, { force: true }));
-  const url = await relay.unlessStopped(
+  return relay.unlessStopped(
     listening.catch((error: Error) => {
       throw new IvoaiError("INTERNAL", `opencode serve did not start: ${error.message}`);
     }),
   );
+}
 
-  relay.check();
-  tuiRunning = true;
-  // The user's terminal, in ivoai's process group: the TUI owns the keyboard; ^C is its key.
-  const tui = spawn(opencode.path, ["attach", url, "--dir", options.cwd], {
-    cwd: options.cwd,
+/** The user's terminal, in ivoai's process group: the TUI owns the keyboard; ^C is its key. Its exit status. */
+async function runTui(
+  frontend: FrontendRun,
+  launch: OpencodeLaunch,
+  url: string,
+  /** The TUI loads ivoai's status plugin, which reads the status with this token (environment only). */
+  pluginEnv: Record<string, string>,
+): Promise<number> {
+  const { cwd } = frontend.options;
+  const tui = spawn(launch.program, ["attach", url, "--dir", cwd], {
+    cwd,
     stdio: "inherit",
-    // The TUI loads ivoai's status plugin, which reads the status with this token (environment only).
-    env: {
-      ...base,
-      OPENCODE_SERVER_PASSWORD: password,
-      OPENCODE_TUI_CONFIG: tuiConfig,
-      [STATUS_TOKEN_ENV]: status.token,
-    },
+    env: { ...launch.base, OPENCODE_SERVER_PASSWORD: launch.password, ...pluginEnv },
   });
-  const watched = relay.watch(tui);
-  if (!(await watched.spawned)) throw new IvoaiError("NOT_FOUND", `could not start ${opencode.path}`);
+  const watched = frontend.relay.watch(tui);
+  if (!(await watched.spawned)) throw new IvoaiError("NOT_FOUND", `could not start ${launch.program}`);
   const exit = await watched.exited;
   return exit.code ?? (exit.signal ? signalStatus(exit.signal) : 128);
 }
