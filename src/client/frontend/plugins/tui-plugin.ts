@@ -12,8 +12,16 @@ export interface StatusEndpoint {
   statusTokenEnv: string;
 }
 
-/** The plugin source for `endpoint`. */
+/** The plugin source for `endpoint`: its settings, then the fixed parts below in order. */
 export function tuiPluginSource(endpoint: StatusEndpoint): string {
+  return [settingsPart(endpoint), HELPERS_PART, TEXT_PART, VIEWS_PART, PLUGIN_PART].join("");
+}
+
+// The plugin's source, in parts that stay plain JavaScript text (OpenCode loads the file as written); only the
+// settings part is filled in, with JSON-quoted values.
+
+/** The imports and settings: where the status is and which variable holds its token. */
+function settingsPart(endpoint: StatusEndpoint): string {
   return `// Written by ivoai: ivoai's compact status in OpenCode's TUI and the /ivoai panel.
 import { createComponent, createElement, insert, setProp } from "@opentui/solid";
 import { createSignal } from "solid-js";
@@ -26,7 +34,11 @@ const MAX_ITEMS = 32;
 const UNAVAILABLE = "ivoai status unavailable";
 const LOADING = "ivoai status loading…";
 
-const clip = (value, max) => {
+`;
+}
+
+/** Bounded, control-free text from untrusted status fields, and the status fetch itself. */
+const HELPERS_PART = `const clip = (value, max) => {
   const text = String(value ?? "").replace(/[\\u0000-\\u001f\\u007f]/g, " ");
   return text.length > max ? text.slice(0, max - 1) + "…" : text;
 };
@@ -51,7 +63,10 @@ function quotaLine(entry) {
   return clip(entry?.executor, 16) + " " + clip(entry?.window, 16) + " " + used + resets;
 }
 
-/** Compact lines: one summary, then one line per unhealthy source (symbol and text). */
+`;
+
+/** The compact sidebar lines and the /ivoai panel's text. */
+const TEXT_PART = `/** Compact lines: one summary, then one line per unhealthy source (symbol and text). */
 function compactLines(status) {
   if (status === null) return [LOADING];
   if (!status) return [UNAVAILABLE];
@@ -85,7 +100,10 @@ function panelText(status) {
   return lines.join("\\n");
 }
 
-function textLine(content, color) {
+`;
+
+/** OpenTUI elements for the compact status. */
+const VIEWS_PART = `function textLine(content, color) {
   const node = createElement("text");
   if (color) setProp(node, "fg", color);
   insert(node, content);
@@ -103,7 +121,10 @@ function statusBox(lines, theme) {
   return box;
 }
 
-export default {
+`;
+
+/** The plugin object: polling, the sidebar and home slots, and the /ivoai command. */
+const PLUGIN_PART = `export default {
   id: ${JSON.stringify(TUI_PLUGIN_ID)},
   tui: async (api) => {
     // null until the first answer, undefined when the status cannot be read.
@@ -166,4 +187,3 @@ export default {
   },
 };
 `;
-}
