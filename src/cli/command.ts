@@ -34,7 +34,7 @@ export interface PositionalSpec {
 }
 
 export type * from "./options.js";
-export { defineOptions, formatDuration } from "./options.js";
+export { defineOptions } from "./options.js";
 
 /** What a command's run receives: its options typed as declared (`Options`), and the process around it. */
 export interface CommandContext<Options = OptionValues> {

@@ -199,19 +199,6 @@ function parseDurationFlag(name: string, text: string, path: readonly string[], 
   return ms;
 }
 
-const UNITS = [
-  ["d", 86_400_000],
-  ["h", 3_600_000],
-  ["m", 60_000],
-  ["s", 1_000],
-] as const;
-
-/** Milliseconds back as the duration a flag takes (the largest whole unit): 3600000 → "1h". */
-export function formatDuration(ms: number): string {
-  const [unit, size] = UNITS.find(([, size]) => ms % size === 0) ?? ["s", 1_000];
-  return `${Math.max(1, Math.round(ms / size))}${unit}`;
-}
-
 const DURATION_BACK = /^\d+[smhd]$/;
 
 function parseInstant(name: string, text: string, path: readonly string[], now: number): string {

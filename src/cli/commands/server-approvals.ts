@@ -8,6 +8,7 @@ import { AUDIT_KINDS, type AuditLog, openAuditLogOn } from "../../server/audit/s
 import { openMemoryService } from "../../server/memory/service.js";
 import type { ApprovalSummary } from "../../server/memory/store.js";
 import { resolveStoreBackend } from "../../server/store/backend.js";
+import { formatDuration } from "../../shared/duration.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { createLogger } from "../../shared/logger.js";
 import { shellQuote } from "../../shared/shell-quote.js";
@@ -17,7 +18,6 @@ import {
   type CommandSpec,
   defineCommand,
   defineOptions,
-  formatDuration,
   type GroupSpec,
   type OptionsOf,
 } from "../command.js";
