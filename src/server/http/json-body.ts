@@ -1,5 +1,6 @@
 // Reads a bounded JSON request body and validates it, answering 415/400 with a JSON error on bad input.
 import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { problem } from "./problem.js";
 
@@ -16,45 +17,36 @@ export async function readJsonBody<S extends z.ZodType>(
 ): Promise<JsonBodyResult<z.infer<S>>> {
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(type)) {
-    return {
-      ok: false,
-      response: problem(c, 415, "unsupported_media_type", "send the body as application/json"),
-    };
+    return refuse(c, 415, "unsupported_media_type", "send the body as application/json");
   }
   const text = await c.req.text();
   if (maxBytes !== undefined && Buffer.byteLength(text) > maxBytes) {
-    return {
-      ok: false,
-      response: problem(c, 413, "payload_too_large", `this endpoint accepts at most ${maxBytes} bytes`),
-    };
+    return refuse(c, 413, "payload_too_large", `this endpoint accepts at most ${maxBytes} bytes`);
   }
   if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
-    return {
-      ok: false,
-      response: problem(
-        c,
-        400,
-        "invalid_json",
-        `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
-      ),
-    };
+    const message = `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`;
+    return refuse(c, 400, "invalid_json", message);
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    return { ok: false, response: problem(c, 400, "invalid_json", "the request body is not valid JSON") };
+    return refuse(c, 400, "invalid_json", "the request body is not valid JSON");
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
-    return {
-      ok: false,
-      response: problem(c, 400, "invalid_request", `${where}${issue?.message ?? "invalid body"}`),
-    };
-  }
-  return { ok: true, value: parsed.data };
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
+  return refuse(c, 400, "invalid_request", `${where}${issue?.message ?? "invalid body"}`);
+}
+
+function refuse(
+  c: Context,
+  status: ContentfulStatusCode,
+  error: string,
+  message: string,
+): { ok: false; response: Response } {
+  return { ok: false, response: problem(c, status, error, message) };
 }
 
 /** Whether `[` / `{` nesting (outside strings) goes past `max`, in one pass without recursion. */

@@ -5,7 +5,7 @@ import { Hono } from "hono";
 import type { Logger } from "../../shared/logger.js";
 import { newId, newSecret, sha256Hex } from "../../shared/tokens.js";
 import type { GatewayEnv } from "../http/env.js";
-import type { Grant, OAuthStore, TokenRecord } from "./store.js";
+import type { AuthorizationCode, Grant, OAuthStore, TokenRecord } from "./store.js";
 import { type TokenFailure, tokenFailureResponse } from "./token-failure.js";
 import { parseScopes, sameResource, verifyPkce } from "./validate.js";
 
@@ -116,32 +116,43 @@ interface Exchange {
 }
 
 /** grant_type=authorization_code: PKCE, the code's client, redirect and resource; a replay revokes its tokens. */
-async function exchangeCode({ c, deps, field, clientId, at }: Exchange): Promise<Response> {
-  const { store } = deps;
+async function exchangeCode(exchange: Exchange): Promise<Response> {
+  const { c, deps, field, clientId, at } = exchange;
   const code = field("code") ?? "";
-  const record = await store.peekCode(code);
+  const record = await deps.store.peekCode(code);
   if (!record) return fail(c, deps, "unknown_code", clientId);
-  if (record.client_id !== clientId) return fail(c, deps, "code_of_other_client", clientId);
   const replayed = async () => {
     // A replayed code: refuse it and revoke everything issued from it (OAuth 2.1 §4.1.2).
-    await store.revokeFromCode(sha256Hex(code), at);
+    await deps.store.revokeFromCode(sha256Hex(code), at);
     return fail(c, deps, "code_replayed", clientId);
   };
-  if (record.used_at) return replayed();
-  if (record.expires_at <= at) return fail(c, deps, "code_expired", clientId);
-  if (field("redirect_uri") !== record.redirect_uri) return fail(c, deps, "redirect_uri_mismatch", clientId);
-  if (!verifyPkce(field("code_verifier") ?? "", record.code_challenge)) {
-    return fail(c, deps, "pkce_failed", clientId);
-  }
-  const resource = field("resource");
-  if (resource !== undefined && !sameResource(resource, record.resource)) {
-    return fail(c, deps, "resource_mismatch", clientId);
-  }
+  if (record.client_id === clientId && record.used_at) return replayed();
+  const refused = codeRefusal(exchange, record);
+  if (refused) return fail(c, deps, refused, clientId);
   // Spent only once everything matched, so a leaked code cannot be burnt by someone without the verifier;
   // the grant and its first tokens are stored in the same transaction as the spend.
+  const issued = grantFromCode(exchange, code, record);
+  if (!(await deps.store.redeemCode(code, at, { grant: issued.grant, tokens: issued.tokens })))
+    return replayed();
+  return c.json(issued.response);
+}
+
+/** Why a code (not yet used) cannot be exchanged by this request, if it cannot. */
+function codeRefusal({ field, clientId, at }: Exchange, record: AuthorizationCode): TokenFailure | undefined {
+  if (record.client_id !== clientId) return "code_of_other_client";
+  if (record.expires_at <= at) return "code_expired";
+  if (field("redirect_uri") !== record.redirect_uri) return "redirect_uri_mismatch";
+  if (!verifyPkce(field("code_verifier") ?? "", record.code_challenge)) return "pkce_failed";
+  const resource = field("resource");
+  if (resource !== undefined && !sameResource(resource, record.resource)) return "resource_mismatch";
+  return undefined;
+}
+
+/** The grant (refresh family) a code starts, with its first tokens. */
+function grantFromCode({ deps, clientId, at }: Exchange, code: string, record: AuthorizationCode) {
   const family = newId("fam_");
   const expiresAt = new Date(deps.now().getTime() + deps.refreshFamilyTtlMs).toISOString();
-  const granted: Grant = {
+  const grant: Grant = {
     id: family,
     client_id: clientId,
     scopes: record.scopes,
@@ -161,8 +172,7 @@ async function exchangeCode({ c, deps, field, clientId, at }: Exchange): Promise
     },
     deps.now(),
   );
-  if (!(await store.redeemCode(code, at, { grant: granted, tokens: issued.records }))) return replayed();
-  return c.json(issued.response);
+  return { grant, tokens: issued.records, response: issued.response };
 }
 
 /** grant_type=refresh_token: rotation within the grant's lifetime, never wider scopes; reuse ends the family. */
