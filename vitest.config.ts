@@ -2,23 +2,9 @@
 //   unit      no PostgreSQL, no build: `npx vitest run --project unit path` answers in seconds;
 //   contract  a real PostgreSQL (the store contracts run on both backends), no build;
 //   e2e       the built single-file binary (test/setup/build.ts builds it once) and PostgreSQL.
-// `npm test` runs all three. A file's name says its project: *.contract.test.ts and *.e2e.test.ts; the few
-// older unit-named files that need more are listed here until they are renamed.
+// `npm test` runs all three. A file's name says its project: *.contract.test.ts (PostgreSQL), *.e2e.test.ts
+// (the build), anything else unit.
 import { defineConfig } from "vitest/config";
-
-/** Unit-named files that need PostgreSQL. */
-const NEEDS_POSTGRES = [
-  "src/server/start.test.ts",
-  "src/server/store/copy.test.ts",
-  "src/server/store/sql.test.ts",
-  "src/server/memory/store-postgres.test.ts",
-];
-/** Unit-named files that run the built binary (dist/ivoai.mjs). */
-const NEEDS_BUILD = [
-  "src/server/deploy/trusted-exec.test.ts",
-  "src/server/context/prepare-pool.test.ts",
-  "src/client/frontend/engine.test.ts",
-];
 
 export default defineConfig({
   test: {
@@ -32,14 +18,14 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["src/**/*.test.ts", "web/src/**/*.test.{ts,tsx}", "scripts/**/*.test.ts"],
-          exclude: ["**/*.contract.test.ts", "**/*.e2e.test.ts", ...NEEDS_POSTGRES, ...NEEDS_BUILD],
+          exclude: ["**/*.contract.test.ts", "**/*.e2e.test.ts"],
         },
       },
       {
         extends: true,
         test: {
           name: "contract",
-          include: ["src/**/*.contract.test.ts", ...NEEDS_POSTGRES],
+          include: ["src/**/*.contract.test.ts"],
           globalSetup: ["test/setup/postgres.ts"],
         },
       },
@@ -47,7 +33,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "e2e",
-          include: ["test/**/*.test.ts", "src/**/*.e2e.test.ts", ...NEEDS_BUILD],
+          include: ["test/**/*.test.ts", "src/**/*.e2e.test.ts"],
           globalSetup: ["test/setup/postgres.ts", "test/setup/build.ts"],
         },
       },
