@@ -61,6 +61,3 @@ export async function openPostgresCatalogue(db: SqlDatabase, changes?: ChangeSig
   if (db.dialect !== "postgres") throw new Error("openPostgresCatalogue needs a PostgreSQL connection");
   return openCatalogueStore(db, { ...(changes ? { changes } : {}), vectorStore: postgresVectorStore(db) });
 }
-
-/** The store registry's former name for CATALOGUE_MIGRATIONS (both backends now), until it imports that. */
-export { CATALOGUE_MIGRATIONS as CATALOGUE_POSTGRES_MIGRATIONS } from "./catalogue-schema.js";
