@@ -251,136 +251,180 @@ interface Session {
 const MAX_LINE_BYTES = 4 * 1024 * 1024;
 const MAX_UPDATES = 100;
 
+/** One app-server child and the JSON-RPC exchange over its stdio. */
+interface SessionState {
+  readonly child: ChildProcess;
+  /** Resolves once the child has closed (or could not start). */
+  readonly exited: Promise<void>;
+  readonly now: () => Date;
+  readonly killAfterMs: number;
+  readonly pending: Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>;
+  readonly updates: { params: unknown; at: Date }[];
+  nextId: number;
+  /** The first failure: every pending and later request rejects with it. */
+  failure: Error | undefined;
+  stderr: string;
+  /** Stdout not yet split into lines. */
+  buffer: string;
+  deadline: NodeJS.Timeout | undefined;
+}
+
 function startSession(options: CodexProbeOptions): Session {
   const timeoutMs = options.timeoutMs ?? 15_000;
-  const killAfterMs = options.killAfterMs ?? 2_000;
-  const now = options.now ?? (() => new Date());
-  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-  const updates: { params: unknown; at: Date }[] = [];
-  let nextId = 1;
-  let failure: Error | undefined;
-  let stderr = "";
-  let buffer = "";
-
   const child: ChildProcess = spawn(options.cliPath, ["app-server"], {
     env: options.env,
     stdio: ["pipe", "pipe", "pipe"],
     detached: true,
   });
-  const exited = new Promise<void>((resolve) => {
-    child.once("close", () => resolve());
-    child.once("error", () => resolve());
-  });
-
-  const failAll = (error: Error) => {
-    failure ??= error;
-    for (const entry of pending.values()) entry.reject(failure);
-    pending.clear();
+  const state: SessionState = {
+    child,
+    exited: new Promise<void>((resolve) => {
+      child.once("close", () => resolve());
+      child.once("error", () => resolve());
+    }),
+    now: options.now ?? (() => new Date()),
+    killAfterMs: options.killAfterMs ?? 2_000,
+    pending: new Map(),
+    updates: [],
+    nextId: 1,
+    failure: undefined,
+    stderr: "",
+    buffer: "",
+    deadline: undefined,
   };
-  const deadline = setTimeout(() => failAll(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  deadline.unref();
+  state.deadline = setTimeout(() => failAll(state, new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  state.deadline.unref();
+  watchChild(state);
+  return {
+    updates: state.updates,
+    request: (method, params) => request(state, method, params),
+    notify(method, params) {
+      write(state, params === undefined ? { method } : { method, params });
+    },
+    close: () => closeSession(state),
+  };
+}
 
-  child.once("error", (error) => failAll(new Error(`cannot start: ${error.message}`)));
+function watchChild(state: SessionState): void {
+  const { child } = state;
+  child.once("error", (error) => failAll(state, new Error(`cannot start: ${error.message}`)));
   child.once("close", (code, signal) =>
-    failAll(new Error(`exited (${signal ?? code})${stderr ? `: ${lastLine(stderr)}` : ""}`)),
+    failAll(
+      state,
+      new Error(`exited (${signal ?? code})${state.stderr ? `: ${lastLine(state.stderr)}` : ""}`),
+    ),
   );
   child.stdin?.on("error", () => undefined);
   child.stderr?.setEncoding("utf8");
   child.stderr?.on("data", (chunk: string) => {
-    stderr = (stderr + chunk).slice(-4096);
+    state.stderr = (state.stderr + chunk).slice(-4096);
   });
   child.stdout?.setEncoding("utf8");
-  child.stdout?.on("data", (chunk: string) => {
-    buffer += chunk;
-    if (buffer.length > MAX_LINE_BYTES && !buffer.includes("\n")) {
-      failAll(new Error("a message exceeded 4 MiB"));
-      buffer = "";
-      return;
-    }
-    let newline = buffer.indexOf("\n");
-    while (newline !== -1) {
-      const line = buffer.slice(0, newline).trim();
-      buffer = buffer.slice(newline + 1);
-      if (line) onMessage(line);
-      newline = buffer.indexOf("\n");
-    }
-  });
+  child.stdout?.on("data", (chunk: string) => onStdout(state, chunk));
+}
 
-  const write = (message: Record<string, unknown>) => {
-    if (child.stdin?.writable) child.stdin.write(`${JSON.stringify(message)}\n`);
-  };
+function failAll(state: SessionState, error: Error): void {
+  state.failure ??= error;
+  for (const entry of state.pending.values()) entry.reject(state.failure);
+  state.pending.clear();
+}
 
-  function onMessage(line: string): void {
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return; // not a protocol line
-    }
-    if (typeof message !== "object" || message === null) return;
-    const { id, method } = message;
-    if (typeof method === "string") {
-      if (id !== undefined) {
-        // A server request (approval, elicitation…): the probe never grants anything.
-        write({ id, error: { code: -32601, message: "ivoai's quota probe handles no server requests" } });
-      } else if (method === "account/rateLimits/updated" && updates.length < MAX_UPDATES) {
-        updates.push({ params: message.params, at: now() });
-      }
-      return;
-    }
-    if (typeof id !== "number") return;
-    const entry = pending.get(id);
-    if (!entry) return;
-    pending.delete(id);
-    const error = message.error as { code?: unknown; message?: unknown } | undefined;
-    if (error) {
-      entry.reject(
-        new RpcError(
-          typeof error.code === "number" ? error.code : 0,
-          typeof error.message === "string" ? error.message : "error",
-        ),
-      );
-    } else entry.resolve(message.result);
+/** Splits stdout into protocol lines; a line over 4 MiB fails the session. */
+function onStdout(state: SessionState, chunk: string): void {
+  state.buffer += chunk;
+  if (state.buffer.length > MAX_LINE_BYTES && !state.buffer.includes("\n")) {
+    failAll(state, new Error("a message exceeded 4 MiB"));
+    state.buffer = "";
+    return;
   }
+  let newline = state.buffer.indexOf("\n");
+  while (newline !== -1) {
+    const line = state.buffer.slice(0, newline).trim();
+    state.buffer = state.buffer.slice(newline + 1);
+    if (line) onMessage(state, line);
+    newline = state.buffer.indexOf("\n");
+  }
+}
 
-  return {
-    updates,
-    request(method, params) {
-      if (failure) return Promise.reject(failure);
-      const id = nextId++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        write(params === undefined ? { id, method } : { id, method, params });
+function write(state: SessionState, message: Record<string, unknown>): void {
+  const { stdin } = state.child;
+  if (stdin?.writable) stdin.write(`${JSON.stringify(message)}\n`);
+}
+
+function onMessage(state: SessionState, line: string): void {
+  let message: Record<string, unknown>;
+  try {
+    message = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return; // not a protocol line
+  }
+  if (typeof message !== "object" || message === null) return;
+  const { id, method } = message;
+  if (typeof method === "string") {
+    if (id !== undefined) {
+      // A server request (approval, elicitation…): the probe never grants anything.
+      write(state, {
+        id,
+        error: { code: -32601, message: "ivoai's quota probe handles no server requests" },
       });
-    },
-    notify(method, params) {
-      write(params === undefined ? { method } : { method, params });
-    },
-    async close() {
-      clearTimeout(deadline);
-      child.stdin?.end();
-      const signalGroup = (signal: NodeJS.Signals) => {
-        if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-        try {
-          process.kill(-child.pid, signal);
-        } catch {
-          // already gone
-        }
-      };
-      signalGroup("SIGTERM");
-      const kill = setTimeout(() => signalGroup("SIGKILL"), killAfterMs);
-      await exited;
-      clearTimeout(kill);
-      // Whatever the group left behind (a helper the app-server spawned) goes too.
-      if (child.pid !== undefined) {
-        try {
-          process.kill(-child.pid, "SIGKILL");
-        } catch {
-          // none left
-        }
-      }
-    },
+    } else if (method === "account/rateLimits/updated" && state.updates.length < MAX_UPDATES) {
+      state.updates.push({ params: message.params, at: state.now() });
+    }
+    return;
+  }
+  if (typeof id === "number") settle(state, id, message);
+}
+
+/** Resolves or rejects the request `id` answers (an unknown id is ignored). */
+function settle(state: SessionState, id: number, message: Record<string, unknown>): void {
+  const entry = state.pending.get(id);
+  if (!entry) return;
+  state.pending.delete(id);
+  const error = message.error as { code?: unknown; message?: unknown } | undefined;
+  if (error) {
+    entry.reject(
+      new RpcError(
+        typeof error.code === "number" ? error.code : 0,
+        typeof error.message === "string" ? error.message : "error",
+      ),
+    );
+  } else entry.resolve(message.result);
+}
+
+function request(state: SessionState, method: string, params: unknown): Promise<unknown> {
+  if (state.failure) return Promise.reject(state.failure);
+  const id = state.nextId++;
+  return new Promise((resolve, reject) => {
+    state.pending.set(id, { resolve, reject });
+    write(state, params === undefined ? { id, method } : { id, method, params });
+  });
+}
+
+/** TERM to the child's process group, KILL after the bound, then KILL whatever the group left behind. */
+async function closeSession(state: SessionState): Promise<void> {
+  const { child } = state;
+  clearTimeout(state.deadline);
+  child.stdin?.end();
+  const signalGroup = (signal: NodeJS.Signals) => {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // already gone
+    }
   };
+  signalGroup("SIGTERM");
+  const kill = setTimeout(() => signalGroup("SIGKILL"), state.killAfterMs);
+  await state.exited;
+  clearTimeout(kill);
+  // Whatever the group left behind (a helper the app-server spawned) goes too.
+  if (child.pid !== undefined) {
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // none left
+    }
+  }
 }
 
 function lastLine(text: string): string {
