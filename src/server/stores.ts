@@ -1,9 +1,10 @@
 // The server's SQL stores, with their migrations: the composition root's list, handed to `ivoai server store
-// show|migrate`, to the doctor and to whatever else walks every store. It lives here, not in store/, so that the
+// show|migrate`, to the doctor, to backup and to whatever else walks every store. It lives here, not in store/, so that the
 // SQL layer imports no domain (each domain imports the layer).
 import { existsSync } from "node:fs";
 import type { ServerPaths } from "../config/server-paths.js";
 import { AUDIT_MIGRATIONS } from "./audit/store.js";
+import type { BackupStores } from "./backup/manifest.js";
 import { CONSOLE_MIGRATIONS } from "./console/store.js";
 import { CATALOGUE_MIGRATIONS, prepareCatalogueFile } from "./context/catalogue.js";
 import { ENROLLMENT_MIGRATIONS, openEnrollmentStore } from "./enrollment/store.js";
@@ -67,3 +68,6 @@ export const SQL_STORES: readonly RegisteredStore[] = [
     },
   },
 ];
+
+/** The stores a backup carries, each with the synchronous preparation of its SQLite file (restore, verify). */
+export const BACKUP_STORES: BackupStores = { catalogue: prepareCatalogueFile, memory: prepareMemoryFile };

@@ -9,6 +9,7 @@ import {
   restoreBackup,
   verifyBackup,
 } from "../../server/backup/index.js";
+import { BACKUP_STORES } from "../../server/stores.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
@@ -128,7 +129,7 @@ const verifyCommand = defineCommand({
     const progress = createProgress();
     progress.update(`verifying ${dir}`);
     try {
-      const backup = await verifyBackup(dir, { paths, integrity: true });
+      const backup = await verifyBackup(dir, { paths, integrity: true, stores: BACKUP_STORES });
       ctx.out.data(
         {
           path: backup.path,
@@ -213,6 +214,7 @@ export const serverRestoreCommand = defineCommand({
       report = await restoreBackup({
         paths: serverPaths(rootOf(ctx)),
         source,
+        stores: BACKUP_STORES,
         applyConfig: ctx.options["apply-config"] === true,
         applyConnectors: ctx.options["apply-connectors"] === true,
         allowUnsigned: ctx.options["allow-unsigned"] === true,

@@ -21,6 +21,12 @@ export const BACKUP_NAME_PREFIX = "ivoai-backup-";
 export const SUPPORTED_SCHEMAS = { catalogue: CATALOGUE_SCHEMA, memory: MEMORY_META_SCHEMA } as const;
 export type StoreKind = keyof typeof SUPPORTED_SCHEMAS;
 
+/**
+ * How each store a backup carries creates or migrates a SQLite file of its own, synchronously (the store's own
+ * preparation: the same migrations as its open). Handed in by the composition root (src/server/stores.ts).
+ */
+export type BackupStores = Readonly<Record<StoreKind, (file: string) => void>>;
+
 export type EntryKind = "config" | StoreKind | "index_metadata";
 
 interface EntrySpec {

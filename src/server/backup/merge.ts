@@ -2,14 +2,6 @@
 // Each merge is one transaction, so a failure leaves the target as it was. The backup copy is only read, with
 // trusted_schema off, and only the known columns are copied: its schema never reaches the target.
 import { openSqlite, type SqliteDatabase } from "../../shared/native-sqlite.js";
-import { prepareCatalogueFile } from "../context/catalogue.js";
-import { prepareMemoryFile } from "../memory/schema.js";
-
-/** Opens a file with the store's own opener, so schema creation and migrations are the store's, then closes it. */
-export function prepareStore(kind: "catalogue" | "memory", file: string): void {
-  if (kind === "catalogue") prepareCatalogueFile(file);
-  else prepareMemoryFile(file);
-}
 
 function mergeWith(target: string, staged: string, steps: (db: SqliteDatabase) => Record<string, number>) {
   const db = openSqlite(target, { fileMustExist: true, timeout: 10_000 });

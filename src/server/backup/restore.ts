@@ -9,8 +9,8 @@ import { IvoaiError, isIvoaiError } from "../../shared/errors.js";
 import { catalogueFile } from "../context/service.js";
 import { memoryFile } from "../memory/service.js";
 import { refusePostgres } from "./create.js";
-import { type StoreKind, SUPPORTED_SCHEMAS } from "./manifest.js";
-import { type CatalogueScope, mergeCatalogue, mergeMemory, prepareStore } from "./merge.js";
+import { type BackupStores, type StoreKind, SUPPORTED_SCHEMAS } from "./manifest.js";
+import { type CatalogueScope, mergeCatalogue, mergeMemory } from "./merge.js";
 import { blockers, nextSteps, notRestored, shellWord } from "./restore-notes.js";
 import { type ConfigChange, type ConnectorPlan, configChanges, planConnectors } from "./restore-plan.js";
 import { runningServerReason, withServerStopped } from "./running.js";
@@ -32,6 +32,8 @@ export interface RestoreOptions {
   paths: ServerPaths;
   /** The backup directory: an explicit absolute local path. */
   source: string;
+  /** How each store prepares its SQLite file (the composition root's list: src/server/stores.ts). */
+  stores: BackupStores;
   /** Write the backup's server.toml over the target's (the target's is kept otherwise). */
   applyConfig?: boolean;
   /** Add the backup's connectors the target lacks, with their documents. */
@@ -92,7 +94,11 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreRep
   }
   // Everything is checked before the first write: a bad backup leaves the target untouched.
   options.onProgress?.("verifying the backup");
-  const backup = await verifyBackup(path.normalize(source), { paths, integrity: true });
+  const backup = await verifyBackup(path.normalize(source), {
+    paths,
+    integrity: true,
+    stores: options.stores,
+  });
   for (const dir of [paths.etcDir, paths.dataDir, paths.contextDir, paths.memoryDir])
     await directoryOrAbsent(dir);
   const targets = { catalogue: catalogueFile(paths), memory: memoryFile(paths) };
@@ -224,6 +230,7 @@ async function writeRestore(
   configEntry: VerifiedEntry | undefined,
 ): Promise<RestoredEntry[]> {
   const { paths } = options;
+  const prepareStore = (kind: StoreKind, file: string) => options.stores[kind](file);
   const restored: RestoredEntry[] = [];
   await ensureDirectory(paths.root, paths.dataDir, 0o750);
   const staging = await fs.mkdtemp(path.join(paths.dataDir, ".restore-"));
@@ -280,7 +287,7 @@ async function stageStores(
     const file = path.join(staging, entry.path);
     await copyVerified(entry, file);
     await fs.chmod(file, 0o400);
-    const problems = [...integrityProblems(file), ...schemaProblems(entry.kind, file)];
+    const problems = [...integrityProblems(file), ...schemaProblems(entry.kind, file, options.stores)];
     if (problems.length > 0) {
       throw new IvoaiError("STATE_CORRUPT", `invalid backup: ${entry.path}: ${problems[0]}`);
     }

@@ -4,7 +4,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openMemoryStore } from "../memory/store.js";
-import { mergeMemory, prepareStore } from "./merge.js";
+import { BACKUP_STORES } from "../stores.js";
+import { mergeMemory } from "./merge.js";
 import { knownSchema, schemaProblems } from "./store-schema.js";
 
 const APPROVAL = `INSERT INTO approvals (id, created_at, expires_at, status, tool, action, scope, path, requester,
@@ -29,13 +30,13 @@ describe("backup store schema", () => {
 
   it("accepts the store this build creates, and names triggers, views and tables of a backup's own", () => {
     const file = path.join(dir, "memory.sqlite");
-    prepareStore("memory", file);
-    expect(schemaProblems("memory", file)).toEqual([]);
+    BACKUP_STORES.memory(file);
+    expect(schemaProblems("memory", file, BACKUP_STORES)).toEqual([]);
     const db = new Database(file);
     db.exec(`CREATE TABLE loot (x); CREATE VIEW v AS SELECT 1;
       CREATE TRIGGER approve AFTER INSERT ON approvals BEGIN UPDATE approvals SET status = 'approved'; END;`);
     db.close();
-    expect(schemaProblems("memory", file)).toEqual([
+    expect(schemaProblems("memory", file, BACKUP_STORES)).toEqual([
       'unknown table "loot"',
       'unknown trigger "approve"',
       'unknown view "v"',
@@ -44,18 +45,18 @@ describe("backup store schema", () => {
 
   it("accepts an older store that lacks a column a migration adds", () => {
     const file = path.join(dir, "old.sqlite");
-    prepareStore("memory", file);
+    BACKUP_STORES.memory(file);
     const db = new Database(file);
     db.exec(`DROP INDEX episodes_event; DROP INDEX episodes_owner; ALTER TABLE episodes DROP COLUMN event_id;
       UPDATE meta SET value = '1' WHERE key = 'schema';
       INSERT INTO episodes (session_id, project, kind, recorded_at, data, credential_id)
       VALUES ('s', 'p', 'note', '2026-01-01T00:00:00Z', '{}', 'c1');`);
     db.close();
-    expect(schemaProblems("memory", file)).toEqual([]);
+    expect(schemaProblems("memory", file, BACKUP_STORES)).toEqual([]);
     const target = path.join(dir, "target.sqlite");
-    prepareStore("memory", target);
+    BACKUP_STORES.memory(target);
     expect(mergeMemory(target, file)).toMatchObject({ episodes: 1 });
-    prepareStore("memory", target);
+    BACKUP_STORES.memory(target);
     const merged = new Database(target, { readonly: true });
     try {
       expect(merged.prepare("SELECT event_id FROM episodes").get()).toMatchObject({
@@ -76,10 +77,14 @@ describe("backup store schema", () => {
     db.close();
 
     const target = path.join(dir, "target.sqlite");
-    prepareStore("memory", target);
+    BACKUP_STORES.memory(target);
     expect(mergeMemory(target, hostile)).toMatchObject({ approvals: 1 });
     expect(schemaOf(target)).toEqual(
-      [...knownSchema("memory").rows.values()].map(({ type, name, tbl_name }) => ({ type, name, tbl_name })),
+      [...knownSchema("memory", BACKUP_STORES).rows.values()].map(({ type, name, tbl_name }) => ({
+        type,
+        name,
+        tbl_name,
+      })),
     );
     // A new approval in the restored store stays pending: no trigger came along to approve it.
     const restored = new Database(target);

@@ -4,8 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { openSqlite, type SqliteDatabase } from "../../shared/native-sqlite.js";
-import type { StoreKind } from "./manifest.js";
-import { prepareStore } from "./merge.js";
+import type { BackupStores, StoreKind } from "./manifest.js";
 
 interface SchemaRow {
   type: string;
@@ -38,14 +37,14 @@ function tableColumns(db: SqliteDatabase, schema: string, table: string) {
   }[];
 }
 
-/** The schema of a store freshly created by the store's own opener (computed once per process). */
-export function knownSchema(kind: StoreKind): KnownSchema {
+/** The schema of a store freshly created by the store's own preparation (computed once per process). */
+export function knownSchema(kind: StoreKind, stores: BackupStores): KnownSchema {
   const cached = known.get(kind);
   if (cached) return cached;
   const dir = mkdtempSync(path.join(tmpdir(), "ivoai-schema-"));
   try {
     const file = path.join(dir, `${kind}.sqlite`);
-    prepareStore(kind, file);
+    stores[kind](file);
     const db = openSqlite(file, { readonly: true, fileMustExist: true });
     try {
       const rows = readSchema(db, "main");
@@ -72,8 +71,8 @@ export function knownSchema(kind: StoreKind): KnownSchema {
  * later migration added (an older store), but never has columns, a type or a form (virtual) of its own; an index
  * must be exactly the known one.
  */
-export function schemaProblems(kind: StoreKind, file: string): string[] {
-  const allowed = knownSchema(kind);
+export function schemaProblems(kind: StoreKind, file: string, stores: BackupStores): string[] {
+  const allowed = knownSchema(kind, stores);
   const db = openSqlite(file, { readonly: true, fileMustExist: true });
   const problems: string[] = [];
   try {

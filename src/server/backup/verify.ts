@@ -7,6 +7,7 @@ import { IvoaiError } from "../../shared/errors.js";
 import {
   BACKUP_NAME_PREFIX,
   type BackupManifest,
+  type BackupStores,
   entrySpecOf,
   MANIFEST_FILE,
   MAX_MANIFEST_BYTES,
@@ -56,7 +57,7 @@ async function readManifestBytes(dir: string): Promise<{ manifest: BackupManifes
  */
 export async function verifyBackup(
   dir: string,
-  options: { paths: ServerPaths; integrity?: boolean },
+  options: { paths: ServerPaths } & ({ integrity?: false } | { integrity: true; stores: BackupStores }),
 ): Promise<VerifiedBackup> {
   const { manifest, bytes } = await readManifestBytes(dir);
   const entries: VerifiedEntry[] = [];
@@ -80,7 +81,7 @@ export async function verifyBackup(
       if (problems.length > 0)
         throw corrupt(`entry ${entry.path} fails integrity_check: ${problems.join("; ")}`);
       // A store that carries triggers, views or tables of its own is never restored, not even partly.
-      const foreign = schemaProblems(entry.kind, entry.file);
+      const foreign = schemaProblems(entry.kind, entry.file, options.stores);
       if (foreign.length > 0)
         throw corrupt(`entry ${entry.path} holds schema ivoai does not create: ${foreign.join("; ")}`);
     }
