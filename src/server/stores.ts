@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import type { ServerPaths } from "../config/server-paths.js";
 import { AUDIT_MIGRATIONS } from "./audit/store.js";
-import type { BackupStores } from "./backup/manifest.js";
+import type { BackupStores } from "./backup/index.js";
 import { CONSOLE_MIGRATIONS } from "./console/store.js";
 import { CATALOGUE_MIGRATIONS, prepareCatalogueFile } from "./context/catalogue.js";
 import { ENROLLMENT_MIGRATIONS, openEnrollmentStore } from "./enrollment/store.js";
