@@ -1,6 +1,6 @@
 // What never enters the catalogue: secrets, credentials, cloud state, keys, VCS internals, binary or invalid text.
 import { isUtf8 } from "node:buffer";
-import { SkipError, type SkipReason } from "./connectors/safe-fs.js";
+import { SkipError, type SkipReason } from "./skip.js";
 
 /** Largest document accepted (seed 000: 8 MiB). */
 export const MAX_DOCUMENT_BYTES = 8 * 1024 * 1024;

@@ -8,10 +8,10 @@ import { analyzeText, analyzeWithOffsets, joinedTermsBetween, type Language } fr
 import { type ChunkTerms, chunkTerms } from "../retrieval/term-scanner.js";
 import type { DocumentReplacement } from "./catalogue.js";
 import { CHUNK_ID_LENGTH, chunkBounds, chunkId, DEFAULT_CHUNK_POLICY } from "./chunker.js";
-import { SkipError, type SkipReason } from "./connectors/safe-fs.js";
 import { type CanonicalDocument, canonicalDocument } from "./document.js";
 import { decodeText } from "./filter.js";
 import { findSecret } from "./secret-scan.js";
+import { SkipError, type SkipReason } from "./skip.js";
 
 /**
  * Bumped whenever chunking, analysis or filtering changes, so every document is read and re-indexed once

@@ -8,9 +8,7 @@ import type { Logger } from "../../shared/logger.js";
 import type { ToolSpec } from "../mcp/endpoint.js";
 import { resolveStoreBackend } from "../store/backend.js";
 import { type Catalogue, type ConnectorRecord, openSqliteCatalogue } from "./catalogue.js";
-import { gitListFiles } from "./connectors/git.js";
-import { type ConnectorType, createConnector } from "./connectors/index.js";
-import { closeAll, openRoot } from "./connectors/safe-fs.js";
+import { type ConnectorType, closeAll, createConnector, gitListFiles, openRoot } from "./connectors/index.js";
 import { createEmbedder } from "./embedder.js";
 import { type IngestProgress, type IngestQuotas, type IngestSummary, ingestConnector } from "./ingest.js";
 import { createWorkerPreparer } from "./prepare-pool.js";
@@ -65,7 +63,12 @@ export async function openCatalogue(
   options: { listen?: boolean } = {},
 ): Promise<Catalogue> {
   const backend = await resolveStoreBackend(paths);
-  if (backend.kind === "sqlite") return openSqliteCatalogue(catalogueFile(paths));
+  if (backend.kind === "sqlite") {
+    const catalogue = openSqliteCatalogue(catalogueFile(paths));
+    // Open (and migrated) here, so that a refused file (newer schema, edited migration) fails the caller's start.
+    await catalogue.ready;
+    return catalogue;
+  }
   const { CATALOGUE_CHANNEL, openPostgresCatalogue } = await import("./catalogue-postgres.js");
   const db = await backend.open("context");
   const changes = options.listen && backend.listen ? await backend.listen(CATALOGUE_CHANNEL) : undefined;

@@ -1,5 +1,6 @@
 // The filesystem connector: walks a configured root by directory descriptors, never following a link.
 import { skipByPath, skipDirectory } from "../filter.js";
+import { SkipError } from "../skip.js";
 import {
   closeAll,
   isSafeName,
@@ -9,7 +10,6 @@ import {
   openRoot,
   readChildFile,
   type SafeDir,
-  SkipError,
   statChildFile,
 } from "./safe-fs.js";
 import type { Connector, ConnectorOptions, DiscoveredFile, SkippedEntry } from "./types.js";

@@ -2,7 +2,9 @@ import { createFilesystemConnector } from "./filesystem.js";
 import { createGitConnector } from "./git.js";
 import type { Connector, ConnectorOptions, ConnectorType } from "./types.js";
 
-export { MAX_DEPTH, SkipError, type SkipReason } from "./safe-fs.js";
+export { SkipError, type SkipReason } from "../skip.js";
+export { gitListFiles } from "./git.js";
+export { closeAll, MAX_DEPTH, openRoot } from "./safe-fs.js";
 export type { Connector, ConnectorOptions, ConnectorType, DiscoveredFile, SkippedEntry } from "./types.js";
 export { isSkipped } from "./types.js";
 

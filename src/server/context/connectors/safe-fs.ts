@@ -12,7 +12,7 @@ import {
   openSync,
   readSync,
 } from "node:fs";
-import type { SecretKind } from "../secret-scan.js";
+import { SkipError } from "../skip.js";
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 // O_NONBLOCK: opening a FIFO that slipped past the type check must not hang the ingest.
@@ -20,32 +20,6 @@ const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 
 /** Directory levels below a connector's root that are still read; anything deeper is skipped as "too deep". */
 export const MAX_DEPTH = 64;
-
-export type SkipReason =
-  | "symlink"
-  | "special file"
-  | "unsafe name"
-  | "too large"
-  | "binary content"
-  | "invalid UTF-8"
-  | "sensitive file"
-  | `sensitive content: ${SecretKind}`
-  | "vcs internals"
-  | "not found"
-  | "unreadable"
-  | "too deep"
-  | "hard link"
-  | "quota: documents"
-  | "quota: bytes"
-  | "quota: chunks";
-
-export class SkipError extends Error {
-  readonly reason: SkipReason;
-  constructor(reason: SkipReason, detail?: string) {
-    super(detail ? `${reason}: ${detail}` : reason);
-    this.reason = reason;
-  }
-}
 
 /** An open directory inside the tree. */
 export interface SafeDir {

@@ -1,5 +1,5 @@
 // The connector contract: discover candidate files and read each through a verified descriptor.
-import type { SkipReason } from "./safe-fs.js";
+import type { SkipReason } from "../skip.js";
 
 export type ConnectorType = "filesystem" | "git";
 
