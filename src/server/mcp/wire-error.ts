@@ -1,12 +1,12 @@
-// The one error policy of the MCP wire, the HTTP problem's (wireMessage): a caller's own errors cross with their
-// message; the server's own failures (a store down, an unsafe path, an unexpected exception) answer a fixed text
-// naming the request, and their details go to the log with error_code and request_id. Tools, resources, prompts
-// and every other handler of an endpoint's server answer through here.
+// The one error policy of the MCP wire, the HTTP surfaces' (wireFailure over wireMessage): a caller's own errors
+// cross with their message; the server's own failures (a store down, an unsafe path, an unexpected exception)
+// answer a fixed text naming the request, and their details go to the log with error_code and request_id.
+// Tools, resources, prompts and every other handler of an endpoint's server answer through here.
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../../shared/logger.js";
 import { requestHandlers } from "../../shared/mcp-sdk-handlers.js";
-import { wireMessage } from "../http/problem.js";
+import { wireFailure } from "../http/wire-failure.js";
 
 /** Where a failure is reported: the log line's message and fields, and the request the answer names. */
 export interface FailureReport {
@@ -18,19 +18,22 @@ export interface FailureReport {
   fields?: Record<string, unknown>;
 }
 
-/** What a caller may read of a failure, and whether it was the server's own (logged, never sent). */
+/**
+ * What a caller may read of a failure (the HTTP surfaces' wireFailure, so the text and its request id are
+ * written in one place), and whether it was the server's own: then it is logged here, never sent.
+ */
 export function publicFailure(error: unknown, report: FailureReport): { text: string; internal: boolean } {
-  const failure = wireMessage(error);
-  if (!failure.internal) return { text: failure.message, internal: false };
-  report.logger.error(report.msg, {
-    ...report.fields,
-    // Not `code`: the logger redacts a field of that name (a sign-in code's).
-    error_code: failure.code,
-    ...(report.requestId ? { request_id: report.requestId } : {}),
-    error: error instanceof Error ? error.message : String(error),
-  });
-  const text = report.requestId ? `${failure.message} (request ${report.requestId})` : failure.message;
-  return { text, internal: true };
+  const failure = wireFailure(error, report.requestId);
+  if (failure.internal) {
+    report.logger.error(report.msg, {
+      ...report.fields,
+      // Not `code`: the logger redacts a field of that name (a sign-in code's).
+      error_code: failure.code,
+      ...(report.requestId ? { request_id: report.requestId } : {}),
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+  return { text: failure.message, internal: failure.internal };
 }
 
 /**
