@@ -10,11 +10,12 @@ import { IvoaiError } from "../shared/errors.js";
 import type { Logger } from "../shared/logger.js";
 import { IVOAI_VERSION } from "../shared/version.js";
 import { createGatewayApp } from "./app.js";
-import { openAuditLogOn } from "./audit/store.js";
-import { openConsoleStoreOn } from "./console/store.js";
-import { openCatalogue, openContextService } from "./context/service.js";
-import { createEnrollmentService } from "./enrollment/service.js";
-import { openServerEnrollmentStore } from "./enrollment/store.js";
+import { type AuditLog, openAuditLogOn } from "./audit/store.js";
+import { type ConsoleStore, openConsoleStoreOn } from "./console/store.js";
+import { type ContextService, openCatalogue, openContextService } from "./context/service.js";
+import { createEnrollmentService, type EnrollmentService } from "./enrollment/service.js";
+import { type EnrollmentStore, openServerEnrollmentStore } from "./enrollment/store.js";
+import type { ReadinessCheck } from "./health/readiness.js";
 import {
   evaluateListener,
   formatListen,
@@ -24,6 +25,7 @@ import {
 } from "./http/listener-policy.js";
 import { requestErrorResponse } from "./http/request-error.js";
 import { type MemoryService, openMemoryService } from "./memory/service.js";
+import type { OAuthStore } from "./oauth/store.js";
 import { openOAuthStoreOf } from "./oauth/store-open.js";
 import { claimPidFile, type PidFileHandle } from "./ops/pid-file.js";
 import { resolveStoreBackend } from "./store/backend.js";
@@ -60,6 +62,46 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
 }
 
+/** What is open so far, closed again (newest first) if the start fails part-way. */
+interface StartCleanup {
+  /** Registers something to close on failure, and returns it. */
+  keep<T extends { close(): unknown }>(part: T): T;
+  /** Registers a closing step on failure. */
+  onFailure(close: () => unknown): void;
+  /** Closes everything opened so far, then rethrows `error`. */
+  failed(error: unknown): Promise<never>;
+}
+
+/** Pools and listening connections must not outlive a failed start in a process that goes on (tests, the demo). */
+function startCleanup(): StartCleanup {
+  const opened: (() => unknown)[] = [];
+  return {
+    keep(part) {
+      opened.push(() => part.close());
+      return part;
+    },
+    onFailure(close) {
+      opened.push(close);
+    },
+    async failed(error) {
+      for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => {});
+      throw error;
+    },
+  };
+}
+
+/** Everything the gateway serves, opened in order. */
+interface GatewayParts {
+  oauth: OAuthStore;
+  store: EnrollmentStore;
+  enrollment: EnrollmentService;
+  audit: AuditLog;
+  consoleStore: ConsoleStore;
+  context: ContextService;
+  memory: OpenedMemory;
+  sweepTimer: NodeJS.Timeout;
+}
+
 async function serveGateway(
   options: StartGatewayOptions,
   paths: ServerPaths,
@@ -72,17 +114,58 @@ async function serveGateway(
     tls: config.server.tls,
     trustedProxyCidrs: config.server.trusted_proxy_cidrs,
   });
-  // What is open so far, closed again (newest first) if the start fails part-way: pools and listening
-  // connections must not outlive a failed start in a process that goes on (tests, the demo).
-  const opened: (() => unknown)[] = [];
-  const keep = <T extends { close(): unknown }>(part: T): T => {
-    opened.push(() => part.close());
-    return part;
+  const cleanup = startCleanup();
+  const parts = await openParts(options, paths, config, cleanup);
+  let boundUrl = "";
+  const publicUrl = publicUrlOf(config, () => boundUrl);
+  const app = createGatewayApp({
+    config,
+    paths,
+    enrollment: parts.enrollment,
+    logger: options.logger,
+    listenerMode: mode,
+    listenHost: listen.host,
+    publicUrl,
+    context: parts.context,
+    memory: parts.memory.service ?? null,
+    audit: parts.audit,
+    oauth: parts.oauth,
+    console: parts.consoleStore,
+    readiness: readinessChecks(parts),
+  });
+  const listener = getRequestListener(app.fetch, {
+    errorHandler: (error) => requestErrorResponse(error, options.logger),
+  });
+  const server = await createServer(mode, config, paths, listener).catch(cleanup.failed);
+  await listenOn(server, listen).catch(cleanup.failed);
+  const address = server.address() as AddressInfo;
+  const bound = { host: address.address, port: address.port };
+  boundUrl = `${mode === "tls" ? "https" : "http"}://${formatListen(bound)}`;
+  options.logger.info("gateway listening", { listen: formatListen(bound), mode, public_url: publicUrl() });
+  await pid?.update({ url: boundUrl, public_url: publicUrl() });
+  return {
+    url: boundUrl,
+    publicUrl: publicUrl(),
+    listen: formatListen(bound),
+    mode,
+    close: closeOnce(() => stopGateway(server, config, parts, options.logger).finally(() => pid?.release())),
   };
-  const failed = async (error: unknown): Promise<never> => {
-    for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => {});
-    throw error;
-  };
+}
+
+/** The public base URL: a loopback one with port 0 (the demo's) follows the port the OS picked. */
+function publicUrlOf(config: ServerConfig, boundUrl: () => string): () => string {
+  const configured = new URL(config.server.public_url);
+  const followsBound = configured.port === "0" && isLoopbackHost(configured.hostname);
+  return () => (followsBound ? boundUrl() : configured.origin);
+}
+
+/** The stores and services, in order: a failure closes what was opened before it. */
+async function openParts(
+  options: StartGatewayOptions,
+  paths: ServerPaths,
+  config: ServerConfig,
+  { keep, onFailure, failed }: StartCleanup,
+): Promise<GatewayParts> {
   // First: they may wait for PostgreSQL or refuse a newer schema, before anything else is open.
   const oauth = keep(await openOAuthStoreOf(paths));
   const store = keep(await openServerEnrollmentStore(paths).catch(failed));
@@ -99,67 +182,72 @@ async function serveGateway(
   const context = keep(
     openContextService({ paths, config, logger: options.logger, persistIndex: true, catalogue }),
   );
-  // Memory failing to open degrades the server (context keeps working); /ready names it.
+  const memory = await openMemory(options, paths, config, audit);
+  if (memory.service) keep(memory.service);
+  const sweepTimer = startSweep(memory, config, options.logger);
+  onFailure(() => clearInterval(sweepTimer));
+  // Load the lexical index before serving, so the first search does not pay for it.
+  await context.searcher.refresh().catch(failed);
+  return { oauth, store, enrollment, audit, consoleStore, context, memory, sweepTimer };
+}
+
+/** The memory service, or why it could not be opened: memory failing degrades the server, /ready names it. */
+interface OpenedMemory {
+  service: MemoryService | undefined;
+  error: string;
+}
+
+async function openMemory(
+  options: StartGatewayOptions,
+  paths: ServerPaths,
+  config: ServerConfig,
+  audit: AuditLog,
+): Promise<OpenedMemory> {
   let memory: MemoryService | undefined;
-  let memoryError = "not opened";
   try {
     memory = await openMemoryService({ paths, config, logger: options.logger, audit, listen: true });
     await memory.searcher.refresh();
     await memory.sweep();
+    return { service: memory, error: "" };
   } catch (error) {
     await memory?.close().catch(() => {});
-    memory = undefined;
-    memoryError = error instanceof Error ? error.message : String(error);
-    options.logger.error("memory service unavailable", { error: memoryError });
+    const message = error instanceof Error ? error.message : String(error);
+    options.logger.error("memory service unavailable", { error: message });
+    return { service: undefined, error: message };
   }
-  if (memory) keep(memory);
-  const sweepTimer = setInterval(() => {
-    memory?.sweep().catch((error: unknown) => {
-      options.logger.error("memory sweep failed", {
-        error: error instanceof Error ? error.message : String(error),
-      });
+}
+
+function startSweep(memory: OpenedMemory, config: ServerConfig, logger: Logger): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    memory.service?.sweep().catch((error: unknown) => {
+      logger.error("memory sweep failed", { error: error instanceof Error ? error.message : String(error) });
     });
   }, config.memory.sweep_interval);
-  sweepTimer.unref();
-  opened.push(() => clearInterval(sweepTimer));
-  // Load the lexical index before serving, so the first search does not pay for it.
-  await context.searcher.refresh().catch(failed);
+  timer.unref();
+  return timer;
+}
 
-  let boundUrl = "";
-  const configuredPublic = new URL(config.server.public_url);
-  // A loopback public URL with port 0 (the demo's) follows the port the OS picked.
-  const followsBound = configuredPublic.port === "0" && isLoopbackHost(configuredPublic.hostname);
-  const publicUrl = () => (followsBound ? boundUrl : configuredPublic.origin);
-
-  const app = createGatewayApp({
-    config,
-    paths,
-    enrollment,
-    logger: options.logger,
-    listenerMode: mode,
-    listenHost: listen.host,
-    publicUrl,
-    context,
-    memory: memory ?? null,
-    audit,
-    oauth,
-    console: consoleStore,
-    readiness: [
-      { name: "enrollment", critical: true, check: async () => void (await store.read()) },
-      { name: "context", critical: true, check: async () => void (await context.catalogue.generation()) },
-      {
-        name: "memory",
-        critical: false,
-        check: async () => {
-          if (!memory) throw new Error(memoryError);
-          await memory.store.ping();
-        },
+function readinessChecks({ store, context, memory }: GatewayParts): ReadinessCheck[] {
+  return [
+    { name: "enrollment", critical: true, check: async () => void (await store.read()) },
+    { name: "context", critical: true, check: async () => void (await context.catalogue.generation()) },
+    {
+      name: "memory",
+      critical: false,
+      check: async () => {
+        if (!memory.service) throw new Error(memory.error || "not opened");
+        await memory.service.store.ping();
       },
-    ],
-  });
-  const listener = getRequestListener(app.fetch, {
-    errorHandler: (error) => requestErrorResponse(error, options.logger),
-  });
+    },
+  ];
+}
+
+async function createServer(
+  mode: ListenerMode,
+  config: ServerConfig,
+  paths: ServerPaths,
+  listener: http.RequestListener,
+): Promise<http.Server> {
   const serverOptions: http.ServerOptions = {
     headersTimeout: config.limits.headers_timeout_ms,
     requestTimeout: config.limits.request_timeout_ms,
@@ -169,17 +257,16 @@ async function serveGateway(
   const server =
     mode === "tls"
       ? https.createServer(
-          {
-            ...serverOptions,
-            cert: await fs.readFile(paths.tlsCert).catch(failed),
-            key: await fs.readFile(paths.tlsKey).catch(failed),
-          },
+          { ...serverOptions, cert: await fs.readFile(paths.tlsCert), key: await fs.readFile(paths.tlsKey) },
           listener,
         )
       : http.createServer(serverOptions, listener);
   server.timeout = config.limits.idle_timeout_ms;
+  return server;
+}
 
-  await new Promise<void>((resolve, reject) => {
+function listenOn(server: http.Server, listen: ReturnType<typeof parseListen>): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
       reject(
         new IvoaiError(
@@ -192,38 +279,37 @@ async function serveGateway(
       );
     });
     server.listen(listen.port, listen.host, () => resolve());
-  }).catch(failed);
-  const address = server.address() as AddressInfo;
-  const bound = { host: address.address, port: address.port };
-  boundUrl = `${mode === "tls" ? "https" : "http"}://${formatListen(bound)}`;
-  options.logger.info("gateway listening", { listen: formatListen(bound), mode, public_url: publicUrl() });
-  await pid?.update({ url: boundUrl, public_url: publicUrl() });
+  });
+}
 
+/** The same promise for every call. */
+function closeOnce(close: () => Promise<void>): () => Promise<void> {
   let closing: Promise<void> | undefined;
-  return {
-    url: boundUrl,
-    publicUrl: publicUrl(),
-    listen: formatListen(bound),
-    mode,
-    close() {
-      closing ??= drain(server, config.limits.drain_timeout_ms)
-        .then(async () => {
-          clearInterval(sweepTimer);
-          // The audit log first: its pending events are written even if closing something else throws.
-          await audit.close();
-          await Promise.all([
-            store.close(),
-            oauth.close(),
-            context.close(),
-            consoleStore.close(),
-            memory?.close().catch(() => {}),
-          ]);
-          options.logger.info("gateway stopped");
-        })
-        .finally(() => pid?.release());
-      return closing;
-    },
+  return () => {
+    closing ??= close();
+    return closing;
   };
+}
+
+/** Stops accepting, drains, then closes every part. */
+async function stopGateway(
+  server: http.Server,
+  config: ServerConfig,
+  parts: GatewayParts,
+  logger: Logger,
+): Promise<void> {
+  await drain(server, config.limits.drain_timeout_ms);
+  clearInterval(parts.sweepTimer);
+  // The audit log first: its pending events are written even if closing something else throws.
+  await parts.audit.close();
+  await Promise.all([
+    parts.store.close(),
+    parts.oauth.close(),
+    parts.context.close(),
+    parts.consoleStore.close(),
+    parts.memory.service?.close().catch(() => {}),
+  ]);
+  logger.info("gateway stopped");
 }
 
 async function drain(server: http.Server, timeoutMs: number): Promise<void> {
