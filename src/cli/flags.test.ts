@@ -29,6 +29,8 @@ function validValue(spec: OptionSpec): string {
       return "1m";
     case "instant":
       return "1h";
+    case "size":
+      return "1MiB";
     default:
       return "x";
   }
@@ -86,6 +88,7 @@ describe("every command's flags, from the real tree", () => {
         "router serve --deadline-ms: integer",
         "auto --workers: integer",
         "server start --log-keep: integer",
+        "server start --log-max-size: size",
         "server enrollment create --ttl: duration",
         "server console login --ttl: duration",
         "server stop --timeout: duration",
@@ -128,6 +131,11 @@ describe("every command's flags, from the real tree", () => {
           bad("not-a-time");
           const at = Date.parse(String(parsed([...base, `--${name}`, "2026-01-02T03:04:05Z"])[name]));
           expect(at).toBe(Date.parse("2026-01-02T03:04:05Z"));
+        }
+        if (spec.type === "size") {
+          for (const value of ["lots", "0x10", "1e3", "1.5MiB", "-1", ""]) bad(value);
+          if (spec.min !== undefined && spec.min > 1) bad(String(spec.min - 1));
+          expect(parsed([...base, `--${name}`, "2KiB"])[name]).toBe(2048);
         }
         if (spec.type !== "boolean" && spec.required) {
           const message = usageError(baseArgv(found, name));

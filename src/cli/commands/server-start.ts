@@ -8,41 +8,16 @@ import { type CommandContext, defineCommand, defineOptions, type OptionsOf } fro
 import { describeError } from "../error-text.js";
 import { ROOT_OPTION, requireServerTree } from "./server-common.js";
 
-const SIZE_UNITS: Record<string, number> = {
-  "": 1,
-  b: 1,
-  k: 1024,
-  kib: 1024,
-  m: 1024 ** 2,
-  mib: 1024 ** 2,
-  g: 1024 ** 3,
-  gib: 1024 ** 3,
-};
-
-/** `10MiB`, `512KiB`, `1G`, `65536` → bytes (at least 1 KiB). */
-export function parseByteSize(text: string, flag: string): number {
-  const match = /^(\d{1,10})\s*([a-z]*)$/i.exec(text.trim());
-  const unit = SIZE_UNITS[(match?.[2] ?? "?").toLowerCase()];
-  const bytes = match && unit ? Number(match[1]) * unit : Number.NaN;
-  if (!Number.isSafeInteger(bytes) || bytes < 1024) {
-    throw new IvoaiError(
-      "USAGE",
-      `invalid ${flag} '${text}': use a size of at least 1KiB such as 512KiB or 10MiB`,
-    );
-  }
-  return bytes;
-}
-
 function openLogFile(ctx: CommandContext<OptionsOf<typeof START_OPTIONS>>): RotatingFile | undefined {
   const file = ctx.options["log-file"];
-  const maxText = ctx.options["log-max-size"];
+  const maxGiven = ctx.options["log-max-size"];
   const keepGiven = ctx.options["log-keep"];
   if (!file) {
-    if (maxText || keepGiven !== undefined)
+    if (maxGiven !== undefined || keepGiven !== undefined)
       throw new IvoaiError("USAGE", "--log-max-size and --log-keep need --log-file");
     return undefined;
   }
-  const maxBytes = parseByteSize(maxText ?? "10MiB", "--log-max-size");
+  const maxBytes = maxGiven ?? 10 * 1024 ** 2;
   const keep = keepGiven ?? 5;
   try {
     return createRotatingFile({ file, maxBytes, keep });
@@ -77,8 +52,8 @@ const START_OPTIONS = defineOptions({
     description: "write logs to this file (0600) instead of stderr",
   },
   "log-max-size": {
-    type: "string",
-    value: "SIZE",
+    type: "size",
+    min: 1024,
     description: "rotate the log file before it passes SIZE (default 10MiB)",
   },
   "log-keep": {
