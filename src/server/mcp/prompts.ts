@@ -41,7 +41,8 @@ export function offeredPrompts(specs: readonly PromptSpec[], tools: ReadonlySet<
 
 /**
  * Registers the prompts usable with `tools` on one request's server (no I/O here: completion runs on demand).
- * The prompt list is fixed for a server's life, so list changes are not announced.
+ * The prompt list is fixed for a server's life, so list changes are not announced. A prompt that fails to render
+ * answers by the wire's error policy (wire-error.ts, installed on every handler of the server).
  */
 export function registerPrompts(
   server: McpServer,
@@ -52,29 +53,7 @@ export function registerPrompts(
   const offered = offeredPrompts(specs, tools);
   if (offered.length === 0) return;
   for (const spec of offered) {
-    const shape: Record<string, z.ZodType<string | undefined>> = {};
-    for (const [name, arg] of Object.entries(spec.args)) {
-      if (arg.needs && !tools.has(arg.needs)) continue;
-      const text = arg.required
-        ? z.string().min(1).max(arg.maxLength).describe(arg.description)
-        : z.string().max(arg.maxLength).optional().describe(arg.description);
-      const complete = arg.complete;
-      shape[name] = complete
-        ? completable(text, async (value, context) => {
-            try {
-              return completionsFor(await complete(context?.arguments ?? {}), value ?? "");
-            } catch (error) {
-              // A store that fails completes nothing; its error text is for the operator, not the caller.
-              logger.warn("prompt completion failed", {
-                prompt: spec.name,
-                argument: name,
-                error: error instanceof Error ? error.message : String(error),
-              });
-              return [];
-            }
-          })
-        : text;
-    }
+    const shape = argumentsShape(spec, tools, logger);
     const result = (args: Record<string, string | undefined>): GetPromptResult => ({
       description: spec.description,
       messages: [{ role: "user", content: { type: "text", text: spec.render(args, tools) } }],
@@ -84,4 +63,36 @@ export function registerPrompts(
     else server.registerPrompt(spec.name, { ...meta, argsSchema: shape }, (args) => result(args));
   }
   server.server.registerCapabilities({ prompts: { listChanged: false } });
+}
+
+/** The prompt's arguments a caller offered `tools` has, each completed when its spec says how. */
+function argumentsShape(
+  spec: PromptSpec,
+  tools: ReadonlySet<string>,
+  logger: Logger,
+): Record<string, z.ZodType<string | undefined>> {
+  const shape: Record<string, z.ZodType<string | undefined>> = {};
+  for (const [name, arg] of Object.entries(spec.args)) {
+    if (arg.needs && !tools.has(arg.needs)) continue;
+    const text = arg.required
+      ? z.string().min(1).max(arg.maxLength).describe(arg.description)
+      : z.string().max(arg.maxLength).optional().describe(arg.description);
+    const complete = arg.complete;
+    shape[name] = complete
+      ? completable(text, async (value, context) => {
+          try {
+            return completionsFor(await complete(context?.arguments ?? {}), value ?? "");
+          } catch (error) {
+            // A store that fails completes nothing; its error text is for the operator, not the caller.
+            logger.warn("prompt completion failed", {
+              prompt: spec.name,
+              argument: name,
+              error: error instanceof Error ? error.message : String(error),
+            });
+            return [];
+          }
+        })
+      : text;
+  }
+  return shape;
 }
