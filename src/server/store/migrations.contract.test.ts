@@ -1,9 +1,15 @@
 import { createHash } from "node:crypto";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isIvoaiError } from "../../shared/errors.js";
 import { openSqlite } from "../../shared/native-sqlite.js";
 import { describeBackends } from "./backends.test-kit.js";
-import { type Migration, migrate, migrateSqliteSync } from "./migrations.js";
+import {
+  type Migration,
+  migrate,
+  migrateSqliteSync,
+  migrationChecksum,
+  schemaStanding,
+} from "./migrations.js";
 
 const NOTES: readonly Migration[] = [
   {
@@ -126,4 +132,45 @@ describeBackends("migrations", (kit) => {
         again.close();
       }
     });
+});
+
+describe("what the doctor reads of each store's migrations, without changing them", () => {
+  it("on PostgreSQL: applied versions with their checksums, none for a store never created, null before checksums", async () => {
+    const { createThrowawayDatabase } = await import("../../../test/postgres.js");
+    const { openPostgresSql, postgresAppliedMigrations } = await import("./postgres.js");
+    const database = await createThrowawayDatabase();
+    try {
+      const audit = await openPostgresSql({ url: database.url, schema: "ivoai_audit" });
+      await migrate(audit, "audit", NOTES).finally(() => audit.close());
+      const older = await openPostgresSql({ url: database.url, schema: "ivoai_oauth" });
+      try {
+        await older.exec(OLDER_TABLE);
+        await older.run(
+          "INSERT INTO schema_migrations (store, version, name, applied_at) VALUES ('oauth', 1, 'notes', 'x')",
+        );
+      } finally {
+        await older.close();
+      }
+      const applied = await postgresAppliedMigrations(database.url, ["audit", "console", "oauth"]);
+      expect(applied.get("audit")).toEqual([
+        { version: 1, checksum: migrationChecksum(NOTES[0] as Migration, "postgres") },
+        { version: 2, checksum: migrationChecksum(NOTES[1] as Migration, "postgres") },
+      ]);
+      expect(applied.get("console")).toBeUndefined();
+      expect(applied.get("oauth")).toEqual([{ version: 1, checksum: null }]);
+      expect(schemaStanding(NOTES, "postgres", applied.get("audit"))).toEqual({
+        state: "current",
+        version: 2,
+        latest: 2,
+      });
+      expect(schemaStanding(EDITED, "postgres", applied.get("audit"))).toMatchObject({
+        state: "edited",
+        edited: 1,
+      });
+      expect(schemaStanding(NOTES, "postgres", applied.get("oauth"))).toMatchObject({ state: "behind" });
+      expect(schemaStanding(NOTES, "postgres", applied.get("console"))).toEqual({ state: "absent" });
+    } finally {
+      await database.drop();
+    }
+  });
 });
