@@ -70,94 +70,68 @@ const HTTP_STATUS: Partial<Record<WireCode, number>> = {
   TIMEOUT: 504,
 };
 
+/** One listening control server: where it listens, the token's digest and the operations it answers. */
+interface ControlState {
+  readonly options: ControlServerOptions;
+  readonly socketPath: string;
+  readonly tokenHash: Buffer;
+  readonly handlerTimeoutMs: number;
+  readonly operations: Record<string, (body: unknown) => Promise<unknown>>;
+  /** Once closed, no token is accepted any more. */
+  closed: boolean;
+}
+
 export async function startControlServer(options: ControlServerOptions): Promise<ControlServer> {
-  const socketPath = path.resolve(options.socketPath);
+  const socketPath = checkedSocketPath(options.socketPath);
+  await ensurePrivateDir(path.dirname(socketPath));
+  await removeStaleSocket(socketPath);
+  const token = newSecret("ivoai_orc_");
+  const state: ControlState = {
+    options,
+    socketPath,
+    tokenHash: createHash("sha256").update(token).digest(),
+    handlerTimeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
+    operations: controlOperations(options.handlers),
+    closed: false,
+  };
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 60_000 }, (req, res) => {
+    handle(state, req, res).catch((error: unknown) => {
+      options.onError?.(error);
+      if (!res.headersSent) sendError(res, "INTERNAL", "internal error");
+      else res.destroy();
+    });
+  });
+  const ino = await listenPrivately(server, socketPath);
+  return { token, socketPath, close: () => closeControl(state, server, ino) };
+}
+
+function checkedSocketPath(requested: string): string {
+  const socketPath = path.resolve(requested);
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
     throw new IvoaiError(
       "USAGE",
       `control socket path is ${Buffer.byteLength(socketPath)} bytes; Unix sockets allow ${MAX_SOCKET_PATH_BYTES}`,
     );
   }
-  const handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
-  await ensurePrivateDir(path.dirname(socketPath));
-  await removeStaleSocket(socketPath);
+  return socketPath;
+}
 
-  const token = newSecret("ivoai_orc_");
-  const tokenHash = createHash("sha256").update(token).digest();
-  let closed = false;
-  const authorised = (header: string | undefined) => {
-    if (closed) return false;
-    const presented = /^Bearer (\S+)$/i.exec(header ?? "")?.[1] ?? "";
-    return timingSafeEqual(createHash("sha256").update(presented).digest(), tokenHash);
-  };
-
-  const operations: Record<string, (body: unknown) => Promise<unknown>> = {
-    [CONTROL_ROUTES.delegate]: (body) => options.handlers.delegate(parse(delegateInputSchema, body)),
-    [CONTROL_ROUTES.status]: (body) => options.handlers.status(parse(statusInputSchema, body).task_id),
+/** Each route's operation: its input parsed by the protocol's schema, then the supervisor's handler. */
+function controlOperations(
+  handlers: ControlServerOptions["handlers"],
+): Record<string, (body: unknown) => Promise<unknown>> {
+  return {
+    [CONTROL_ROUTES.delegate]: (body) => handlers.delegate(parse(delegateInputSchema, body)),
+    [CONTROL_ROUTES.status]: (body) => handlers.status(parse(statusInputSchema, body).task_id),
     [CONTROL_ROUTES.readArtifact]: (body) => {
       const input = parse(readArtifactInputSchema, body);
-      return options.handlers.readArtifact(input.ref, input.offset, input.length);
+      return handlers.readArtifact(input.ref, input.offset, input.length);
     },
   };
+}
 
-  const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (!authorised(req.headers.authorization)) {
-      req.resume();
-      return sendError(res, "UNAUTHORIZED", "a valid control token is required");
-    }
-    const route = (req.url ?? "").split("?")[0] ?? "";
-    const operation = operations[route];
-    if (!operation) {
-      req.resume();
-      return sendError(res, "NOT_FOUND", `no control route ${route.slice(0, 100)}`);
-    }
-    if (req.method !== "POST") {
-      req.resume();
-      return sendJson(res, 405, { error: { code: "USAGE", message: "control routes take POST" } });
-    }
-    const raw = await readBody(req, MAX_CONTROL_BODY_BYTES);
-    if (raw === undefined) {
-      return sendError(
-        res,
-        "PAYLOAD_TOO_LARGE",
-        `request bodies are limited to ${MAX_CONTROL_BODY_BYTES} bytes`,
-      );
-    }
-    let body: unknown;
-    try {
-      body = raw.length === 0 ? {} : JSON.parse(raw.toString("utf8"));
-    } catch {
-      return sendError(res, "USAGE", "the request body is not JSON");
-    }
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const answer = await Promise.race([
-        operation(body),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new ControlTimeout(`the supervisor did not answer within ${handlerTimeoutMs} ms`)),
-            handlerTimeoutMs,
-          );
-        }),
-      ]);
-      sendJson(res, 200, answer);
-    } catch (error) {
-      if (error instanceof ControlTimeout) return sendError(res, "TIMEOUT", error.message);
-      if (isIvoaiError(error)) return sendError(res, error.code, firstLine(error.message));
-      options.onError?.(error);
-      sendError(res, "INTERNAL", `internal error: ${firstLine((error as Error)?.message ?? String(error))}`);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 60_000 }, (req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      options.onError?.(error);
-      if (!res.headersSent) sendError(res, "INTERNAL", "internal error");
-      else res.destroy();
-    });
-  });
+/** Listens on the socket, makes it 0600 and returns its inode (close removes only that socket). */
+async function listenPrivately(server: http.Server, socketPath: string): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(socketPath, () => {
@@ -166,23 +140,91 @@ export async function startControlServer(options: ControlServerOptions): Promise
     });
   });
   await fs.chmod(socketPath, 0o600);
-  const { ino } = await fs.lstat(socketPath);
+  return (await fs.lstat(socketPath)).ino;
+}
 
-  return {
-    token,
-    socketPath,
-    async close() {
-      if (closed) return;
-      closed = true;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      // Node unlinks its socket on close; remove it only if it is still ours.
-      const stat = await fs.lstat(socketPath).catch(() => null);
-      if (stat?.isSocket() && stat.ino === ino) await fs.rm(socketPath, { force: true });
-    },
-  };
+async function closeControl(state: ControlState, server: http.Server, ino: number): Promise<void> {
+  if (state.closed) return;
+  state.closed = true;
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+  // Node unlinks its socket on close; remove it only if it is still ours.
+  const stat = await fs.lstat(state.socketPath).catch(() => null);
+  if (stat?.isSocket() && stat.ino === ino) await fs.rm(state.socketPath, { force: true });
+}
+
+function authorised(state: ControlState, header: string | undefined): boolean {
+  if (state.closed) return false;
+  const presented = /^Bearer (\S+)$/i.exec(header ?? "")?.[1] ?? "";
+  return timingSafeEqual(createHash("sha256").update(presented).digest(), state.tokenHash);
+}
+
+/** Token, route and method first, then the JSON body, then the operation within the handler timeout. */
+async function handle(
+  state: ControlState,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  if (!authorised(state, req.headers.authorization)) {
+    req.resume();
+    return sendError(res, "UNAUTHORIZED", "a valid control token is required");
+  }
+  const route = (req.url ?? "").split("?")[0] ?? "";
+  const operation = state.operations[route];
+  if (!operation) {
+    req.resume();
+    return sendError(res, "NOT_FOUND", `no control route ${route.slice(0, 100)}`);
+  }
+  if (req.method !== "POST") {
+    req.resume();
+    return sendJson(res, 405, { error: { code: "USAGE", message: "control routes take POST" } });
+  }
+  const raw = await readBody(req, MAX_CONTROL_BODY_BYTES);
+  if (raw === undefined) {
+    return sendError(
+      res,
+      "PAYLOAD_TOO_LARGE",
+      `request bodies are limited to ${MAX_CONTROL_BODY_BYTES} bytes`,
+    );
+  }
+  let body: unknown;
+  try {
+    body = raw.length === 0 ? {} : JSON.parse(raw.toString("utf8"));
+  } catch {
+    return sendError(res, "USAGE", "the request body is not JSON");
+  }
+  return answer(state, res, () => operation(body));
+}
+
+/** Runs the operation within the handler timeout and answers with its result or its error's code. */
+async function answer(
+  state: ControlState,
+  res: http.ServerResponse,
+  run: () => Promise<unknown>,
+): Promise<void> {
+  const { handlerTimeoutMs } = state;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const result = await Promise.race([
+      run(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new ControlTimeout(`the supervisor did not answer within ${handlerTimeoutMs} ms`)),
+          handlerTimeoutMs,
+        );
+      }),
+    ]);
+    sendJson(res, 200, result);
+  } catch (error) {
+    if (error instanceof ControlTimeout) return sendError(res, "TIMEOUT", error.message);
+    if (isIvoaiError(error)) return sendError(res, error.code, firstLine(error.message));
+    state.options.onError?.(error);
+    sendError(res, "INTERNAL", `internal error: ${firstLine((error as Error)?.message ?? String(error))}`);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The supervisor's control operations, over the socket; failures are IvoaiErrors carrying the server's code. */
