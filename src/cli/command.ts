@@ -1,5 +1,6 @@
 // The command tree: declarative specs, strict flag parsing (unknown flag or value = usage error naming what
-// was meant or allowed) and generated help (`--help` or `help COMMAND…` at any level).
+// was meant or allowed; each option's value typed and checked by options.ts before a command runs) and
+// generated help (`--help` or `help COMMAND…` at any level).
 import { parseArgs } from "node:util";
 import { IvoaiError } from "../shared/errors.js";
 import {
