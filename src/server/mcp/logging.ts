@@ -42,61 +42,84 @@ export interface LogLevelStoreOptions {
   now?: () => number;
 }
 
+/** The store's state: entries in least recently used order (a Map iterates in insertion order). */
+interface LevelState {
+  entries: Map<string, { level: LoggingLevel; until: number }>;
+  /** Entries per credential. */
+  perCredential: Map<string, number>;
+  maxEntries: number;
+  maxPerCredential: number;
+  ttlMs: number;
+  now: () => number;
+}
+
 /** An LRU map of callers' levels with a sliding time-to-live. */
 export function createLogLevelStore(options: LogLevelStoreOptions = {}): LogLevelStore {
-  const maxEntries = options.maxEntries ?? 10_000;
-  const maxPerCredential = options.maxPerCredential ?? 100;
-  const ttlMs = options.ttlMs ?? 60 * 60 * 1000;
-  const now = options.now ?? Date.now;
-  // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
-  const entries = new Map<string, { level: LoggingLevel; until: number }>();
-  const perCredential = new Map<string, number>();
-  const credentialOf = (key: string) => {
-    const cut = key.indexOf("\n");
-    return cut < 0 ? key : key.slice(0, cut);
-  };
-  const remove = (key: string) => {
-    if (!entries.delete(key)) return;
-    const owner = credentialOf(key);
-    const left = (perCredential.get(owner) ?? 1) - 1;
-    if (left > 0) perCredential.set(owner, left);
-    else perCredential.delete(owner);
+  const state: LevelState = {
+    entries: new Map(),
+    perCredential: new Map(),
+    maxEntries: options.maxEntries ?? 10_000,
+    maxPerCredential: options.maxPerCredential ?? 100,
+    ttlMs: options.ttlMs ?? 60 * 60 * 1000,
+    now: options.now ?? Date.now,
   };
   return {
-    get(key) {
-      const entry = entries.get(key);
-      if (!entry) return undefined;
-      const at = now();
-      if (entry.until <= at) {
-        remove(key);
-        return undefined;
-      }
-      entries.delete(key);
-      entries.set(key, { level: entry.level, until: at + ttlMs });
-      return entry.level;
-    },
-    set(key, level) {
-      const owner = credentialOf(key);
-      if (entries.has(key)) entries.delete(key);
-      else {
-        if ((perCredential.get(owner) ?? 0) >= maxPerCredential) {
-          // This credential's least recently seen session (a scan, only when one credential is at its bound).
-          for (const candidate of entries.keys()) {
-            if (credentialOf(candidate) === owner) {
-              remove(candidate);
-              break;
-            }
-          }
-        }
-        perCredential.set(owner, (perCredential.get(owner) ?? 0) + 1);
-      }
-      entries.set(key, { level, until: now() + ttlMs });
-      while (entries.size > maxEntries) remove(entries.keys().next().value as string);
-    },
+    get: (key) => getLevel(state, key),
+    set: (key, level) => setLevel(state, key, level),
     get size() {
-      return entries.size;
+      return state.entries.size;
     },
   };
+}
+
+function credentialOf(key: string): string {
+  const cut = key.indexOf("\n");
+  return cut < 0 ? key : key.slice(0, cut);
+}
+
+function removeEntry(state: LevelState, key: string): void {
+  if (!state.entries.delete(key)) return;
+  const owner = credentialOf(key);
+  const left = (state.perCredential.get(owner) ?? 1) - 1;
+  if (left > 0) state.perCredential.set(owner, left);
+  else state.perCredential.delete(owner);
+}
+
+/** The level kept for `key`, refreshed (most recently used, time-to-live restarted); undefined once expired. */
+function getLevel(state: LevelState, key: string): LoggingLevel | undefined {
+  const entry = state.entries.get(key);
+  if (!entry) return undefined;
+  const at = state.now();
+  if (entry.until <= at) {
+    removeEntry(state, key);
+    return undefined;
+  }
+  // Re-inserting on use keeps the least recently used first.
+  state.entries.delete(key);
+  state.entries.set(key, { level: entry.level, until: at + state.ttlMs });
+  return entry.level;
+}
+
+function setLevel(state: LevelState, key: string, level: LoggingLevel): void {
+  const owner = credentialOf(key);
+  if (state.entries.has(key)) state.entries.delete(key);
+  else {
+    if ((state.perCredential.get(owner) ?? 0) >= state.maxPerCredential) forgetOldestOf(state, owner);
+    state.perCredential.set(owner, (state.perCredential.get(owner) ?? 0) + 1);
+  }
+  state.entries.set(key, { level, until: state.now() + state.ttlMs });
+  while (state.entries.size > state.maxEntries)
+    removeEntry(state, state.entries.keys().next().value as string);
+}
+
+/** This credential's least recently seen session (a scan, only when one credential is at its bound). */
+function forgetOldestOf(state: LevelState, owner: string): void {
+  for (const candidate of state.entries.keys()) {
+    if (credentialOf(candidate) === owner) {
+      removeEntry(state, candidate);
+      return;
+    }
+  }
 }
 
 /** Whose level a request uses: the credential, and the agent session it names (if any). */
