@@ -24,12 +24,15 @@ const spec: PromptSpec = {
   render: (args) => `source ${args.source}`,
 };
 
-async function connected(tools: string[], warnings: unknown[] = []): Promise<Client> {
+async function connected(tools: string[], logged: unknown[] = []): Promise<Client> {
   const server = new McpServer({ name: "t", version: "1" });
-  registerPrompts(server, [spec], new Set(tools), {
-    ...silentLogger,
-    warn: (message: string, fields?: unknown) => warnings.push({ message, fields }),
-  });
+  registerPrompts(
+    server,
+    [spec],
+    new Set(tools),
+    { ...silentLogger, error: (message: string, fields?: unknown) => logged.push({ message, fields }) },
+    "req_prompt1",
+  );
   const [ours, theirs] = InMemoryTransport.createLinkedPair();
   await server.connect(theirs);
   const client = new Client({ name: "c", version: "1" });
@@ -60,18 +63,24 @@ describe("MCP prompts", () => {
   });
 
   it("answers no values when a source fails, and logs why for the operator only", async () => {
-    const warnings: unknown[] = [];
-    const client = await connected(["context_search"], warnings);
+    const logged: unknown[] = [];
+    const client = await connected(["context_search"], logged);
     const answer = await client.complete({
       ref: { type: "ref/prompt", name: "p" },
       argument: { name: "source", value: "x" },
     });
     expect(answer.completion.values).toEqual([]);
     expect(JSON.stringify(answer)).not.toContain("SQLITE");
-    expect(warnings).toEqual([
+    expect(logged).toEqual([
       {
         message: "prompt completion failed",
-        fields: { prompt: "p", argument: "source", error: "SQLITE_CORRUPT: /secret/path/catalogue.sqlite" },
+        fields: {
+          prompt: "p",
+          argument: "source",
+          error_code: "UNEXPECTED",
+          request_id: "req_prompt1",
+          error: "SQLITE_CORRUPT: /secret/path/catalogue.sqlite",
+        },
       },
     ]);
   });

@@ -6,6 +6,7 @@ import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ToolName } from "../../protocol/tools.js";
 import type { Logger } from "../../shared/logger.js";
+import { publicFailure } from "./wire-error.js";
 
 export interface PromptArgumentSpec {
   description: string;
@@ -49,11 +50,12 @@ export function registerPrompts(
   specs: readonly PromptSpec[],
   tools: ReadonlySet<string>,
   logger: Logger,
+  requestId?: string,
 ): void {
   const offered = offeredPrompts(specs, tools);
   if (offered.length === 0) return;
   for (const spec of offered) {
-    const shape = argumentsShape(spec, tools, logger);
+    const shape = argumentsShape(spec, tools, logger, requestId);
     const result = (args: Record<string, string | undefined>): GetPromptResult => ({
       description: spec.description,
       messages: [{ role: "user", content: { type: "text", text: spec.render(args, tools) } }],
@@ -70,6 +72,7 @@ function argumentsShape(
   spec: PromptSpec,
   tools: ReadonlySet<string>,
   logger: Logger,
+  requestId: string | undefined,
 ): Record<string, z.ZodType<string | undefined>> {
   const shape: Record<string, z.ZodType<string | undefined>> = {};
   for (const [name, arg] of Object.entries(spec.args)) {
@@ -83,11 +86,12 @@ function argumentsShape(
           try {
             return completionsFor(await complete(context?.arguments ?? {}), value ?? "");
           } catch (error) {
-            // A store that fails completes nothing; its error text is for the operator, not the caller.
-            logger.warn("prompt completion failed", {
-              prompt: spec.name,
-              argument: name,
-              error: error instanceof Error ? error.message : String(error),
+            // A store that fails completes nothing; by the wire's policy its details go to the log only.
+            publicFailure(error, {
+              logger,
+              requestId,
+              msg: "prompt completion failed",
+              fields: { prompt: spec.name, argument: name },
             });
             return [];
           }

@@ -131,7 +131,8 @@ function newServer(state: EndpointState, offered: OfferedTools, context: ToolCon
     },
   );
   options.extend?.(server);
-  if (options.prompts) registerPrompts(server, options.prompts, new Set(offered.keys()), options.logger);
+  if (options.prompts)
+    registerPrompts(server, options.prompts, new Set(offered.keys()), options.logger, context.requestId);
   // The level outlives this per-request server: it is kept for the caller (credential and agent session).
   server.server.setRequestHandler(SetLevelRequestSchema, (request) => {
     state.logLevels.set(logLevelKey(context.client.id, context.sessionId), request.params.level);
