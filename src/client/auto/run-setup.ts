@@ -25,26 +25,35 @@ import { recoverStaleSessions } from "./recovery.js";
 import { type ExecutorRegistry, loadExecutorRegistry } from "./registry.js";
 import type { AutoSettings } from "./settings.js";
 
-/** What a run needs from its caller (a subset of `AutoOptions`, so this file does not import the supervisor). */
-export interface RunRequest {
+/** What the caller of `runAuto` asks for. */
+export interface AutoOptions {
   task: string;
+  /** Overrides `[auto] planner`. */
   planner?: ExecutorName;
+  /** Overrides `[auto] workers` (clamped to the hard cap). */
+  workers?: number;
   knowledgeSources: readonly string[];
   registry: ConnectionRegistry;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** node + this script: how the primary starts the ivoai-orchestrator MCP. */
   selfCommand: string[];
   notice(message: string): void;
   killAfterMs?: number;
+  /** Stops the session from outside (tests, the OpenCode bridge); signals do the same for the CLI. */
+  signal?: AbortSignal;
   onEvent?: EngineContext["onEvent"];
+  /** A follow-up turn: continue these official CLI conversations (from the frontend's session mapping). */
   conversation?: { threads: { codex: string | null; claude: string | null }; primary: ExecutorName };
+  /** An explicit model entry: fail-closed, never another model or vendor (the scheduler keeps workers). */
   explicit?: { executor: ExecutorName; model: string; effort: string };
+  /** Streams the text of the turns that answer the user (the RAG answer, the consolidation). */
   onAnswerText?: (text: string) => void;
 }
 
 /** One AUTO run between its phases: what the caller asked, how it stops, and what to undo at the end. */
 export interface AutoRun {
-  readonly options: RunRequest;
+  readonly options: AutoOptions;
   readonly settings: AutoSettings;
   /** Worker slots, clamped to the hard cap (1..3). */
   readonly workers: number;
@@ -97,7 +106,7 @@ export async function chooseExecutors(run: AutoRun): Promise<ExecutorChoice> {
 
 /** The wanted planner, or the other vendor when it is missing (never for an explicit model). */
 function availablePlanner(
-  options: RunRequest,
+  options: AutoOptions,
   registry: ExecutorRegistry,
   executors: Partial<Record<ExecutorName, Executor>>,
   planner: ExecutorName,

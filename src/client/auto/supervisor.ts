@@ -4,42 +4,23 @@
 // changes, fails over between vendors on confirmed quota limits, and checkpoints every step as metadata.
 import { oneLine } from "../../shared/terminal-text.js";
 import { signalStatus } from "../agents/signal-relay.js";
-import type { ConnectionRegistry } from "../connections/registry.js";
 import { resolveIdentity } from "../project.js";
 import type { AutoState } from "../session/auto-state.js";
-import { type ExecutorName, ROLE_MARKERS } from "./contracts.js";
+import { ROLE_MARKERS } from "./contracts.js";
 import type { EngineContext } from "./engine-context.js";
 import { gatherBrief } from "./knowledge.js";
 import { runPlan } from "./plan-run.js";
 import { AutoStopped, primaryTurn } from "./primary.js";
-import { type AutoRun, chooseExecutors, openKnowledge, openSession, prepareEngine } from "./run-setup.js";
+import {
+  type AutoOptions,
+  type AutoRun,
+  chooseExecutors,
+  openKnowledge,
+  openSession,
+  prepareEngine,
+} from "./run-setup.js";
 import { routeRequest } from "./scoring.js";
 import { readAutoSettings } from "./settings.js";
-
-export interface AutoOptions {
-  task: string;
-  /** Overrides `[auto] planner`. */
-  planner?: ExecutorName;
-  /** Overrides `[auto] workers` (clamped to the hard cap). */
-  workers?: number;
-  knowledgeSources: readonly string[];
-  registry: ConnectionRegistry;
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-  /** node + this script: how the primary starts the ivoai-orchestrator MCP. */
-  selfCommand: string[];
-  notice(message: string): void;
-  killAfterMs?: number;
-  /** Stops the session from outside (tests, the OpenCode bridge); signals do the same for the CLI. */
-  signal?: AbortSignal;
-  onEvent?: EngineContext["onEvent"];
-  /** A follow-up turn: continue these official CLI conversations (from the frontend's session mapping). */
-  conversation?: { threads: { codex: string | null; claude: string | null }; primary: ExecutorName };
-  /** An explicit model entry: fail-closed, never another model or vendor (the scheduler keeps workers). */
-  explicit?: { executor: ExecutorName; model: string; effort: string };
-  /** Streams the text of the turns that answer the user (the RAG answer, the consolidation). */
-  onAnswerText?: (text: string) => void;
-}
 
 export interface AutoResult {
   sessionId: string | null;
