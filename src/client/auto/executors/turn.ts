@@ -43,6 +43,23 @@ export interface StreamFormat {
   topLevelTypes: ReadonlySet<string>;
 }
 
+/** What one turn has seen so far; the sink fills it while the stream is read. */
+interface TurnState {
+  readonly request: TurnRequest;
+  readonly started: number;
+  firstEventMs: number | null;
+  threadId: string | null;
+  lastText: string;
+  finalText: string | null;
+  structured: unknown;
+  usage: TokenUsage | null;
+  limit: LimitInfo | null;
+  completed: boolean;
+  failure: string | null;
+  /** Ends the process group (a hard limit); set once the process runs. */
+  stop: () => void;
+}
+
 /** Runs one CLI turn to its end; never throws for executor failures. */
 export async function runCliTurn(
   name: ExecutorName,
@@ -50,61 +67,78 @@ export async function runCliTurn(
   invocation: CliInvocation,
   format: StreamFormat,
 ): Promise<TurnOutcome> {
-  const started = performance.now();
-  let firstEventMs: number | null = null;
-  let threadId: string | null = request.resumeThreadId;
-  let lastText = "";
-  let finalText: string | null = null;
-  let structured: unknown;
-  let usage: TokenUsage | null = null;
-  let limit: LimitInfo | null = null;
-  let completed = false;
-  let failure: string | null = null;
-  let stop: () => void = () => undefined;
-
-  const emit = (event: ExecutorEvent) => {
-    firstEventMs ??= Math.round(performance.now() - started);
-    try {
-      request.onEvent?.(event);
-    } catch {
-      // A listener's failure is the caller's; the turn goes on.
-    }
+  const turn: TurnState = {
+    request,
+    started: performance.now(),
+    firstEventMs: null,
+    threadId: request.resumeThreadId,
+    lastText: "",
+    finalText: null,
+    structured: undefined,
+    usage: null,
+    limit: null,
+    completed: false,
+    failure: null,
+    stop: () => undefined,
   };
-  const sink: TurnSink = {
+  const sink = createSink(turn);
+  const reader = createJsonLineReader((event) => format.parse(event, sink), format.topLevelTypes);
+  const running = startTurnProcess(request, invocation, reader);
+  turn.stop = running.stop;
+  return outcomeOf(name, turn, await running.done);
+}
+
+function emit(turn: TurnState, event: ExecutorEvent): void {
+  turn.firstEventMs ??= Math.round(performance.now() - turn.started);
+  try {
+    turn.request.onEvent?.(event);
+  } catch {
+    // A listener's failure is the caller's; the turn goes on.
+  }
+}
+
+function createSink(turn: TurnState): TurnSink {
+  return {
     thread(id) {
-      if (threadId === id && firstEventMs !== null) return;
-      threadId = id;
-      emit({ type: "thread", threadId: id });
+      if (turn.threadId === id && turn.firstEventMs !== null) return;
+      turn.threadId = id;
+      emit(turn, { type: "thread", threadId: id });
     },
     text(text) {
-      lastText = text;
-      emit({ type: "text", text });
+      turn.lastText = text;
+      emit(turn, { type: "text", text });
     },
     tool(toolName, status) {
-      emit({ type: "tool", name: toolName, status });
+      emit(turn, { type: "tool", name: toolName, status });
     },
     usage(value) {
-      usage = value;
-      emit({ type: "usage", usage: value });
+      turn.usage = value;
+      emit(turn, { type: "usage", usage: value });
     },
-    emit,
+    emit: (event) => emit(turn, event),
     limit(value) {
-      if (limit) return;
-      limit = value;
-      emit({ type: "limit", limit: value });
-      stop();
+      if (turn.limit) return;
+      turn.limit = value;
+      emit(turn, { type: "limit", limit: value });
+      turn.stop();
     },
     completed(text, value) {
-      completed = true;
-      if (text !== null) finalText = text;
-      if (value !== undefined) structured = value;
+      turn.completed = true;
+      if (text !== null) turn.finalText = text;
+      if (value !== undefined) turn.structured = value;
     },
     failed(message) {
-      failure ??= safeLine(message);
+      turn.failure ??= safeLine(message);
     },
   };
-  const reader = createJsonLineReader((event) => format.parse(event, sink), format.topLevelTypes);
-  const running = runProcess({
+}
+
+function startTurnProcess(
+  request: TurnRequest,
+  invocation: CliInvocation,
+  reader: (line: string) => void,
+): ReturnType<typeof runProcess> {
+  return runProcess({
     command: invocation.command,
     args: invocation.args,
     cwd: request.cwd,
@@ -129,25 +163,30 @@ export async function runCliTurn(
       }
     },
   });
-  stop = running.stop;
-  const result = await running.done;
+}
 
-  const text = finalText ?? lastText;
+/** What was seen and how the process ended, folded into one outcome. */
+function outcomeOf(name: ExecutorName, turn: TurnState, result: ProcessResult): TurnOutcome {
+  const text = turn.finalText ?? turn.lastText;
   const outcome: TurnOutcome = {
     status: "completed",
-    threadId,
+    threadId: turn.threadId,
     text,
     structured: null,
-    limit,
-    usage,
+    limit: turn.limit,
+    usage: turn.usage,
     exitCode: result.exitCode,
     exitSignal: result.exitSignal,
     error: null,
     durationMs: result.durationMs,
-    firstEventMs,
+    firstEventMs: turn.firstEventMs,
   };
-  if (request.outputSchema) outcome.structured = structured ?? parseJsonAnswer(text);
-  const ending = endingOf(name, result, { limit, completed, failure });
+  if (turn.request.outputSchema) outcome.structured = turn.structured ?? parseJsonAnswer(text);
+  const ending = endingOf(name, result, {
+    limit: turn.limit,
+    completed: turn.completed,
+    failure: turn.failure,
+  });
   outcome.status = ending.status;
   outcome.error = ending.error;
   return outcome;
