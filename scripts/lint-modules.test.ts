@@ -38,7 +38,8 @@ describe("lint-modules", () => {
       check({
         "src/server/backup/index.ts": 'export { createBackup } from "./create.js";',
         "src/server/backup/create.ts": "export function createBackup() {}",
-        "src/cli/commands/server-backup.ts": 'const { createBackup } = await import("../../server/backup/index.js");',
+        "src/cli/commands/server-backup.ts":
+          'const { createBackup } = await import("../../server/backup/index.js");',
       }),
     ).toEqual([]);
   });
