@@ -3,54 +3,77 @@ import { loadServerConfig } from "../../config/server-config.js";
 import { parseScopeList, type Scope } from "../../protocol/scopes.js";
 import type { EnrollmentView } from "../../server/enrollment/service.js";
 import { IvoaiError } from "../../shared/errors.js";
-import { defineCommand, type GroupSpec } from "../command.js";
+import { type CommandContext, type CommandSpec, defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { ROOT_OPTION, requireServerTree, withEnrollment } from "./server-common.js";
 
-const createCommand = defineCommand({
-  name: "create",
-  summary: "Create a single-use enrollment code (printed once)",
-  description:
-    "The code is shown only now; the server keeps its SHA-256 hash. Give it to the person enrolling,\n" +
-    "who passes it on stdin ('ivoai connect server add … --code-stdin').",
-  json: true,
-  options: {
-    ...ROOT_OPTION,
-    ttl: { type: "duration", max: "30d", description: "lifetime (default from config: 10m)" },
-    scopes: {
-      type: "string",
-      value: "LIST",
-      description: "comma-separated scopes (default: the standard client set)",
-    },
-  },
-  async run(ctx) {
-    // Flags first: a usage error must not depend on the state of the server tree.
-    const flagTtlMs = ctx.options.ttl;
-    const scopesText = ctx.options.scopes;
-    let scopes: Scope[] | undefined;
-    if (scopesText !== undefined) {
-      const parsed = parseScopeList(scopesText);
-      if (!Array.isArray(parsed))
-        throw new IvoaiError("USAGE", `unknown scope(s): ${parsed.unknown.join(", ")}`);
-      if (parsed.length === 0) throw new IvoaiError("USAGE", "--scopes needs at least one scope");
-      scopes = parsed;
-    }
+/** What `enrollment create` reaches beyond the process: the tree's enrollment store. */
+export interface EnrollmentCreateDeps {
+  /** A new code lasting `ttlMs` (the tree's configured default when undefined) for `scopes`. */
+  createCode(
+    ctx: CommandContext,
+    request: { ttlMs: number | undefined; scopes?: Scope[] },
+  ): Promise<{ enrollment: EnrollmentView; code: string }>;
+}
+
+/** The real store of the tree the command names, and its config's default TTL. */
+export const REAL_ENROLLMENT_CREATE_DEPS: EnrollmentCreateDeps = {
+  async createCode(ctx, { ttlMs, scopes }) {
     const config = await loadServerConfig((await requireServerTree(ctx)).configFile);
-    const ttlMs = flagTtlMs ?? config.enrollment.default_ttl;
-    const created = await withEnrollment(ctx, (service) =>
-      service.createCode({ ttlMs, ...(scopes ? { scopes } : {}) }),
+    const lifetime = ttlMs ?? config.enrollment.default_ttl;
+    return withEnrollment(ctx, (service) =>
+      service.createCode({ ttlMs: lifetime, ...(scopes ? { scopes } : {}) }),
     );
-    ctx.out.data({ ...created.enrollment, code: created.code }, (view) =>
-      [
-        `enrollment ${view.id} (expires ${view.expires_at})`,
-        `scopes: ${view.scopes.join(" ")}`,
-        "code (shown once, single use):",
-        view.code,
-      ].join("\n"),
-    );
-    return 0;
   },
-});
+};
+
+/** `server enrollment create` on `deps` (the real store unless a test passes a fake). */
+export function createEnrollmentCreateCommand(
+  deps: EnrollmentCreateDeps = REAL_ENROLLMENT_CREATE_DEPS,
+): CommandSpec {
+  return defineCommand({
+    name: "create",
+    summary: "Create a single-use enrollment code (printed once)",
+    description:
+      "The code is shown only now; the server keeps its SHA-256 hash. Give it to the person enrolling,\n" +
+      "who passes it on stdin ('ivoai connect server add … --code-stdin').",
+    json: true,
+    options: {
+      ...ROOT_OPTION,
+      ttl: { type: "duration", max: "30d", description: "lifetime (default from config: 10m)" },
+      scopes: {
+        type: "string",
+        value: "LIST",
+        description: "comma-separated scopes (default: the standard client set)",
+      },
+    },
+    async run(ctx) {
+      // Flags first: a usage error must not depend on the state of the server tree.
+      const flagTtlMs = ctx.options.ttl;
+      const scopesText = ctx.options.scopes;
+      let scopes: Scope[] | undefined;
+      if (scopesText !== undefined) {
+        const parsed = parseScopeList(scopesText);
+        if (!Array.isArray(parsed))
+          throw new IvoaiError("USAGE", `unknown scope(s): ${parsed.unknown.join(", ")}`);
+        if (parsed.length === 0) throw new IvoaiError("USAGE", "--scopes needs at least one scope");
+        scopes = parsed;
+      }
+      const created = await deps.createCode(ctx, { ttlMs: flagTtlMs, ...(scopes ? { scopes } : {}) });
+      ctx.out.data({ ...created.enrollment, code: created.code }, (view) =>
+        [
+          `enrollment ${view.id} (expires ${view.expires_at})`,
+          `scopes: ${view.scopes.join(" ")}`,
+          "code (shown once, single use):",
+          view.code,
+        ].join("\n"),
+      );
+      return 0;
+    },
+  });
+}
+
+const createCommand = createEnrollmentCreateCommand();
 
 const listCommand = defineCommand({
   name: "list",

@@ -1,7 +1,7 @@
 // `ivoai server status|stop` and `ivoai server systemd render`: operating a server installed on a host.
 import { realpathSync } from "node:fs";
 import path from "node:path";
-import { serverPaths } from "../../config/server-paths.js";
+import { type ServerPaths, serverPaths } from "../../config/server-paths.js";
 import {
   applySystemdPlan,
   assertRoot,
@@ -12,10 +12,10 @@ import { renderSystemdUnits } from "../../server/deploy/systemd-units.js";
 import { untrustedExecPath } from "../../server/deploy/trusted-exec.js";
 import { writeUnitFiles } from "../../server/deploy/unit-files.js";
 import { type ServerStatus, serverStatus } from "../../server/ops/status.js";
-import { stopServer } from "../../server/ops/stop.js";
+import { type StopOutcome, stopServer } from "../../server/ops/stop.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
-import { defineCommand, type GroupSpec } from "../command.js";
+import { type CommandSpec, defineCommand, type GroupSpec } from "../command.js";
 import { ROOT_OPTION, rootOf } from "./server-common.js";
 
 /** LSB's "program is not running" status, so scripts can tell a stopped server from a failure. */
@@ -62,28 +62,38 @@ export const serverStatusCommand = defineCommand({
   },
 });
 
-export const serverStopCommand = defineCommand({
-  name: "stop",
-  summary: "Stop the server for this root gracefully (SIGTERM through the pid file) and wait for it",
-  description:
-    "In-flight requests drain before the server exits. Nothing running is not an error; a stale pid file\n" +
-    "is removed. Under systemd, prefer 'systemctl stop ivoai-gateway'.",
-  json: true,
-  options: {
-    ...ROOT_OPTION,
-    timeout: { type: "duration", default: "30s", description: "how long to wait for the exit" },
-  },
-  async run(ctx) {
-    const timeoutMs = ctx.options.timeout;
-    const outcome = await stopServer(serverPaths(rootOf(ctx)), { timeoutMs });
-    ctx.out.data(outcome, (o) =>
-      o.outcome === "stopped"
-        ? `stopped the server for ${o.root} (pid ${o.pid}) in ${(o.waited_ms / 1000).toFixed(1)}s`
-        : `no server is running for ${o.root}${o.stale_pid_file ? ` (removed a stale pid file: ${o.stale_pid_file})` : ""}`,
-    );
-    return 0;
-  },
-});
+/** What `server stop` reaches beyond the process: the server's process, through its pid file. */
+export interface StopCommandDeps {
+  stopServer(paths: ServerPaths, options: { timeoutMs: number }): Promise<StopOutcome>;
+}
+
+/** `server stop` on `deps` (the real signal and wait unless a test passes a fake). */
+export function createServerStopCommand(deps: StopCommandDeps = { stopServer }): CommandSpec {
+  return defineCommand({
+    name: "stop",
+    summary: "Stop the server for this root gracefully (SIGTERM through the pid file) and wait for it",
+    description:
+      "In-flight requests drain before the server exits. Nothing running is not an error; a stale pid file\n" +
+      "is removed. Under systemd, prefer 'systemctl stop ivoai-gateway'.",
+    json: true,
+    options: {
+      ...ROOT_OPTION,
+      timeout: { type: "duration", default: "30s", description: "how long to wait for the exit" },
+    },
+    async run(ctx) {
+      const timeoutMs = ctx.options.timeout;
+      const outcome = await deps.stopServer(serverPaths(rootOf(ctx)), { timeoutMs });
+      ctx.out.data(outcome, (o) =>
+        o.outcome === "stopped"
+          ? `stopped the server for ${o.root} (pid ${o.pid}) in ${(o.waited_ms / 1000).toFixed(1)}s`
+          : `no server is running for ${o.root}${o.stale_pid_file ? ` (removed a stale pid file: ${o.stale_pid_file})` : ""}`,
+      );
+      return 0;
+    },
+  });
+}
+
+export const serverStopCommand = createServerStopCommand();
 
 /** The installed ivoai entry this process runs from, through npm's bin symlink. */
 function runningEntry(): string {
