@@ -2,6 +2,7 @@
 // parsed and validated once before a command runs: a command receives typed values, inferred from its declaration.
 import { parseDuration } from "../shared/duration.js";
 import { IvoaiError } from "../shared/errors.js";
+import { sizeBytes } from "../shared/size.js";
 import type { DynamicValueKind } from "./command.js";
 
 interface OptionBase {
@@ -208,23 +209,10 @@ function parseDurationFlag(name: string, text: string, path: readonly string[], 
   return ms;
 }
 
-const SIZE_UNITS: Record<string, number> = {
-  "": 1,
-  b: 1,
-  k: 1024,
-  kib: 1024,
-  m: 1024 ** 2,
-  mib: 1024 ** 2,
-  g: 1024 ** 3,
-  gib: 1024 ** 3,
-};
-
 function parseSizeFlag(name: string, text: string, spec: SizeOptionSpec): number {
-  const match = /^(\d{1,10})\s*([a-z]*)$/i.exec(text.trim());
-  const unit = SIZE_UNITS[(match?.[2] ?? "?").toLowerCase()];
-  const bytes = match && unit ? Number(match[1]) * unit : Number.NaN;
+  const bytes = sizeBytes(text);
   const min = spec.min ?? 1;
-  if (Number.isSafeInteger(bytes) && bytes >= min) return bytes;
+  if (bytes !== undefined && bytes >= min) return bytes;
   const least = min % 1024 === 0 ? `${min / 1024}KiB` : `${min} bytes`;
   // Quoted as before this type existed: scripts and tests read "invalid --log-max-size 'lots'".
   throw new IvoaiError(

@@ -8,7 +8,8 @@ describe("setting types", () => {
   it("parse durations and sizes once into milliseconds and bytes, defaults included", () => {
     expect(schema.parse({})).toEqual({ ttl: 604_800_000, body: 4 * 1024 * 1024 });
     expect(schema.parse({ ttl: "90s", body: 1000 })).toEqual({ ttl: 90_000, body: 1000 });
-    expect(schema.parse({ ttl: "2h", body: "10MB" })).toEqual({ ttl: 7_200_000, body: 10_000_000 });
+    expect(schema.parse({ ttl: "2h", body: "10MB" })).toEqual({ ttl: 7_200_000, body: 10 * 1024 * 1024 });
+    expect(schema.parse({ body: "1g" })).toEqual({ ttl: 604_800_000, body: 1024 ** 3 });
     expect(schema.parse({ ttl: "10m", body: "512 KiB" })).toEqual({ ttl: 600_000, body: 524_288 });
   });
 

@@ -24,7 +24,7 @@ export function durationSetting(example: string) {
   });
 }
 
-/** A size typed as a number of bytes or with a unit (`512KiB`, `4MiB`, `1GiB`, `10MB`); the code sees bytes. */
+/** A size typed as a number of bytes or with a unit (`512KiB`, `4MiB`, `1G`: powers of 1024); the code sees bytes. */
 export function sizeSetting() {
   return z.codec(z.union([z.number(), z.string()]), z.number().int().positive(), {
     decode: (value, payload) => {

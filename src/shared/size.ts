@@ -1,39 +1,53 @@
-// Human sizes ("4MiB", "512KiB", "10MB") for settings: binary units are powers of 1024, decimal ones of 1000.
+// Human sizes ("4MiB", "512k", "1G") for settings and flags: every unit is a power of 1024, written with or
+// without "iB" and in any case (as journald and most operators' tools read them), so "10MB" is 10 MiB.
 import { IvoaiError } from "./errors.js";
 
-const UNIT_BYTES = {
-  B: 1,
-  KiB: 1024,
-  MiB: 1024 ** 2,
-  GiB: 1024 ** 3,
-  TiB: 1024 ** 4,
-  kB: 1000,
-  KB: 1000,
-  MB: 1000 ** 2,
-  GB: 1000 ** 3,
-  TB: 1000 ** 4,
-} as const;
+const UNIT_BYTES: Record<string, number> = {
+  "": 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1024 ** 4,
+  tib: 1024 ** 4,
+};
 
-/** Parses a whole number of bytes (`4194304`) or digits and a unit (`4MiB`, `4 MiB`, `10MB`) into bytes. */
+/**
+ * Bytes of a whole number (`4194304`) or digits and a unit (`4MiB`, `4 MiB`, `512k`, `1G`); undefined when it does
+ * not read as a size above 0.
+ */
+export function sizeBytes(value: number | string): number | undefined {
+  if (typeof value === "number") return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  const match = /^(\d{1,15})\s*([a-z]*)$/i.exec(value.trim());
+  const unit = match ? UNIT_BYTES[(match[2] ?? "").toLowerCase()] : undefined;
+  const bytes = match && unit ? Number(match[1]) * unit : Number.NaN;
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+}
+
+/** sizeBytes, or a USAGE error saying what to write. */
 export function parseSize(value: number | string): number {
-  if (typeof value === "number") {
-    if (Number.isSafeInteger(value) && value > 0) return value;
-    throw new IvoaiError("USAGE", `${value} is not a size: use a whole number of bytes above 0, or 4MiB`);
-  }
-  const match = /^(\d{1,15})\s*(B|[KMGT]iB|kB|[KMGT]B)?$/.exec(value.trim());
-  const bytes = match ? Number(match[1]) * UNIT_BYTES[(match[2] ?? "B") as keyof typeof UNIT_BYTES] : 0;
-  if (!Number.isSafeInteger(bytes) || bytes <= 0)
-    throw new IvoaiError(
-      "USAGE",
-      `'${value}' is not a size: use a whole number and a unit B, KiB, MiB, GiB (or kB, MB, GB), like 4MiB`,
-    );
-  return bytes;
+  const bytes = sizeBytes(value);
+  if (bytes !== undefined) return bytes;
+  throw new IvoaiError(
+    "USAGE",
+    typeof value === "number"
+      ? `${value} is not a size: use a whole number of bytes above 0, or 4MiB`
+      : `'${value}' is not a size: use a whole number and a unit B, KiB, MiB, GiB or TiB, like 4MiB`,
+  );
 }
 
 /** The shortest exact binary form of a size (4194304 → "4MiB"), or the number of bytes. */
 export function formatSize(bytes: number): string | number {
-  for (const unit of ["TiB", "GiB", "MiB", "KiB"] as const)
-    if (bytes >= UNIT_BYTES[unit] && bytes % UNIT_BYTES[unit] === 0)
-      return `${bytes / UNIT_BYTES[unit]}${unit}`;
+  for (const unit of ["TiB", "GiB", "MiB", "KiB"] as const) {
+    const size = UNIT_BYTES[unit.toLowerCase()] as number;
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
   return bytes;
 }
