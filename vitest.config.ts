@@ -4,6 +4,7 @@
 //   e2e       the built single-file binary (test/setup/build.ts builds it once) and PostgreSQL.
 // `npm test` runs all three. A file's name says its project: *.contract.test.ts (PostgreSQL), *.e2e.test.ts
 // (the build), anything else unit.
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -12,6 +13,9 @@ export default defineConfig({
     // Set-up hooks start several real servers and CLIs; on 2 loaded cores that took over a minute once.
     hookTimeout: 180_000,
     pool: "forks",
+    // Two files at once even on 2 cores: most of a file's time is spent waiting on the servers and CLIs it starts
+    // (Vitest's default there is one). Tests bound CPU time, never the wall clock, so sharing cores is safe.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         extends: true,
