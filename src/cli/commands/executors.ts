@@ -1,8 +1,8 @@
 // `ivoai executors`: what AUTO can run on — each official CLI, its login, whether its quota admits work, its
 // quota windows and its model catalogue with opaque ids. Metadata only: no credential is read or printed.
 import path from "node:path";
-import { createQuotaManager } from "../../client/auto/quota/admission.js";
-import { loadExecutorRegistry } from "../../client/auto/registry.js";
+import { createQuotaManager, type QuotaManager } from "../../client/auto/quota/admission.js";
+import { type ExecutorInfo, loadExecutorRegistry } from "../../client/auto/registry.js";
 import { openRegistry } from "../../client/connections/registry.js";
 import { defineCommand } from "../command.js";
 import { formatTable } from "../output.js";
@@ -63,7 +63,7 @@ export const executorsCommand = defineCommand({
     const quota = createQuotaManager({ stateDir: paths.stateDir, onProblem });
     const executors: ExecutorReport[] = [];
     for (const info of registry.executors) {
-      const admission = await quota.admit(info.name);
+      const admission = await admissionOf(info, quota);
       executors.push({
         name: info.name,
         path: info.path,
@@ -95,6 +95,19 @@ export const executorsCommand = defineCommand({
     return 0;
   },
 });
+
+/**
+ * Quota admission, but only for a CLI AUTO could run at all: a missing or logged-out one is never shown as
+ * admitted (the scheduler leaves it out whatever its quota says, see chooseExecutors).
+ */
+async function admissionOf(
+  info: ExecutorInfo,
+  quota: QuotaManager,
+): Promise<{ admitted: boolean; reason: string }> {
+  if (info.path === null) return { admitted: false, reason: `${info.name} is not installed` };
+  if (info.login === "logged_out") return { admitted: false, reason: `${info.name} is not logged in` };
+  return quota.admit(info.name);
+}
 
 function render(executor: ExecutorReport): string {
   const lines = [

@@ -76,13 +76,75 @@ export async function loginStatus(
   if (!args) return { state: "unknown", detail: "no status command" };
   return new Promise((resolve) => {
     execFile(agent.path, args, { timeout: 10_000, env }, (error, stdout, stderr) => {
-      const text = `${stdout}${stderr}`.trim().split("\n")[0] ?? "";
       const code = (error as { code?: unknown } | null)?.code;
-      if (!error) resolve({ state: "logged_in", detail: summarize(text) });
-      else if (code === 1) resolve({ state: "logged_out", detail: summarize(text) });
-      else resolve({ state: "unknown", detail: summarize(text || (error as Error).message) });
+      const exit = !error ? 0 : typeof code === "number" ? code : null;
+      const parsed = parseLoginStatus(agent.name, exit, `${stdout}`, `${stderr}`);
+      resolve(
+        exit === null && parsed.state === "unknown" && !parsed.detail
+          ? { state: "unknown", detail: summarize((error as Error).message) }
+          : parsed,
+      );
     });
   });
+}
+
+/**
+ * The login state a status command reported, as words a person reads: Claude Code prints a JSON object
+ * (`loggedIn`, `authMethod`, `subscriptionType`…), codex a sentence ("Logged in using ChatGPT"). The state
+ * comes from what the CLI said, the exit status (0 in, 1 out; null when it did not exit) only when it said
+ * nothing parseable. The detail names the method or plan, never an e-mail address or a key.
+ */
+export function parseLoginStatus(
+  agent: AgentName,
+  exit: number | null,
+  stdout: string,
+  stderr: string,
+): { state: LoginState; detail: string } {
+  const text = `${stdout}\n${stderr}`.trim();
+  const byExit: LoginState = exit === 0 ? "logged_in" : exit === 1 ? "logged_out" : "unknown";
+  if (agent === "claude") {
+    const report = claudeReport(stdout) ?? claudeReport(stderr);
+    if (report) return report;
+  }
+  const line = firstLine(text);
+  if (agent === "codex") {
+    if (/^not logged in/i.test(line)) return { state: "logged_out", detail: "" };
+    const using = /^logged in using (.+?)(?:\s+-\s+.*)?$/i.exec(line);
+    if (using?.[1]) return { state: "logged_in", detail: using[1].replace(/^an? /i, "") };
+  }
+  // Never a raw JSON fragment: an answer the parser did not understand is left out of the detail.
+  return { state: byExit, detail: /^[[{]/.test(line) ? "" : summarize(line) };
+}
+
+function claudeReport(text: string): { state: LoginState; detail: string } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (
+    typeof value !== "object" ||
+    value === null ||
+    typeof (value as { loggedIn?: unknown }).loggedIn !== "boolean"
+  )
+    return undefined;
+  const report = value as { loggedIn: boolean; authMethod?: unknown; subscriptionType?: unknown };
+  if (!report.loggedIn) return { state: "logged_out", detail: "" };
+  const method =
+    typeof report.authMethod === "string" && report.authMethod !== "none" ? report.authMethod : "";
+  const plan = typeof report.subscriptionType === "string" ? report.subscriptionType : "";
+  const detail = [method && `via ${method}`, plan && `${plan} plan`].filter(Boolean).join(", ");
+  return { state: "logged_in", detail: summarize(detail) };
+}
+
+function firstLine(text: string): string {
+  return (
+    text
+      .split("\n")
+      .find((line) => line.trim() !== "")
+      ?.trim() ?? ""
+  );
 }
 
 /** Keeps an account hint out of diagnostics: only the first words, no e-mail addresses. */
