@@ -416,6 +416,37 @@ describe("ivoai auto", () => {
     expect((await turns()).map((turn) => turn.executor)).toEqual(["codex", "claude", "codex"]);
   });
 
+  it("says on exit 75 when each executor at its limit resets, in text and in --json", async () => {
+    // Limits that reset in the future: after codex → claude, claude's limit finds codex still refused.
+    const codexReset = Math.floor(Date.now() / 1000) + 2 * 3600 + 10 * 60 + 40;
+    const claudeReset = Math.floor(Date.now() / 1000) + 3 * 3600 + 5 * 60 + 40;
+    await scenario({
+      codex: { turns: { answer: [{ limit: "usage", resets_at: codexReset }] } },
+      claude: { turns: { handoff: [{ limit: "usage", resets_at: claudeReset }] } },
+    });
+    const result = await auto([
+      "--knowledge-source",
+      "acme",
+      "--print",
+      "What is the wombat pipeline?",
+      "--json",
+    ]);
+    expect(result.code, result.stderr).toBe(75);
+    const codexIso = new Date(codexReset * 1000).toISOString();
+    const claudeIso = new Date(claudeReset * 1000).toISOString();
+    expect(result.stderr).toMatch(/no executor can continue/);
+    expect(result.stderr).toContain(`codex resets at ${codexIso} (in `);
+    expect(result.stderr).toContain(`claude resets at ${claudeIso} (in `);
+    expect(result.stderr).toMatch(/codex resets at \S+ \(in \d+h \d+m\)/);
+    const out = JSON.parse(result.stdout) as {
+      quota_resets: { executor: string; resets_at: string | null }[];
+    };
+    expect(out.quota_resets.map(({ executor, resets_at }) => ({ executor, resets_at }))).toEqual([
+      { executor: "codex", resets_at: codexIso },
+      { executor: "claude", resets_at: claudeIso },
+    ]);
+  });
+
   it("asks once for a repair of an invalid plan, then fails clearly", async () => {
     await scenario({
       codex: {

@@ -137,6 +137,7 @@ function summary(result: AutoResult) {
     })),
     failovers: state?.failovers ?? [],
     error: state?.error ?? null,
+    quota_resets: result.quotaResets,
     answer: result.answer,
   };
 }

@@ -6,11 +6,12 @@ import { oneLine } from "../../shared/terminal-text.js";
 import { signalStatus } from "../agents/signal-relay.js";
 import { resolveIdentity } from "../project.js";
 import type { AutoState } from "../session/auto-state.js";
-import { ROLE_MARKERS } from "./contracts.js";
+import { EXECUTORS, ROLE_MARKERS } from "./contracts.js";
 import type { EngineContext } from "./engine-context.js";
 import { gatherBrief } from "./knowledge.js";
 import { runPlan } from "./plan-run.js";
 import { AutoStopped, primaryTurn } from "./primary.js";
+import { describeQuotaResets, type QuotaReset, quotaResets } from "./quota-resets.js";
 import {
   type AutoOptions,
   type AutoRun,
@@ -27,6 +28,8 @@ export interface AutoResult {
   exitCode: number;
   answer: string;
   state: AutoState | null;
+  /** Quota stop (exit 75): when each executor at its limit resets; empty otherwise. */
+  quotaResets: QuotaReset[];
 }
 
 /** Exit status when quota on every vendor (or the failover cap) stopped the session. */
@@ -144,13 +147,24 @@ async function finishRun(run: AutoRun, ctx: EngineContext, outcome: DriveOutcome
   });
   await recordEnd(run, ctx, ending);
   if (failure !== undefined && !ending.stopped && !(failure instanceof AutoStopped)) throw failure;
-  if (ending.message) run.options.notice(`ivoai auto: ${ending.message}`);
+  const resets = ending.quotaStop ? await resetsOf(ctx) : [];
+  if (ending.message) {
+    const when = describeQuotaResets(resets, new Date());
+    run.options.notice(`ivoai auto: ${ending.message}${when ? `; ${when}` : ""}`);
+  }
   return {
     sessionId: ctx.sessionId,
     exitCode: ending.exitCode,
     answer: failure === undefined ? outcome.answer : "",
     state: ctx.recorder.state,
+    quotaResets: resets,
   };
+}
+
+/** When the session's executors at their limit reset; an unreadable quota store only loses the hint. */
+async function resetsOf(ctx: EngineContext): Promise<QuotaReset[]> {
+  const executors = EXECUTORS.filter((name) => ctx.executors[name] !== undefined);
+  return quotaResets(ctx.quota, executors, new Date()).catch(() => []);
 }
 
 async function recordEnd(run: AutoRun, ctx: EngineContext, ending: RunEnding): Promise<void> {
