@@ -93,7 +93,7 @@ export const agentCommands: CommandSpec[] = [
 
 function renderSession(s: SessionView): string {
   return [
-    `session ${s.id}: ${s.live ? "running" : s.status === "running" ? "gone (process ended unrecorded)" : s.status}`,
+    `session ${s.id}: ${s.state === "interrupted" ? "interrupted (its process is gone; the end was never recorded)" : s.state}`,
     `  agent:       ${s.agent} (${s.mode})`,
     `  pid:         ${s.pid ?? "-"}`,
     `  started:     ${s.started_at}${s.ended_at ? `, ended ${s.ended_at}` : ""}`,
@@ -124,7 +124,7 @@ export const sessionGroup: GroupSpec = {
               row.id,
               row.agent,
               row.mode,
-              row.live ? "running" : row.status,
+              row.state,
               row.started_at,
               row.exit_code === null ? (row.exit_signal ?? "-") : String(row.exit_code),
               row.knowledge_sources.join(",") || "-",

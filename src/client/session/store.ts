@@ -31,7 +31,14 @@ export const sessionRecordSchema = z.object({
 });
 
 export type SessionRecord = z.infer<typeof sessionRecordSchema>;
-export type SessionView = SessionRecord & { live: boolean };
+
+/**
+ * What a person is told a session is doing. `interrupted`: the record says it runs, but its recorded process
+ * (pid and start time) is gone, so it ended without recording it (a kill -9, a crash, a lost machine).
+ */
+export type SessionState = "starting" | "running" | "interrupted" | "exited" | "failed";
+
+export type SessionView = SessionRecord & { live: boolean; state: SessionState };
 
 /** The start time of a process, in clock ticks since boot (field 22 of /proc/<pid>/stat). */
 export function processStartTicks(pid: number): string | null {
@@ -49,6 +56,19 @@ export function isLive(record: SessionRecord): boolean {
   if (record.status !== "running" && record.status !== "starting") return false;
   if (record.pid === null || record.pid_start_ticks === null) return false;
   return processStartTicks(record.pid) === record.pid_start_ticks;
+}
+
+/** The one judgement `session list` and `session show` both print, from the recorded process identity. */
+export function sessionState(record: SessionRecord): SessionState {
+  if (record.status === "exited" || record.status === "failed") return record.status;
+  if (isLive(record)) return "running";
+  // A launcher records its agent's pid only once it is spawned: before that nothing says the session is gone.
+  return record.status === "starting" && record.pid === null ? "starting" : "interrupted";
+}
+
+function viewOf(record: SessionRecord): SessionView {
+  const state = sessionState(record);
+  return { ...record, live: state === "running", state };
 }
 
 export interface SessionStore {
@@ -109,8 +129,7 @@ export function openSessionStore(stateDir: string): SessionStore {
         return record;
       }),
     async get(id) {
-      const record = await read(id);
-      return { ...record, live: isLive(record) };
+      return viewOf(await read(id));
     },
     async list() {
       let names: string[];
@@ -123,8 +142,7 @@ export function openSessionStore(stateDir: string): SessionStore {
       const records: SessionView[] = [];
       for (const name of names.filter((entry) => /^ses_[0-9a-f]{16}\.json$/.test(entry))) {
         try {
-          const record = await read(name.slice(0, -5));
-          records.push({ ...record, live: isLive(record) });
+          records.push(viewOf(await read(name.slice(0, -5))));
         } catch {
           // A record that does not parse is skipped, not fatal to listing the others.
         }
