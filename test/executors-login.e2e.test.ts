@@ -1,5 +1,6 @@
 // `ivoai executors` with the fake claude, whose `auth status` prints the pretty JSON Claude Code prints:
 // the login shown is the parsed state (never a raw `{`), and a logged-out CLI is never shown as admitted.
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeClis, installFakeClis } from "./fake-clis.js";
@@ -79,5 +80,20 @@ describe("ivoai executors: logins", () => {
       expect(shown).toContain(`\n  admitted: NO — ${name} is not logged in`);
     }
     expect(text).not.toMatch(/login: +[{[]/);
+  });
+
+  it("probes again instead of showing a cached raw login line from an older ivoai", async () => {
+    await fakes.script({ codex: {}, claude: {} });
+    await report();
+    const file = path.join(dir, "state", "ivoai", "auto", "executors.json");
+    const cache = JSON.parse(await readFile(file, "utf8")) as { executors: Entry[] };
+    for (const entry of cache.executors) if (entry.name === "claude") entry.login_detail = "{";
+    await writeFile(file, JSON.stringify(cache));
+    const shown = await runIvoai(["executors", "--json"], { env, timeoutMs: 60_000 });
+    expect(shown.code, shown.stderr).toBe(0);
+    const claude = (JSON.parse(shown.stdout) as { executors: Entry[] }).executors.find(
+      (entry) => entry.name === "claude",
+    );
+    expect(claude?.login_detail).toBe("via claude.ai, max plan");
   });
 });

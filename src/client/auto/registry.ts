@@ -120,6 +120,8 @@ export async function loadExecutorRegistry(options: RegistryOptions): Promise<Ex
       cached &&
       now().getTime() - Date.parse(cached.checked_at) < ttl &&
       now().getTime() >= Date.parse(cached.checked_at) &&
+      // Written before the login answer was parsed (a raw first line such as "{"): probe again.
+      cached.executors.every((entry) => !/^[[{]/.test(entry.login_detail)) &&
       EXECUTORS.every(
         (name, at) => cached.executors.find((e) => e.name === name)?.path === (located[at]?.path ?? null),
       );
