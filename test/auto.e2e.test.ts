@@ -416,6 +416,19 @@ describe("ivoai auto", () => {
     expect((await turns()).map((turn) => turn.executor)).toEqual(["codex", "claude", "codex"]);
   });
 
+  it("prints nothing on stdout when a headless run fails, and says why on stderr in one line", async () => {
+    const limit = { limit: "usage", resets_at: Math.floor(Date.now() / 1000) - 1 };
+    await scenario({
+      codex: { turns: { answer: [limit], handoff: [limit] } },
+      claude: { turns: { handoff: [limit] } },
+    });
+    const result = await auto(["--knowledge-source", "acme", "--print", "What is the wombat pipeline?"]);
+    expect(result.code, result.stderr).toBe(75);
+    expect(result.stdout).toBe("");
+    const reasons = result.stderr.split("\n").filter((line) => /stopped after 2 failovers/.test(line));
+    expect(reasons, result.stderr).toHaveLength(1);
+  });
+
   it("says on exit 75 when each executor at its limit resets, in text and in --json", async () => {
     // Limits that reset in the future: after codex → claude, claude's limit finds codex still refused.
     const codexReset = Math.floor(Date.now() / 1000) + 2 * 3600 + 10 * 60 + 40;

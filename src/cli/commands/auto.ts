@@ -118,7 +118,10 @@ export async function runAutoCommand(
     // TERM to KILL for executor process groups, as for the launchers.
     killAfterMs: Number(ctx.env.IVOAI_KILL_AFTER_MS) || 5_000,
   });
-  ctx.out.data(summary(result), (value) => value.answer || "(no answer)");
+  // Headless stdout is the answer alone (scripts read it): a failed run leaves it empty, its reason already
+  // said on stderr. --json always prints the summary, which carries the exit code and the error.
+  if (ctx.json || result.exitCode === 0)
+    ctx.out.data(summary(result), (value) => value.answer || "(no answer)");
   return result.exitCode;
 }
 
