@@ -7,7 +7,7 @@ import type { EngineContext } from "./engine-context.js";
 import { consolidationPrompt, parsePlan, planJsonSchema, planningPrompt, repairPrompt } from "./plan.js";
 import { AutoStopped, admit, primaryTurn } from "./primary.js";
 import { runDag } from "./scheduler.js";
-import { capabilityScore, decideDelegation, decidePlan, requiredTier } from "./scoring.js";
+import { capabilityScore, decideDelegation, requiredTier } from "./scoring.js";
 import { runWorkerTask } from "./workers.js";
 
 export async function runPlan(ctx: EngineContext): Promise<string> {
@@ -15,7 +15,7 @@ export async function runPlan(ctx: EngineContext): Promise<string> {
     state.phase = "planning";
   });
   const plan = await obtainPlan(ctx);
-  const decisions = decidePlan(plan.tasks, (task) => decide(ctx, task));
+  const decisions = decideAll(ctx, plan.tasks);
   ctx.recorder.change((state) => {
     // Tasks the primary delegated while planning stay on record beside the plan's.
     state.tasks = [
@@ -127,6 +127,31 @@ async function obtainPlan(ctx: EngineContext): Promise<Plan> {
 }
 
 export type Decision = ReturnType<typeof decideDelegation>;
+
+/**
+ * Every task's decision, in plan order (dependencies first): a task that depends on work only the primary
+ * does (a change, or something handed back to it) is the primary's too, since workers run before the
+ * primary's turn and would see nothing of it.
+ */
+function decideAll(ctx: EngineContext, tasks: readonly PlanTask[]): Map<string, Decision> {
+  const decisions = new Map<string, Decision>();
+  const byId = new Map(tasks.map((task) => [task.id, task]));
+  const visit = (task: PlanTask): Decision => {
+    const known = decisions.get(task.id);
+    if (known) return known;
+    const after = task.depends_on.flatMap((id) => {
+      const dependency = byId.get(id);
+      return dependency && visit(dependency).run === "primary" ? [id] : [];
+    });
+    const decision: Decision = after.length
+      ? { run: "primary", reason: `depends on ${after.join(", ")}, which the primary does` }
+      : decide(ctx, task);
+    decisions.set(task.id, decision);
+    return decision;
+  };
+  for (const task of tasks) visit(task);
+  return decisions;
+}
 
 export function decide(ctx: EngineContext, task: PlanTask): Decision {
   return decideDelegation(task, {

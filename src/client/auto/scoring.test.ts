@@ -4,7 +4,6 @@ import {
   capabilityScore,
   DEFAULT_MIN_WORKER_TOKENS,
   decideDelegation,
-  decidePlan,
   escalate,
   requiredTier,
   SCORE_WEIGHTS,
@@ -160,41 +159,5 @@ describe("escalate", () => {
     expect(escalate(PROFILES[0] as ModelProfile, PROFILES)).toBeUndefined();
     expect(escalate(c1, PROFILES, (e) => e === "claude")?.profile.id).toBe("a2");
     expect(escalate(c1, [c1, profile("c2", "codex", 2, "low", { verified: false })])).toBeUndefined();
-  });
-});
-
-describe("plan delegation is decided per task", () => {
-  const planTask = (
-    id: string,
-    estTokens: number,
-    dependsOn: string[] = [],
-    kind: PlanTask["kind"] = "research",
-  ) => ({
-    ...task({ est_tokens: estTokens }, kind),
-    id,
-    depends_on: dependsOn,
-  });
-  const decideOne = (t: PlanTask) =>
-    decideDelegation(t, { primaryExecutor: "codex", profiles: PROFILES, admitted: all });
-  const runs = (tasks: PlanTask[]) => [...decidePlan(tasks, decideOne)].map(([id, d]) => `${id}:${d.run}`);
-
-  it("a small root stays in the primary without pulling its large dependents there", () => {
-    const plan = [planTask("root", 300), ...["a", "b", "c"].map((id) => planTask(id, 30_000, ["root"]))];
-    expect(runs(plan)).toEqual(["root:primary", "a:worker", "b:worker", "c:worker"]);
-  });
-
-  it("keeps an all-small plan in the primary", () => {
-    const plan = [planTask("root", 300), planTask("a", 500, ["root"]), planTask("b", 1_000, ["a"])];
-    expect(runs(plan)).toEqual(["root:primary", "a:primary", "b:primary"]);
-  });
-
-  it("keeps tasks that build on a change in the primary, workers cannot see changes", () => {
-    const plan = [
-      planTask("edit", 30_000, [], "change"),
-      planTask("check", 30_000, ["edit"]),
-      planTask("later", 30_000, ["check"]),
-      planTask("free", 30_000),
-    ];
-    expect(runs(plan)).toEqual(["edit:primary", "check:primary", "later:primary", "free:worker"]);
   });
 });

@@ -98,51 +98,6 @@ export function decideDelegation(task: PlanTask, options: DelegationOptions): De
 }
 
 /**
- * Every task's delegation in a plan, each from that task's own kind and signals: a task too small for a worker
- * stays in the primary without pulling its dependents there (they run on workers when large enough and
- * admitted). The one inherited case is correctness, not economics: a task that builds on a change task is the
- * primary's too, since workers run before the primary applies changes and would see nothing of them.
- */
-export function decidePlan(
-  tasks: readonly PlanTask[],
-  decideOne: (task: PlanTask) => Delegation,
-): Map<string, Delegation> {
-  const byId = new Map(tasks.map((task) => [task.id, task]));
-  const decisions = new Map<string, Delegation>();
-  const changes = new Map<string, boolean>();
-  // True when the task is a change or builds on one, transitively (plans are validated: no cycles).
-  const buildsOnChange = (task: PlanTask): boolean => {
-    const known = changes.get(task.id);
-    if (known !== undefined) return known;
-    changes.set(task.id, false);
-    const result =
-      task.kind === "change" ||
-      task.depends_on.some((id) => {
-        const dependency = byId.get(id);
-        return dependency !== undefined && buildsOnChange(dependency);
-      });
-    changes.set(task.id, result);
-    return result;
-  };
-  for (const task of tasks) {
-    const after = task.depends_on.filter((id) => {
-      const dependency = byId.get(id);
-      return dependency !== undefined && buildsOnChange(dependency);
-    });
-    decisions.set(
-      task.id,
-      after.length > 0
-        ? {
-            run: "primary",
-            reason: `depends on ${after.join(", ")}, which builds on changes the primary applies`,
-          }
-        : decideOne(task),
-    );
-  }
-  return decisions;
-}
-
-/**
  * The profile for a retry after a weak or failed answer: the lowest tier above the current one, on the same
  * executor when it has one, else the other; undefined at the top.
  */
