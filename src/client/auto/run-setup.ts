@@ -7,6 +7,7 @@ import { IvoaiError } from "../../shared/errors.js";
 import { oneLine } from "../../shared/terminal-text.js";
 import { withTimeout } from "../../shared/timeout.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
+import { endOrphanedServers, opencodeHome } from "../frontend/server-marks.js";
 import { type RunningRouter, startRouter } from "../router/router.js";
 import { selectSources } from "../router/selection.js";
 import { type AutoState, initialAutoState } from "../session/auto-state.js";
@@ -162,7 +163,7 @@ export async function openKnowledge(run: AutoRun, project: string): Promise<Runn
   }
 }
 
-/** Recovers stale sessions, then creates this run's session record as running. */
+/** Recovers stale sessions and ends orphaned OpenCode servers, then creates this run's session record as running. */
 export async function openSession(
   run: AutoRun,
   planner: ExecutorName,
@@ -173,6 +174,8 @@ export async function openSession(
   const stateDir = options.registry.paths.stateDir;
   const store = openSessionStore(stateDir);
   await recoverStaleSessions(store, options.notice);
+  // A killed TUI session's OpenCode server outlives it in its own process group: headless runs end it too.
+  await endOrphanedServers(opencodeHome(stateDir));
   const initial = initialAutoState(planner, run.workers);
   if (options.conversation) initial.threads = { ...options.conversation.threads };
   const session = await store.create({

@@ -19,12 +19,12 @@ import { discover } from "../connections/connect.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
 import type { Source } from "../router/selection.js";
 import { selectSources } from "../router/selection.js";
-import { processStartTicks } from "../session/store.js";
 import { type Bridge, startBridge } from "./bridge.js";
 import { frontendCatalogue, opencodeProviderConfig, validEfforts } from "./catalogue.js";
 import { createAutoFrontendEngine } from "./engine.js";
 import type { StatusServer, StatusSnapshot } from "./plugins/index.js";
 import { pluginConfig, pluginFiles, startStatusServer, writePluginFiles } from "./plugins/index.js";
+import { endOrphanedServers, markServer, opencodeHome } from "./server-marks.js";
 
 const STATUS_TOKEN_ENV = "IVOAI_STATUS_TOKEN";
 
@@ -124,7 +124,7 @@ async function run(
     cleanups,
     killAfterMs,
     managedBin: path.join(paths.dataDir, "bin"),
-    home: path.join(paths.stateDir, "frontend", "opencode"),
+    home: opencodeHome(paths.stateDir),
     tuiRunning: false,
   };
   const program = await pinnedOpencode(frontend);
@@ -442,54 +442,4 @@ function sourceHealth(selected: readonly Source[]): { snapshot(): Promise<Status
       return cached.value;
     },
   };
-}
-
-/** Writes `<home>/servers/<ivoai pid>.json` naming this ivoai and its OpenCode server (with start times). */
-async function markServer(home: string, serverPid: number | undefined): Promise<string> {
-  const dir = path.join(home, "servers");
-  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-  const file = path.join(dir, `${process.pid}.json`);
-  const mark = {
-    ivoai_pid: process.pid,
-    ivoai_ticks: processStartTicks(process.pid),
-    server_pid: serverPid ?? null,
-    server_ticks: serverPid === undefined ? null : processStartTicks(serverPid),
-  };
-  await writeFileAtomic(file, JSON.stringify(mark), { mode: 0o600 });
-  return file;
-}
-
-/**
- * Ends the OpenCode servers of ivoai processes that are gone (killed before they could): only when the
- * recorded ivoai no longer runs and the server is still the recorded process (pid and start time).
- */
-async function endOrphanedServers(home: string): Promise<void> {
-  const dir = path.join(home, "servers");
-  const names = await fs.readdir(dir).catch(() => [] as string[]);
-  for (const name of names.filter((entry) => /^\d+\.json$/.test(entry))) {
-    const file = path.join(dir, name);
-    try {
-      const mark = JSON.parse(await fs.readFile(file, "utf8")) as {
-        ivoai_pid: number;
-        ivoai_ticks: string | null;
-        server_pid: number | null;
-        server_ticks: string | null;
-      };
-      if (mark.ivoai_ticks !== null && processStartTicks(mark.ivoai_pid) === mark.ivoai_ticks) continue;
-      if (
-        mark.server_pid !== null &&
-        mark.server_ticks !== null &&
-        processStartTicks(mark.server_pid) === mark.server_ticks
-      ) {
-        try {
-          process.kill(-mark.server_pid, "SIGKILL");
-        } catch {
-          // gone meanwhile
-        }
-      }
-      await fs.rm(file, { force: true });
-    } catch {
-      await fs.rm(file, { force: true });
-    }
-  }
 }
