@@ -49,4 +49,14 @@ describe("parseLoginStatus", () => {
       detail: "Logged in as <email>",
     });
   });
+  it("bounds and neutralises what a status command printed before it is shown", () => {
+    const hostile = `Logged in using Chat\u001b[2J\u202eGPT${"a".repeat(100_000)}`;
+    const codex = parseLoginStatus("codex", 0, "", hostile);
+    expect(codex.state).toBe("logged_in");
+    expect(codex.detail).toMatch(/^Chat\\x1b\[2J\\u202eGPTa+$/);
+    expect(codex.detail.length).toBeLessThanOrEqual(120);
+    const odd = parseLoginStatus("codex", 0, "", `\u0007${"x".repeat(50_000)}@${"y".repeat(50_000)}`);
+    expect(odd.detail).not.toContain("\u0007");
+    expect(odd.detail.length).toBeLessThanOrEqual(120);
+  });
 });

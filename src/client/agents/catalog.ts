@@ -4,6 +4,7 @@ import { execFile } from "node:child_process";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 
+import { oneLine } from "../../shared/terminal-text.js";
 import { type AgentName, COMPILED_CATALOGUE } from "../install/index.js";
 
 export { AGENTS, type AgentName } from "../install/index.js";
@@ -106,11 +107,12 @@ export function parseLoginStatus(
     const report = claudeReport(stdout) ?? claudeReport(stderr);
     if (report) return report;
   }
-  const line = firstLine(text);
+  // One status line is short; a longer one is cut before the patterns below read it.
+  const line = firstLine(text).slice(0, 200);
   if (agent === "codex") {
     if (/^not logged in/i.test(line)) return { state: "logged_out", detail: "" };
     const using = /^logged in using (.+?)(?:\s+-\s+.*)?$/i.exec(line);
-    if (using?.[1]) return { state: "logged_in", detail: using[1].replace(/^an? /i, "") };
+    if (using?.[1]) return { state: "logged_in", detail: summarize(using[1].replace(/^an? /i, "")) };
   }
   // Never a raw JSON fragment: an answer the parser did not understand is left out of the detail.
   return { state: byExit, detail: /^[[{]/.test(line) ? "" : summarize(line) };
@@ -148,6 +150,10 @@ function firstLine(text: string): string {
 }
 
 /** Keeps an account hint out of diagnostics: only the first words, no e-mail addresses. */
+/**
+ * A status line as a detail a terminal may print: cut before anything else (the e-mail pattern rescans a long run
+ * of word characters), no e-mail address, control characters and bidi overrides escaped.
+ */
 function summarize(text: string): string {
-  return text.replace(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g, "<email>").slice(0, 120);
+  return oneLine(text.slice(0, 200).replace(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g, "<email>")).slice(0, 120);
 }
