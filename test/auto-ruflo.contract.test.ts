@@ -14,7 +14,7 @@ import {
 import { RUFLO_PIN, RUFLO_SAFE_PROFILE, type RufloSafeProfile } from "../src/client/auto/ruflo.js";
 import { rufloEnv, runRuflo, trailingJson } from "../src/client/auto/ruflo-process.js";
 import { installFakeClis } from "./fake-clis.js";
-import { runIvoai } from "./helpers.js";
+import { autoJsonLines, runIvoai } from "./helpers.js";
 import { ensureNpmTools } from "./npm-tools.js";
 
 const FAKE_SECRET = "sk-ivoai-fake-credential-7f3a";
@@ -249,7 +249,7 @@ describe('ivoai auto with [auto] coordinator = "ruflo"', () => {
       });
       expect(result.stderr).toMatch(/Ruflo admitted the session/);
       expect(result.code).toBe(0);
-      const out = JSON.parse(result.stdout) as { tasks: { id: string; state: string }[] };
+      const out = autoJsonLines(result.stdout).result as { tasks: { id: string; state: string }[] };
       expect(out.tasks).toEqual([expect.objectContaining({ id: "survey", state: "done" })]);
       // Ruflo's runtime subtree was private to the session and is gone with it.
       const run = path.join(xdg, "state", "ivoai", "run");

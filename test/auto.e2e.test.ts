@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeTree } from "./context-helpers.js";
 import { type FakeClis, installFakeClis } from "./fake-clis.js";
 import {
+  autoJsonLines,
   BIN,
   createCode,
   initWithDocs,
@@ -138,7 +139,11 @@ describe("ivoai auto", () => {
     ]);
     expect(result.stderr).not.toMatch(/ivoai_cap_/);
     expect(result.code).toBe(0);
-    const out = JSON.parse(result.stdout) as { session_id: string; answer: string; route: { kind: string } };
+    const out = autoJsonLines(result.stdout).result as {
+      session_id: string;
+      answer: string;
+      route: { kind: string };
+    };
     expect(out.answer).toBe("We deploy with the wombat pipeline.");
     expect(out.route.kind).toBe("rag");
     const logged = await turns();
@@ -205,7 +210,7 @@ describe("ivoai auto", () => {
       "Implement a canary stage in the wombat pipeline and write tests for it",
     ]);
     expect(result.code).toBe(0);
-    const out = JSON.parse(result.stdout) as { session_id: string; answer: string };
+    const out = autoJsonLines(result.stdout).result as { session_id: string; answer: string };
     expect(out.answer).toBe("All done.");
     const logged = await turns();
     const workers = logged.filter((turn) => turn.role === "worker");
@@ -327,7 +332,7 @@ describe("ivoai auto", () => {
       "--json",
     ]);
     expect(result.code).toBe(0);
-    const out = JSON.parse(result.stdout) as { session_id: string; answer: string };
+    const out = autoJsonLines(result.stdout).result as { session_id: string; answer: string };
     expect(out.answer).toBe("Answer from claude.");
     const logged = await turns();
     expect(logged.map((turn) => [turn.executor, turn.role])).toEqual([
@@ -377,7 +382,7 @@ describe("ivoai auto", () => {
       "--json",
     ]);
     expect(result.code).toBe(0);
-    const out = JSON.parse(result.stdout) as { session_id: string; answer: string };
+    const out = autoJsonLines(result.stdout).result as { session_id: string; answer: string };
     expect(out.answer).toBe("Consolidated by codex.");
     const session = await show(out.session_id);
     expect(session.auto.failovers).toHaveLength(1);
@@ -406,7 +411,7 @@ describe("ivoai auto", () => {
     ]);
     expect(result.code).toBe(75);
     expect(result.stderr).toMatch(/stopped after 2 failovers/);
-    const out = JSON.parse(result.stdout) as { session_id: string };
+    const out = autoJsonLines(result.stdout).result as { session_id: string };
     const session = await show(out.session_id);
     expect(session.auto.failovers.map((entry) => `${entry.from}>${entry.to}`)).toEqual([
       "codex>claude",
@@ -451,7 +456,7 @@ describe("ivoai auto", () => {
     expect(result.stderr).toContain(`codex resets at ${codexIso} (in `);
     expect(result.stderr).toContain(`claude resets at ${claudeIso} (in `);
     expect(result.stderr).toMatch(/codex resets at \S+ \(in \d+h \d+m\)/);
-    const out = JSON.parse(result.stdout) as {
+    const out = autoJsonLines(result.stdout).result as {
       quota_resets: { executor: string; resets_at: string | null }[];
     };
     expect(out.quota_resets.map(({ executor, resets_at }) => ({ executor, resets_at }))).toEqual([
@@ -622,7 +627,7 @@ describe("ivoai auto", () => {
       "--json",
     ]);
     expect(result.code).toBe(0);
-    const out = JSON.parse(result.stdout) as { session_id: string };
+    const out = autoJsonLines(result.stdout).result as { session_id: string };
     const logged = await turns();
     const hung = logged.find((turn) => turn.task === "del:2");
     expect(hung?.grandchild_pid).toBeGreaterThan(0);

@@ -192,3 +192,21 @@ export async function initWithDocs(root: string, docs: string): Promise<void> {
   const result = await runIvoai(["server", "ingest", "--root", root]);
   if (result.code !== 0) throw new Error(`ingest failed: ${result.stderr}`);
 }
+
+/**
+ * `ivoai auto --json` prints JSON Lines: the session's events, then one `result` record. Returns the result
+ * and the events, after checking every line is one versioned record.
+ */
+export function autoJsonLines<T = Record<string, unknown>>(
+  stdout: string,
+): { result: T; events: { v: number; seq: number; type: string; [key: string]: unknown }[] } {
+  const records = stdout
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as { v: number; type: string; seq: number; [key: string]: unknown });
+  for (const record of records)
+    if (record.v !== 1) throw new Error(`unversioned record: ${JSON.stringify(record)}`);
+  const last = records.at(-1);
+  if (last?.type !== "result") throw new Error(`no result record at the end of:\n${stdout.slice(-2000)}`);
+  return { result: last as unknown as T, events: records.slice(0, -1) };
+}

@@ -8,6 +8,8 @@ export interface Output {
   data<T>(value: T, render: (value: T) => string): void;
   /** A line of human text on stdout. */
   line(text: string): void;
+  /** One JSON Lines record on stdout: compact JSON on one line (streams such as `auto --json`). */
+  record(value: unknown): void;
   /** A note for the person at the terminal (stderr), redacted. */
   note(text: string): void;
 }
@@ -30,6 +32,7 @@ export function createOutput(options: OutputOptions): Output {
       );
     },
     line: (text) => stdout(`${terminalText(text, { multiline: true })}\n`),
+    record: (value) => stdout(`${terminalJson(JSON.stringify(value))}\n`),
     note: (text) => stderr(`${terminalText(redactText(text), { multiline: true })}\n`),
   };
 }

@@ -2,6 +2,7 @@
 import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { ExecutorName } from "../../client/auto/contracts.js";
+import { AUTO_EVENT_VERSION } from "../../client/auto/events.js";
 import { type AutoResult, runAuto } from "../../client/auto/supervisor.js";
 import { openRegistry } from "../../client/connections/registry.js";
 import { runOpencodeFrontend } from "../../client/frontend/opencode.js";
@@ -15,6 +16,7 @@ import {
   type StringOptionSpec,
 } from "../command.js";
 import { readStdin } from "../secret-input.js";
+import { describeAutoEvent } from "./auto-events.js";
 
 const MAX_TASK_BYTES = 256 * 1024;
 
@@ -115,19 +117,28 @@ export async function runAutoCommand(
     cwd: process.cwd(),
     selfCommand: selfCommand(),
     notice: (message) => ctx.out.note(message),
+    onProgress: (event) => {
+      // --json: every event is a JSON Lines record on stdout; otherwise a line for people on stderr.
+      if (ctx.json) return ctx.out.record(event);
+      const line = describeAutoEvent(event);
+      if (line !== null) ctx.out.note(`ivoai auto: ${line}`);
+    },
     // TERM to KILL for executor process groups, as for the launchers.
     killAfterMs: Number(ctx.env.IVOAI_KILL_AFTER_MS) || 5_000,
   });
   // Headless stdout is the answer alone (scripts read it): a failed run leaves it empty, its reason already
-  // said on stderr. --json always prints the summary, which carries the exit code and the error.
-  if (ctx.json || result.exitCode === 0)
-    ctx.out.data(summary(result), (value) => value.answer || "(no answer)");
+  // said on stderr. --json ends its stream with the result record, which carries the exit code and the error.
+  if (ctx.json) ctx.out.record(summary(result));
+  else if (result.exitCode === 0) ctx.out.line(result.answer || "(no answer)");
   return result.exitCode;
 }
 
+/** The last record of `auto --json`: the session's outcome (schema version AUTO_EVENT_VERSION). */
 function summary(result: AutoResult) {
   const state = result.state;
   return {
+    v: AUTO_EVENT_VERSION,
+    type: "result",
     session_id: result.sessionId,
     exit_code: result.exitCode,
     route: state?.route ?? null,
@@ -136,8 +147,15 @@ function summary(result: AutoResult) {
       id: task.id,
       state: task.state,
       executor: task.profile?.executor ?? null,
-      refs: task.refs.map((ref) => ref.ref),
+      model: task.profile?.model ?? null,
+      duration_ms: task.duration_ms,
+      usage: task.usage,
+      // The evidence itself goes with the session (its refs would point at nothing): only its size is told.
+      evidence_bytes: task.refs.reduce((sum, ref) => sum + ref.bytes, 0),
     })),
+    usage: state?.usage ?? null,
+    sources: state?.sources ?? null,
+    repo: state?.repo ?? null,
     failovers: state?.failovers ?? [],
     error: state?.error ?? null,
     quota_resets: result.quotaResets,

@@ -35,8 +35,13 @@ export interface LimitInfo {
 }
 
 export interface TokenUsage {
+  /** Every prompt token the turn sent, cached ones included. */
   inputTokens: number;
+  /** Of inputTokens, those read from the vendor's prompt cache (0 when the CLI does not say). */
+  cachedInputTokens: number;
   outputTokens: number;
+  /** What the vendor says the turn cost in US dollars (claude's total_cost_usd); null when it does not say. */
+  costUsd: number | null;
   /** Tokens the conversation occupies in the model's context window after this turn, when known. */
   contextTokens: number | null;
 }

@@ -6,6 +6,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { TOKEN_ENV } from "../agents/inject.js";
 import type { RunningRouter } from "../router/router.js";
+import type { TurnKind, Usage } from "../session/auto-state.js";
 import { processStartTicks } from "../session/store.js";
 import type { ArtifactStore } from "./artifacts.js";
 import type { Recorder } from "./checkpoint.js";
@@ -16,10 +17,12 @@ import type {
   KnowledgeAccess,
   ModelProfile,
   StdioMcpServer,
+  TokenUsage,
   TurnOutcome,
   TurnRequest,
   WorkerResult,
 } from "./contracts.js";
+import type { EventStream } from "./event-stream.js";
 import type { SharedContextBrief } from "./knowledge.js";
 import type { QuotaManager } from "./quota/admission.js";
 import type { AutoSettings } from "./settings.js";
@@ -36,6 +39,8 @@ export interface EngineContext {
   quota: QuotaManager;
   artifacts: ArtifactStore;
   recorder: Recorder;
+  /** The session's one event stream (derived from the recorder's changes). */
+  events: EventStream;
   router: RunningRouter | null;
   /** The ivoai-orchestrator MCP for the primary, with the variables it needs. */
   orchestrator: { server: StdioMcpServer; env: Record<string, string> } | null;
@@ -100,7 +105,9 @@ export async function runTurn(
   /** Ends this turn early (a worker's task signal); the session's own stop always does. */
   signal: AbortSignal = ctx.signal,
   /** Receives the turn's text events (the frontend's answer stream). */
-  onText?: (text: string) => void,
+  onText: ((text: string) => void) | undefined,
+  /** What the turn is for: recorded with its usage, per turn, per task and for the session. */
+  label: TurnLabel,
 ): Promise<TurnOutcome & { startedAt: number; limitEventAt: number | null }> {
   const dir = await turnDir(ctx);
   const startedAt = performance.now();
@@ -131,6 +138,7 @@ export async function runTurn(
         ctx.onEvent?.(executor.name, event, at);
       },
     });
+    recordTurn(ctx, executor.name, label, outcome);
     return { ...outcome, startedAt, limitEventAt };
   } finally {
     // The executor reaped its group before returning: nothing of it is left to end after a crash.
@@ -142,6 +150,69 @@ export async function runTurn(
     }
     await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/** What a turn is for, as its record says. */
+export interface TurnLabel {
+  kind: TurnKind;
+  taskId: string | null;
+  model: string | null;
+}
+
+const MAX_TURNS_KEPT = 64;
+
+/** One turn's usage, on record three times: the turn itself, its task's sum and the session's sum. */
+function recordTurn(
+  ctx: EngineContext,
+  executor: ExecutorName,
+  label: TurnLabel,
+  outcome: TurnOutcome,
+): void {
+  const usage = outcome.usage ? usageOf(outcome.usage) : null;
+  ctx.recorder.change((state) => {
+    state.turns.push({
+      at: new Date().toISOString(),
+      kind: label.kind,
+      task_id: label.taskId,
+      executor,
+      model: label.model,
+      status: outcome.status,
+      duration_ms: Math.round(outcome.durationMs),
+      usage,
+    });
+    if (state.turns.length > MAX_TURNS_KEPT) state.turns.splice(0, state.turns.length - MAX_TURNS_KEPT);
+    state.usage = { ...addUsage(state.usage, usage), turns: state.usage.turns + 1 };
+    if (usage) state.usage_by_executor[executor] = addUsage(state.usage_by_executor[executor] ?? null, usage);
+    if (label.taskId === null || usage === null) return;
+    const task = state.tasks.find((entry) => entry.id === label.taskId);
+    if (task) task.usage = addUsage(task.usage, usage);
+  });
+}
+
+export function usageOf(usage: TokenUsage): Usage {
+  return {
+    input_tokens: Math.max(0, Math.round(usage.inputTokens)),
+    cached_input_tokens: Math.max(0, Math.round(usage.cachedInputTokens)),
+    output_tokens: Math.max(0, Math.round(usage.outputTokens)),
+    cost_usd: usage.costUsd,
+  };
+}
+
+/** a + b; a cost is known once any turn said one (null + x = x). */
+export function addUsage(a: Usage | null, b: Usage | null): Usage {
+  const zero: Usage = { input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: null };
+  const left = a ?? zero;
+  const right = b ?? zero;
+  const cost =
+    left.cost_usd === null && right.cost_usd === null
+      ? null
+      : Math.round(((left.cost_usd ?? 0) + (right.cost_usd ?? 0)) * 1e6) / 1e6;
+  return {
+    input_tokens: left.input_tokens + right.input_tokens,
+    cached_input_tokens: left.cached_input_tokens + right.cached_input_tokens,
+    output_tokens: left.output_tokens + right.output_tokens,
+    cost_usd: cost,
+  };
 }
 
 export interface Slots {

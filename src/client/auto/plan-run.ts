@@ -68,6 +68,7 @@ export async function runPlan(ctx: EngineContext): Promise<string> {
     return state === "primary" || state === "failed" || state === "skipped";
   });
   const outcome = await primaryTurn(ctx, {
+    kind: "consolidate",
     role: "primary",
     prompt: consolidationPrompt({ task: ctx.task, results: [...ctx.results.values()], primaryTasks }),
     outputSchema: null,
@@ -85,6 +86,7 @@ async function obtainPlan(ctx: EngineContext): Promise<Plan> {
     maxTasks: MAX_PLAN_TASKS,
   });
   const first = await primaryTurn(ctx, {
+    kind: "plan",
     role: "primary",
     prompt: planning,
     outputSchema: planJsonSchema,
@@ -99,6 +101,7 @@ async function obtainPlan(ctx: EngineContext): Promise<Plan> {
     );
     attempts = 2;
     const repaired = await primaryTurn(ctx, {
+      kind: "repair",
       role: "primary",
       prompt: repairPrompt(parsed.errors),
       outputSchema: planJsonSchema,
@@ -189,6 +192,7 @@ export function taskRecord(task: PlanTask, origin: AutoTask["origin"], decision:
     executor_ms: null,
     escalations: [],
     refs: [],
+    usage: null,
   };
 }
 

@@ -2,6 +2,7 @@
 // quota limit ends the turn (the executor reaps its process group), the alternate is re-probed and, when
 // admitted, continues with a bounded handoff; at most MAX_FAILOVERS times per session.
 import { oneLine } from "../../shared/terminal-text.js";
+import type { TurnKind } from "../session/auto-state.js";
 import {
   type ExecutorName,
   isQuotaLimit,
@@ -25,6 +26,8 @@ export class AutoStopped extends Error {
 }
 
 export interface PrimaryTurn {
+  /** What the turn is for (recorded with its usage). */
+  kind: TurnKind;
   prompt: string;
   role: TurnRole;
   outputSchema: Record<string, unknown> | null;
@@ -94,9 +97,18 @@ export async function primaryTurn(ctx: EngineContext, turn: PrimaryTurn): Promis
   let freshThreadTried = false;
   let limitAt: number | null = null;
   let pendingFailover: number | null = null;
+  // Whether this turn's answer already reached the person (a failover then needs a visible marker).
+  let streamed = false;
+  const onText =
+    turn.streams && ctx.onAnswerText
+      ? (text: string) => {
+          streamed = true;
+          ctx.onAnswerText?.(text);
+        }
+      : undefined;
   const handoffTurn = turn.handoffTurn ?? turn.prompt;
   if (!(await admit(ctx, ctx.recorder.state.primary))) {
-    await failover(ctx, "not admitted: quota headroom", null);
+    await failover(ctx, "not admitted: quota headroom", null, { limitKind: "admission" });
     ({ prompt, resume } = handoff(ctx, handoffTurn, "the previous executor had no quota headroom"));
   }
   for (;;) {
@@ -119,7 +131,8 @@ export async function primaryTurn(ctx: EngineContext, turn: PrimaryTurn): Promis
         outputSchema: turn.outputSchema,
       },
       ctx.signal,
-      turn.streams ? ctx.onAnswerText : undefined,
+      onText,
+      { kind: turn.kind, taskId: null, model: explicit?.model ?? null },
     );
     if (pendingFailover !== null && limitAt !== null && outcome.firstEventMs !== null) {
       const handoffMs = Math.max(0, Math.round(outcome.startedAt + outcome.firstEventMs - limitAt));
@@ -136,7 +149,19 @@ export async function primaryTurn(ctx: EngineContext, turn: PrimaryTurn): Promis
     if (outcome.status === "limit" && outcome.limit && isQuotaLimit(outcome.limit.kind)) {
       limitAt = outcome.limitEventAt ?? performance.now();
       await observeLimit(ctx, name, outcome);
-      pendingFailover = await failover(ctx, `${name}: ${outcome.limit.kind}: ${outcome.limit.message}`, null);
+      pendingFailover = await failover(
+        ctx,
+        `${name}: ${outcome.limit.kind}: ${outcome.limit.message}`,
+        null,
+        {
+          limitKind: outcome.limit.kind,
+          resetsAt: outcome.limit.resetsAt,
+        },
+      );
+      if (turn.streams && streamed) {
+        // The person reading the answer sees where one vendor stopped and the other took over.
+        ctx.onAnswerText?.(failoverMarker(name, ctx.recorder.state.primary, outcome.limit.kind));
+      }
       ({ prompt, resume } = handoff(
         ctx,
         handoffTurn,
@@ -176,10 +201,20 @@ const gates = new WeakMap<EngineContext, { reserved: number; lastFrom: ExecutorN
  * reserved before the probe, so concurrent limits can never pass the cap. Throws AutoStopped at the cap or
  * when the alternate is not admitted.
  */
+/** What moved the work, for the failover record. */
+export interface FailoverDetail {
+  /** usage_limit, rate_limit, or "admission" when headroom refused the executor before its turn. */
+  limitKind: string;
+  resetsAt?: string | null;
+  /** The model the task moves to (a worker's); the primary keeps its CLI's default. */
+  toModel?: string | null;
+}
+
 export async function failover(
   ctx: EngineContext,
   reason: string,
   taskId: string | null,
+  detail: FailoverDetail,
 ): Promise<number | null> {
   const state = ctx.recorder.state;
   const from =
@@ -217,11 +252,13 @@ export async function failover(
     );
   }
   if (joins) {
-    if (taskId === null) {
-      ctx.recorder.change((draft) => {
-        draft.primary = to;
-      });
-    }
+    ctx.recorder.change((draft) => {
+      if (taskId === null) draft.primary = to;
+      const last = draft.failovers.at(-1);
+      const who = taskId ?? "primary";
+      if (last && last.task_id !== taskId && !last.joined.includes(who) && last.joined.length < 12)
+        last.joined.push(who);
+    });
     ctx.notice(
       `ivoai auto: ${taskId ? `task ${taskId}` : "the primary"} also moves ${from} → ${to} (same limit)`,
     );
@@ -237,6 +274,10 @@ export async function failover(
       to,
       reason: oneLine(reason).slice(0, 300),
       handoff_ms: null,
+      limit_kind: detail.limitKind.slice(0, 20),
+      resets_at: detail.resetsAt ?? null,
+      to_model: detail.toModel ?? null,
+      joined: [],
     });
     if (taskId === null) draft.primary = to;
   });
@@ -244,6 +285,11 @@ export async function failover(
     `ivoai auto: failover ${gate.reserved}/${MAX_FAILOVERS}: ${from} → ${to}${taskId ? ` for task ${taskId}` : ""} (${oneLine(reason).slice(0, 160)})`,
   );
   return index;
+}
+
+/** The line a streamed answer carries where one vendor stopped and the other continues. */
+export function failoverMarker(from: ExecutorName, to: ExecutorName, kind: string): string {
+  return `\n\n— ivoai: ${from} hit its ${kind.replace("_", " ")}; ${to} continues from here —\n\n`;
 }
 
 /** The same turn for the new owner, started clean (bounded: the original turn plus the results so far). */

@@ -18,6 +18,8 @@ import { EXECUTORS, type Executor, type ExecutorName, otherExecutor } from "./co
 import { type Coordination, startCoordination } from "./coordination.js";
 import { delegationHandlers } from "./delegation.js";
 import { createSlots, type EngineContext } from "./engine-context.js";
+import { type EventStream, eventsFile, openEventStream } from "./event-stream.js";
+import type { AutoEvent } from "./events.js";
 import { createExecutor } from "./executors/index.js";
 import { startControlServer } from "./orchestrator/control.js";
 import { orchestratorMcpServer } from "./orchestrator/mcp.js";
@@ -44,6 +46,8 @@ export interface AutoOptions {
   /** Stops the session from outside (tests, the OpenCode bridge); signals do the same for the CLI. */
   signal?: AbortSignal;
   onEvent?: EngineContext["onEvent"];
+  /** Every event of the session's event stream (progress lines, --json JSON Lines, the frontend's status). */
+  onProgress?: (event: AutoEvent) => void;
   /** A follow-up turn: continue these official CLI conversations (from the frontend's session mapping). */
   conversation?: { threads: { codex: string | null; claude: string | null }; primary: ExecutorName };
   /** An explicit model entry: fail-closed, never another model or vendor (the scheduler keeps workers). */
@@ -81,6 +85,10 @@ export interface OpenedSession {
   initial: AutoState;
   runtimeDir: string;
   router: RunningRouter | null;
+  /** The last event seq already written for this session (0 for a new one). */
+  lastEventSeq: number;
+  /** The checkpoint a resumed session continues from; null for a new session. */
+  resumedFrom: number | null;
 }
 
 function managedBin(run: AutoRun): string {
@@ -190,7 +198,7 @@ export async function openSession(
     auto: initial,
   });
   const runtimeDir = path.join(stateDir, "run", session.id);
-  return { store, id: session.id, project, initial, runtimeDir, router };
+  return { store, id: session.id, project, initial, runtimeDir, router, lastEventSeq: 0, resumedFrom: null };
 }
 
 /**
@@ -207,9 +215,10 @@ export async function prepareEngine(
     run.cleanups.push(() => fs.rm(session.runtimeDir, { recursive: true, force: true }));
     // Admission by the optional coordinator comes before any official client starts.
     const coordination = await openCoordination(run, session);
-    const recorder = mirroredRecorder(session, coordination);
+    const events = openSessionEvents(run, session);
+    const recorder = mirroredRecorder(session, coordination, events);
     const artifacts = await openArtifacts(run, session);
-    const ctx = engineContext(run, session, choice, recorder, artifacts);
+    const ctx = engineContext(run, session, choice, recorder, artifacts, events);
     await attachOrchestrator(run, ctx);
     return ctx;
   } catch (error) {
@@ -233,10 +242,39 @@ async function openCoordination(run: AutoRun, session: OpenedSession): Promise<C
   return coordination;
 }
 
-/** The session's checkpoint recorder; every task state change is mirrored to the coordinator once. */
-function mirroredRecorder(session: OpenedSession, coordination: Coordination): Recorder {
+/**
+ * The session's events: to the caller and to the file `session watch` follows. The start is announced now;
+ * the heartbeat keeps a quiet session visibly alive; the stream closes with the run.
+ */
+function openSessionEvents(run: AutoRun, session: OpenedSession): EventStream {
+  const events = openEventStream({
+    file: eventsFile(run.options.registry.paths.stateDir, session.id),
+    sessionId: session.id,
+    initial: session.initial,
+    lastSeq: session.lastEventSeq,
+    startedAt: performance.now(),
+    ...(run.options.onProgress ? { listener: run.options.onProgress } : {}),
+  });
+  run.cleanups.push(async () => events.close());
+  const state = session.initial;
+  events.emit({
+    type: "session.started",
+    planner: state.planner,
+    primary: state.primary,
+    workers: state.workers,
+    resumed_from: session.resumedFrom,
+  });
+  return events;
+}
+
+/**
+ * The session's checkpoint recorder; every change feeds the event stream, and every task state change is
+ * mirrored to the coordinator once.
+ */
+function mirroredRecorder(session: OpenedSession, coordination: Coordination, events: EventStream): Recorder {
   const mirrored = new Map<string, string>();
   return createRecorder(session.store, session.id, session.initial, (state) => {
+    events.observe(state);
     for (const task of state.tasks) {
       if (mirrored.get(task.id) === task.state) continue;
       mirrored.set(task.id, task.state);
@@ -265,6 +303,7 @@ function engineContext(
   choice: ExecutorChoice,
   recorder: Recorder,
   artifacts: ArtifactStore,
+  events: EventStream,
 ): EngineContext {
   const { options, settings } = run;
   const { planner } = choice;
@@ -288,6 +327,7 @@ function engineContext(
     }),
     artifacts,
     recorder,
+    events,
     router: session.router,
     orchestrator: null,
     brief: { text: "", memory: "skipped", context: "skipped", bytes: 0 },

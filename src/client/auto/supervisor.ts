@@ -146,6 +146,16 @@ async function finishRun(run: AutoRun, ctx: EngineContext, outcome: DriveOutcome
       if (task.state === "pending" || task.state === "running") task.state = "cancelled";
   });
   await recordEnd(run, ctx, ending);
+  const final = ctx.recorder.state;
+  ctx.events.emit({
+    type: "session.ended",
+    phase: final.phase,
+    exit_code: ending.exitCode,
+    error: ending.message,
+    usage: final.usage,
+    progress: ctx.events.progress(final),
+  });
+  ctx.events.close();
   if (failure !== undefined && !ending.stopped && !(failure instanceof AutoStopped)) throw failure;
   const resets = ending.quotaStop ? await resetsOf(ctx) : [];
   if (ending.message) {
@@ -186,6 +196,7 @@ async function recordEnd(run: AutoRun, ctx: EngineContext, ending: RunEnding): P
 
 /** Route, brief, then the RAG answer or the plan. */
 async function drive(ctx: EngineContext): Promise<string> {
+  ctx.events.heartbeat(ctx.settings.progress_interval_sec * 1000, () => ctx.recorder.state);
   const route = routeRequest(ctx.task, { hasKnowledge: ctx.router !== null });
   ctx.recorder.change((state) => {
     state.route = { kind: route.route, reason: oneLine(route.reason).slice(0, 300) };
@@ -204,6 +215,7 @@ async function drive(ctx: EngineContext): Promise<string> {
     });
     // Memory and Context were asked exactly once: the answering turn gets the brief, not the servers.
     const outcome = await primaryTurn(ctx, {
+      kind: "answer",
       role: "worker",
       prompt: answerPrompt(ctx.task, ctx.brief.text),
       outputSchema: null,

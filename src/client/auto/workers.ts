@@ -185,6 +185,8 @@ function workerTurn(run: WorkerAttempt, executor: Executor): Promise<TurnOutcome
       outputSchema: workerAnswerJsonSchema,
     },
     AbortSignal.any([ctx.signal, run.signal]),
+    undefined,
+    { kind: "worker", taskId: task.id, model: profile.model },
   );
 }
 
@@ -214,7 +216,11 @@ async function failoverWorker(
     return "failed";
   }
   try {
-    await failover(ctx, `${profile.executor}: ${limit.kind}: ${limit.message}`, task.id);
+    await failover(ctx, `${profile.executor}: ${limit.kind}: ${limit.message}`, task.id, {
+      limitKind: limit.kind,
+      resetsAt: limit.resetsAt,
+      toModel: alternate.model,
+    });
   } catch (error) {
     if (!(error instanceof AutoStopped)) throw error;
     finishTask(run, "failed", error.message);

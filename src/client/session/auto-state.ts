@@ -7,6 +7,25 @@ const executor = z.enum(["codex", "claude"]);
 const reason = z.string().max(300);
 const knowledgeStatus = z.enum(["ok", "empty", "failed", "skipped"]);
 
+/** Tokens and price of one turn, a task's turns or the whole session, as the executors reported them. */
+export const usageSchema = z.object({
+  input_tokens: z.number().int().min(0),
+  /** Of input_tokens, those read from the vendor's prompt cache. */
+  cached_input_tokens: z.number().int().min(0),
+  output_tokens: z.number().int().min(0),
+  /** US dollars, when the vendor says (claude does; codex does not): null when no turn said. */
+  cost_usd: z.number().min(0).nullable(),
+});
+export type Usage = z.infer<typeof usageSchema>;
+
+/** What a turn was for: the role marker of its prompt. */
+export const TURN_KINDS = ["answer", "plan", "repair", "worker", "consolidate"] as const;
+export type TurnKind = (typeof TURN_KINDS)[number];
+
+function EMPTY_SESSION_USAGE() {
+  return { input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: null, turns: 0 };
+}
+
 export const autoTaskSchema = z.object({
   id: z.string().max(40),
   kind: z.enum(["research", "analysis", "review", "change"]),
@@ -44,6 +63,8 @@ export const autoTaskSchema = z.object({
       }),
     )
     .max(8),
+  /** The sum of this task's turns (every attempt); null before its first turn ends. */
+  usage: usageSchema.nullable().default(null),
 });
 export type AutoTask = z.infer<typeof autoTaskSchema>;
 
@@ -82,6 +103,14 @@ export const autoStateSchema = z.object({
         reason,
         /** From the hard-limit event to the alternate's first event. */
         handoff_ms: z.number().int().nullable(),
+        /** The limit that moved it (usage_limit, rate_limit) or "admission" when quota headroom refused it. */
+        limit_kind: z.string().max(20).nullable().default(null),
+        /** When the limit resets, as the vendor said; null when it did not. */
+        resets_at: z.string().nullable().default(null),
+        /** The profile the work moved to (the primary's model is the CLI's default: null). */
+        to_model: z.string().max(80).nullable().default(null),
+        /** Other tasks that hit the same limit and moved with this failover. */
+        joined: z.array(z.string().max(40)).max(12).default([]),
       }),
     )
     .max(8),
@@ -96,6 +125,59 @@ export const autoStateSchema = z.object({
     .max(16)
     .default([]),
   error: reason.nullable(),
+  /** Every executor turn, newest last (at most 64 kept; `usage` keeps the whole session's sum). */
+  turns: z
+    .array(
+      z.object({
+        at: z.string(),
+        kind: z.enum(TURN_KINDS),
+        task_id: z.string().max(40).nullable(),
+        executor,
+        model: z.string().max(80).nullable(),
+        status: z.string().max(20),
+        duration_ms: z.number().int(),
+        usage: usageSchema.nullable(),
+      }),
+    )
+    .max(64)
+    .default([]),
+  /** The whole session's tokens and price, every turn counted (also those beyond `turns`). */
+  usage: usageSchema.extend({ turns: z.number().int().min(0) }).default(EMPTY_SESSION_USAGE()),
+  /** The same sums per executor (what `ivoai usage` adds up by day and executor). */
+  usage_by_executor: z.object({ codex: usageSchema.optional(), claude: usageSchema.optional() }).default({}),
+  /**
+   * The knowledge servers: configured (enabled), selected for this session, excluded by the selection (with
+   * why), and those that failed to answer the brief. Null before the knowledge phase.
+   */
+  sources: z
+    .object({
+      configured: z.array(z.string().max(80)).max(64),
+      selected: z.array(z.string().max(80)).max(64),
+      excluded: z.array(z.object({ alias: z.string().max(80), reason })).max(64),
+      failed: z.array(z.object({ alias: z.string().max(80), reason })).max(64),
+    })
+    .nullable()
+    .default(null),
+  /**
+   * The repository the session worked in: its root, the commit checked out at start (null in a repository
+   * without commits), a tree object of the working tree at start (untracked files included, ignored ones not)
+   * and, with --worktree, the worktree and branch the session ran in. Null outside a git repository.
+   */
+  repo: z
+    .object({
+      root: z.string().max(4096),
+      base_commit: z.string().max(64).nullable(),
+      base_tree: z.string().max(64),
+      dirty: z.boolean(),
+      worktree: z.object({ path: z.string().max(4096), branch: z.string().max(200) }).nullable(),
+    })
+    .nullable()
+    .default(null),
+  /** Each time `ivoai session resume` continued the session, and the checkpoint it continued from. */
+  resumes: z
+    .array(z.object({ at: z.string(), from_checkpoint: z.number().int(), pid: z.number().int() }))
+    .max(16)
+    .default([]),
 });
 export type AutoState = z.infer<typeof autoStateSchema>;
 
@@ -118,5 +200,11 @@ export function initialAutoState(planner: AutoState["planner"], workers: number)
     scheduling_overhead_ms: null,
     processes: [],
     error: null,
+    turns: [],
+    usage: EMPTY_SESSION_USAGE(),
+    usage_by_executor: {},
+    sources: null,
+    repo: null,
+    resumes: [],
   };
 }

@@ -124,7 +124,14 @@ export function createClaudeFormat(now: () => Date = () => new Date()): StreamFo
   const result = (event: Record<string, unknown>, sink: TurnSink) => {
     const usage = event.usage as Record<string, unknown> | undefined;
     if (usage)
-      sink.usage({ inputTokens: promptTokens(usage), outputTokens: num(usage.output_tokens), contextTokens });
+      sink.usage({
+        inputTokens: promptTokens(usage),
+        cachedInputTokens: num(usage.cache_read_input_tokens),
+        outputTokens: num(usage.output_tokens),
+        costUsd:
+          typeof event.total_cost_usd === "number" && event.total_cost_usd >= 0 ? event.total_cost_usd : null,
+        contextTokens,
+      });
     const text = typeof event.result === "string" ? event.result : null;
     if (event.is_error === true) {
       const said = text ?? (Array.isArray(event.errors) ? event.errors.join("; ") : String(event.subtype));

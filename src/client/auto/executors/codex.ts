@@ -103,7 +103,10 @@ export function createCodexFormat(): StreamFormat {
         const usage = (event.usage ?? {}) as Record<string, unknown>;
         sink.usage({
           inputTokens: count(usage.input_tokens),
+          // Codex counts cached tokens inside input_tokens; it reports no price.
+          cachedInputTokens: Math.min(count(usage.cached_input_tokens), count(usage.input_tokens)),
           outputTokens: count(usage.output_tokens),
+          costUsd: null,
           contextTokens: null,
         });
         sink.completed(null);

@@ -124,7 +124,13 @@ describe("createQuotaManager", () => {
 });
 
 describe("contextPressure", () => {
-  const usage = (contextTokens: number | null) => ({ inputTokens: 1, outputTokens: 1, contextTokens });
+  const usage = (contextTokens: number | null) => ({
+    inputTokens: 1,
+    cachedInputTokens: 0,
+    outputTokens: 1,
+    costUsd: null,
+    contextTokens,
+  });
   it("is ok, high from 80% and full from 95%, and unknown without a context figure", () => {
     expect(contextPressure(usage(100_000), 200_000)).toEqual({ ratio: 0.5, level: "ok", known: true });
     expect(contextPressure(usage(160_000), 200_000).level).toBe("high");
