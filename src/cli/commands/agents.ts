@@ -19,6 +19,7 @@ import {
 import { formatTable } from "../output.js";
 import { AUTO_OPTIONS, KNOWLEDGE_SOURCE_OPTION, runAutoCommand } from "./auto.js";
 import { renderAutoState } from "./auto-render.js";
+import { sessionResumeCommand, sessionWatchCommand } from "./session-follow.js";
 
 const LAUNCH_OPTIONS = defineOptions({
   "knowledge-source": KNOWLEDGE_SOURCE_OPTION,
@@ -111,6 +112,8 @@ export const sessionGroup: GroupSpec = {
   name: "session",
   summary: "Agent sessions started by ivoai",
   children: [
+    sessionWatchCommand,
+    sessionResumeCommand,
     defineCommand({
       name: "list",
       summary: "List sessions (live ones are checked by PID and its start time)",

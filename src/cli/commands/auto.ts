@@ -3,6 +3,7 @@ import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { ExecutorName } from "../../client/auto/contracts.js";
 import { AUTO_EVENT_VERSION } from "../../client/auto/events.js";
+import type { AutoOptions as RunAutoOptions } from "../../client/auto/run-setup.js";
 import { type AutoResult, runAuto } from "../../client/auto/supervisor.js";
 import { openRegistry } from "../../client/connections/registry.js";
 import { runOpencodeFrontend } from "../../client/frontend/opencode.js";
@@ -107,18 +108,34 @@ export async function runAutoCommand(
   }
   const task = await taskOf(ctx);
   const { workers } = ctx.options;
-  const result = await runAuto({
+  return runHeadless(ctx, {
     task,
     ...(planner ? { planner } : {}),
     ...(workers !== undefined ? { workers } : {}),
     knowledgeSources: parseSourceFlags(ctx.options["knowledge-source"]),
+    cwd: process.cwd(),
+  });
+}
+
+/** What a headless run takes from its command beyond the command's context. */
+type HeadlessRun = Pick<
+  RunAutoOptions,
+  "task" | "planner" | "workers" | "knowledgeSources" | "cwd" | "resume" | "explicit"
+>;
+
+/**
+ * Runs AUTO headless with the command's output: progress lines on stderr, or with --json every event as a JSON
+ * Lines record on stdout and the result record last; without --json stdout is the answer alone (scripts read
+ * it), and a failed run leaves it empty, its reason already said on stderr.
+ */
+export async function runHeadless(ctx: CommandContext<object>, run: HeadlessRun): Promise<number> {
+  const result = await runAuto({
+    ...run,
     registry: openRegistry(ctx.env),
     env: ctx.env,
-    cwd: process.cwd(),
     selfCommand: selfCommand(),
     notice: (message) => ctx.out.note(message),
     onProgress: (event) => {
-      // --json: every event is a JSON Lines record on stdout; otherwise a line for people on stderr.
       if (ctx.json) return ctx.out.record(event);
       const line = describeAutoEvent(event);
       if (line !== null) ctx.out.note(`ivoai auto: ${line}`);
@@ -126,8 +143,6 @@ export async function runAutoCommand(
     // TERM to KILL for executor process groups, as for the launchers.
     killAfterMs: Number(ctx.env.IVOAI_KILL_AFTER_MS) || 5_000,
   });
-  // Headless stdout is the answer alone (scripts read it): a failed run leaves it empty, its reason already
-  // said on stderr. --json ends its stream with the result record, which carries the exit code and the error.
   if (ctx.json) ctx.out.record(summary(result));
   else if (result.exitCode === 0) ctx.out.line(result.answer || "(no answer)");
   return result.exitCode;

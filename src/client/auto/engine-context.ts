@@ -25,6 +25,7 @@ import type {
 import type { EventStream } from "./event-stream.js";
 import type { SharedContextBrief } from "./knowledge.js";
 import type { QuotaManager } from "./quota/admission.js";
+import type { JournalWriter } from "./resume.js";
 import type { AutoSettings } from "./settings.js";
 
 export interface EngineContext {
@@ -41,6 +42,10 @@ export interface EngineContext {
   recorder: Recorder;
   /** The session's one event stream (derived from the recorder's changes). */
   events: EventStream;
+  /** The words a resume needs (brief, plan, worker results), kept privately. */
+  journal: JournalWriter;
+  /** This run continues an interrupted session: the journal's brief, plan and results stand. */
+  resumed: boolean;
   router: RunningRouter | null;
   /** The ivoai-orchestrator MCP for the primary, with the variables it needs. */
   orchestrator: { server: StdioMcpServer; env: Record<string, string> } | null;

@@ -1,7 +1,8 @@
 // Where a session's events go: the caller's listener (headless lines, --json JSON Lines, the frontend) and a
 // private append-only file beside the session record that `ivoai session watch` follows. Each event is one
 // write of one line with O_APPEND, so a reader never sees half an event and a crash loses at most the last.
-import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { AutoState } from "../session/auto-state.js";
 import {
@@ -107,14 +108,39 @@ export function openEventStream(options: EventStreamOptions): EventStream {
   };
 }
 
+/** The seq of the last complete event in `file` (0 when there is none): a resumed session goes on from it. */
+export async function lastEventSeq(file: string): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    return 0;
+  }
+  const lines = text.split("\n").filter((line) => line.trim() !== "");
+  for (let index = lines.length - 1; index >= 0; index--) {
+    try {
+      const seq = (JSON.parse(lines[index] as string) as { seq?: unknown }).seq;
+      if (typeof seq === "number") return seq;
+    } catch {
+      // A line cut by a crash: the one before it counts.
+    }
+  }
+  return 0;
+}
+
 function openEvents(file: string): number | null {
   try {
     // O_NOFOLLOW: a symlink planted where the file goes is never written through.
-    return openSync(
+    const fd = openSync(
       file,
-      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+      constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
       0o600,
     );
+    // A line a power loss cut short ends here, so the next event starts a line of its own.
+    const size = fstatSync(fd).size;
+    const last = Buffer.alloc(1);
+    if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) writeSync(fd, "\n");
+    return fd;
   } catch {
     return null;
   }

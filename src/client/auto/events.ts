@@ -39,7 +39,7 @@ export interface Progress {
   done: number;
   total: number;
   running: string[];
-  /** Milliseconds since the session (or its resume) started. */
+  /** Milliseconds since the session (or its resume) started (startedAt is a performance.now() reading). */
   elapsed_ms: number;
 }
 
@@ -129,7 +129,7 @@ export function progressOf(state: AutoState, startedAt: number): Progress {
     done: state.tasks.filter((task) => ENDED_TASK_STATES.has(task.state)).length,
     total: state.tasks.length,
     running: state.tasks.filter((task) => task.state === "running").map((task) => task.id),
-    elapsed_ms: Math.max(0, Math.round(Date.now() - startedAt)),
+    elapsed_ms: Math.max(0, Math.round(performance.now() - startedAt)),
   };
 }
 

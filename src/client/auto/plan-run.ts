@@ -10,26 +10,46 @@ import { runDag } from "./scheduler.js";
 import { capabilityScore, decideDelegation, requiredTier } from "./scoring.js";
 import { runWorkerTask } from "./workers.js";
 
-export async function runPlan(ctx: EngineContext): Promise<string> {
-  ctx.recorder.change((state) => {
-    state.phase = "planning";
-  });
-  const plan = await obtainPlan(ctx);
+/** The planned path; `resumed` is the journal's plan of an interrupted session (done tasks stay done). */
+export async function runPlan(ctx: EngineContext, resumed?: Plan): Promise<string> {
+  let plan: Plan;
+  if (resumed) plan = resumed;
+  else {
+    ctx.recorder.change((state) => {
+      state.phase = "planning";
+    });
+    plan = await obtainPlan(ctx);
+    const planned = plan;
+    ctx.journal.save((journal) => {
+      journal.plan = planned;
+    });
+  }
+  const done = new Set(resumed ? [...ctx.results.keys()] : []);
   const decisions = decideAll(ctx, plan.tasks);
   ctx.recorder.change((state) => {
-    // Tasks the primary delegated while planning stay on record beside the plan's.
+    const before = new Map(state.tasks.map((task) => [task.id, task]));
+    // Tasks the primary delegated while planning stay on record beside the plan's; a resumed plan's done
+    // tasks keep their record, the others are decided (and admitted) again, keeping what they already cost.
     state.tasks = [
       ...state.tasks.filter((task) => task.origin === "delegated"),
-      ...plan.tasks.map((task) => taskRecord(task, "plan", decisions.get(task.id) as Decision)),
+      ...plan.tasks.map((task) => {
+        const kept = before.get(task.id);
+        if (kept && done.has(task.id)) return kept;
+        const fresh = taskRecord(task, "plan", decisions.get(task.id) as Decision);
+        return kept ? { ...fresh, usage: kept.usage, escalations: kept.escalations } : fresh;
+      }),
     ];
     state.phase = "running";
   });
-  const delegated = plan.tasks.filter((task) => decisions.get(task.id)?.run === "worker").length;
+  const delegated = plan.tasks.filter(
+    (task) => !done.has(task.id) && decisions.get(task.id)?.run === "worker",
+  ).length;
   ctx.notice(
     `ivoai auto: plan of ${plan.tasks.length} task(s): ${delegated} on workers (at most ${ctx.recorder.state.workers} at once), ${plan.tasks.length - delegated} in the primary`,
   );
   const run = await runDag(plan.tasks, {
     concurrency: ctx.recorder.state.workers,
+    isDone: (task) => done.has(task.id),
     isPrimaryTask: (task) => decisions.get(task.id)?.run !== "worker",
     runTask: (task, signal) => {
       const decision = decisions.get(task.id);
@@ -90,8 +110,8 @@ async function obtainPlan(ctx: EngineContext): Promise<Plan> {
     role: "primary",
     prompt: planning,
     outputSchema: planJsonSchema,
-    // A follow-up turn continues the frontend conversation; a first turn starts one.
-    resume: ctx.followUp,
+    // A follow-up turn continues the frontend conversation, a resumed session its own; a first turn starts one.
+    resume: ctx.followUp || ctx.resumed,
   });
   let parsed = parsePlan(first.structured ?? first.text);
   let attempts = 1;

@@ -11,14 +11,19 @@ import { endOrphanedServers, opencodeHome } from "../frontend/server-marks.js";
 import { type RunningRouter, startRouter } from "../router/router.js";
 import { selectSources } from "../router/selection.js";
 import { type AutoState, initialAutoState } from "../session/auto-state.js";
-import { openSessionStore, processStartTicks, type SessionStore } from "../session/store.js";
+import {
+  openSessionStore,
+  processStartTicks,
+  type SessionRecord,
+  type SessionStore,
+} from "../session/store.js";
 import { type ArtifactStore, openArtifactStore } from "./artifacts.js";
 import { createRecorder, type Recorder } from "./checkpoint.js";
 import { EXECUTORS, type Executor, type ExecutorName, otherExecutor } from "./contracts.js";
 import { type Coordination, startCoordination } from "./coordination.js";
 import { delegationHandlers } from "./delegation.js";
 import { createSlots, type EngineContext } from "./engine-context.js";
-import { type EventStream, eventsFile, openEventStream } from "./event-stream.js";
+import { type EventStream, eventsFile, lastEventSeq, openEventStream } from "./event-stream.js";
 import type { AutoEvent } from "./events.js";
 import { createExecutor } from "./executors/index.js";
 import { startControlServer } from "./orchestrator/control.js";
@@ -26,6 +31,15 @@ import { orchestratorMcpServer } from "./orchestrator/mcp.js";
 import { createQuotaManager } from "./quota/admission.js";
 import { recoverStaleSessions } from "./recovery.js";
 import { type ExecutorRegistry, loadExecutorRegistry } from "./registry.js";
+import {
+  createJournalWriter,
+  type JournalWriter,
+  journalFile,
+  notResumable,
+  type ResumeJournal,
+  resumedState,
+  sweepJournals,
+} from "./resume.js";
 import type { AutoSettings } from "./settings.js";
 
 /** What the caller of `runAuto` asks for. */
@@ -54,6 +68,8 @@ export interface AutoOptions {
   explicit?: { executor: ExecutorName; model: string; effort: string };
   /** Streams the text of the turns that answer the user (the RAG answer, the consolidation). */
   onAnswerText?: (text: string) => void;
+  /** Continue this interrupted session from its last checkpoint (`ivoai session resume`). */
+  resume?: { sessionId: string; journal: ResumeJournal };
 }
 
 /** One AUTO run between its phases: what the caller asked, how it stops, and what to undo at the end. */
@@ -89,6 +105,8 @@ export interface OpenedSession {
   lastEventSeq: number;
   /** The checkpoint a resumed session continues from; null for a new session. */
   resumedFrom: number | null;
+  /** The words a later resume needs (task, brief, plan, worker results), kept privately while the run lasts. */
+  journal: JournalWriter;
 }
 
 function managedBin(run: AutoRun): string {
@@ -171,7 +189,10 @@ export async function openKnowledge(run: AutoRun, project: string): Promise<Runn
   }
 }
 
-/** Recovers stale sessions and ends orphaned OpenCode servers, then creates this run's session record as running. */
+/**
+ * Recovers stale sessions and ends orphaned OpenCode servers, then creates this run's session record as
+ * running, or, for a resume, takes the interrupted record over from its last checkpoint.
+ */
 export async function openSession(
   run: AutoRun,
   planner: ExecutorName,
@@ -181,24 +202,88 @@ export async function openSession(
   const { options } = run;
   const stateDir = options.registry.paths.stateDir;
   const store = openSessionStore(stateDir);
+  // A resumed session's own executors, if any outlived the ivoai that ran them, end here first.
   await recoverStaleSessions(store, options.notice);
   // A killed TUI session's OpenCode server outlives it in its own process group: headless runs end it too.
   await endOrphanedServers(opencodeHome(stateDir));
+  await sweepJournals(stateDir).catch(() => undefined);
+  const identity = {
+    status: "running" as const,
+    pid: process.pid,
+    pid_start_ticks: processStartTicks(process.pid),
+    knowledge_sources: router ? router.sources.map((source) => source.alias) : [],
+  };
+  if (options.resume) return takeOver(run, store, options.resume, identity, router, project);
   const initial = initialAutoState(planner, run.workers);
   if (options.conversation) initial.threads = { ...options.conversation.threads };
   const session = await store.create({
+    ...identity,
     agent: planner,
     mode: "orchestrated",
-    status: "running",
-    pid: process.pid,
-    pid_start_ticks: processStartTicks(process.pid),
     project,
-    knowledge_sources: router ? router.sources.map((source) => source.alias) : [],
     compression: { requested: "direct", effective: "direct", reason: "AUTO keeps knowledge exact" },
     auto: initial,
   });
+  const journal = createJournalWriter(journalFile(stateDir, session.id), {
+    v: 1,
+    session_id: session.id,
+    task: options.task,
+    cwd: options.cwd,
+    knowledge_sources: [...options.knowledgeSources],
+    workers: run.workers,
+    explicit: options.explicit ?? null,
+    brief: null,
+    plan: null,
+    results: [],
+  });
   const runtimeDir = path.join(stateDir, "run", session.id);
-  return { store, id: session.id, project, initial, runtimeDir, router, lastEventSeq: 0, resumedFrom: null };
+  return {
+    store,
+    id: session.id,
+    project,
+    initial,
+    runtimeDir,
+    router,
+    lastEventSeq: 0,
+    resumedFrom: null,
+    journal,
+  };
+}
+
+/** A resume: the interrupted record becomes this process's, from its last checkpoint (see resumedState). */
+async function takeOver(
+  run: AutoRun,
+  store: SessionStore,
+  resume: NonNullable<AutoOptions["resume"]>,
+  identity: Pick<SessionRecord, "status" | "pid" | "pid_start_ticks" | "knowledge_sources">,
+  router: RunningRouter | null,
+  project: string,
+): Promise<OpenedSession> {
+  const stateDir = run.options.registry.paths.stateDir;
+  const previous = await store.get(resume.sessionId);
+  const refusal = notResumable(previous);
+  if (refusal || !previous.auto) throw new IvoaiError("CONFLICT", refusal ?? "not an AUTO session");
+  const results = new Set(resume.journal.results.map((result) => result.task_id));
+  const initial = resumedState(previous.auto, results, process.pid);
+  await store.update(previous.id, {
+    ...identity,
+    ended_at: null,
+    exit_code: null,
+    exit_signal: null,
+    error: null,
+    auto: initial,
+  });
+  return {
+    store,
+    id: previous.id,
+    project,
+    initial,
+    runtimeDir: path.join(stateDir, "run", previous.id),
+    router,
+    lastEventSeq: await lastEventSeq(eventsFile(stateDir, previous.id)),
+    resumedFrom: previous.auto.checkpoint.seq,
+    journal: createJournalWriter(journalFile(stateDir, previous.id), resume.journal),
+  };
 }
 
 /**
@@ -328,6 +413,8 @@ function engineContext(
     artifacts,
     recorder,
     events,
+    journal: session.journal,
+    resumed: run.options.resume !== undefined,
     router: session.router,
     orchestrator: null,
     brief: { text: "", memory: "skipped", context: "skipped", bytes: 0 },

@@ -20,6 +20,8 @@ export interface RunDagOptions {
   runTask: (task: PlanTask, signal: AbortSignal) => Promise<"done" | "failed">;
   /** Tasks the primary runs itself: never started here, and they count as done for their dependents. */
   isPrimaryTask: (task: PlanTask) => boolean;
+  /** Tasks already done before this run (a resumed session's): never started again. */
+  isDone?: (task: PlanTask) => boolean;
   /** Called synchronously at every state change; its time counts as scheduler overhead. */
   onChange?: (taskId: string, state: TaskState, info: TaskChangeInfo) => void;
   signal?: AbortSignal;
@@ -98,7 +100,10 @@ export function runDag(tasks: readonly PlanTask[], options: RunDagOptions): Prom
     callbackError: undefined,
   };
   step(run, () => {
-    for (const task of tasks) if (options.isPrimaryTask(task)) set(run, task.id, "primary");
+    for (const task of tasks) {
+      if (options.isDone?.(task)) run.states.set(task.id, "done");
+      else if (options.isPrimaryTask(task)) set(run, task.id, "primary");
+    }
     if (options.signal?.aborted) run.controller.abort(options.signal.reason);
     else options.signal?.addEventListener("abort", run.onAbort, { once: true });
   });

@@ -8,7 +8,7 @@ import { resolveIdentity } from "../project.js";
 import type { AutoState } from "../session/auto-state.js";
 import { EXECUTORS, ROLE_MARKERS } from "./contracts.js";
 import type { EngineContext } from "./engine-context.js";
-import { gatherBrief } from "./knowledge.js";
+import { gatherBrief, type KnowledgeStatus } from "./knowledge.js";
 import { runPlan } from "./plan-run.js";
 import { AutoStopped, primaryTurn } from "./primary.js";
 import { describeQuotaResets, type QuotaReset, quotaResets } from "./quota-resets.js";
@@ -161,6 +161,8 @@ async function finishRun(run: AutoRun, ctx: EngineContext, outcome: DriveOutcome
       if (task.state === "pending" || task.state === "running") task.state = "cancelled";
   });
   await recordEnd(run, ctx, ending);
+  // Only a finished session loses what a resume would need; any other end can be resumed.
+  await (failure === undefined ? ctx.journal.remove() : ctx.journal.flush()).catch(() => undefined);
   const final = ctx.recorder.state;
   ctx.events.emit({
     type: "session.ended",
@@ -213,6 +215,20 @@ async function recordEnd(run: AutoRun, ctx: EngineContext, ending: RunEnding): P
 /** Route, brief, then the RAG answer or the plan. */
 async function drive(ctx: EngineContext): Promise<string> {
   ctx.events.heartbeat(ctx.settings.progress_interval_sec * 1000, () => ctx.recorder.state);
+  const { journal } = ctx.journal;
+  if (ctx.resumed && journal.plan && journal.brief) {
+    // The plan and the brief stand: done tasks stay done, the rest run, then the primary consolidates.
+    ctx.brief = {
+      ...journal.brief,
+      memory: journal.brief.memory as KnowledgeStatus,
+      context: journal.brief.context as KnowledgeStatus,
+    };
+    for (const result of journal.results) ctx.results.set(result.task_id, result);
+    ctx.notice(
+      `ivoai auto: resuming ${ctx.sessionId}: ${journal.results.length} of ${journal.plan.tasks.length} task(s) already done`,
+    );
+    return runPlan(ctx, journal.plan);
+  }
   const route = routeRequest(ctx.task, { hasKnowledge: ctx.router !== null });
   ctx.recorder.change((state) => {
     state.route = { kind: route.route, reason: oneLine(route.reason).slice(0, 300) };
@@ -222,6 +238,10 @@ async function drive(ctx: EngineContext): Promise<string> {
     `ivoai auto: ${route.route === "rag" ? "answering from knowledge" : "planning"} (${route.reason})`,
   );
   ctx.brief = await gatherBrief(ctx.router ?? undefined, ctx.task);
+  const brief = ctx.brief;
+  ctx.journal.save((draft) => {
+    draft.brief = { text: brief.text, memory: brief.memory, context: brief.context, bytes: brief.bytes };
+  });
   ctx.recorder.change((state) => {
     state.knowledge = { memory: ctx.brief.memory, context: ctx.brief.context, brief_bytes: ctx.brief.bytes };
   });
@@ -235,7 +255,8 @@ async function drive(ctx: EngineContext): Promise<string> {
       role: "worker",
       prompt: answerPrompt(ctx.task, ctx.brief.text),
       outputSchema: null,
-      resume: ctx.followUp,
+      // A resumed answer continues the interrupted conversation when the CLI gave one.
+      resume: ctx.followUp || ctx.resumed,
       knowledge: false,
       streams: true,
     });

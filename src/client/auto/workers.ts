@@ -196,6 +196,9 @@ async function keepAnswer(run: WorkerAttempt, outcome: TurnOutcome): Promise<Att
   const ref = await ctx.artifacts.put(task.id, outcome.text);
   const result = toWorkerResult(task.id, outcome.text, outcome.structured, [ref]);
   ctx.results.set(task.id, result);
+  ctx.journal.save((journal) => {
+    journal.results = [...journal.results.filter((entry) => entry.task_id !== task.id), result];
+  });
   finishTask(run, "done", null, [
     { ref: ref.ref, bytes: ref.bytes, sha256: ref.sha256, expires_at: ref.expires_at },
   ]);
