@@ -29,6 +29,16 @@ export interface FakeLogLine {
   started_at: number;
   /** When the fake exited; null while it runs or when it was killed. */
   ended_at: number | null;
+  /** The usage the turn's final event reported, as ivoai should read it; null when it reported none. */
+  usage: FakeUsage | null;
+}
+
+/** Tokens (input includes the cached ones) and price (claude's only) one fake turn reported. */
+export interface FakeUsage {
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  cost_usd: number | null;
 }
 
 /** The script both fakes read (format: the header of test/fixtures/fake-codex.mjs). */
@@ -98,7 +108,7 @@ export async function installFakeClis(dir: string): Promise<FakeClis> {
   };
 }
 
-/** Turn records with their end time merged in (an end line carries only pid and ended_at). */
+/** Turn records with their end time and reported usage merged in (those lines carry only the pid and it). */
 async function readLog(logPath: string): Promise<FakeLogLine[]> {
   let text: string;
   try {
@@ -110,13 +120,17 @@ async function readLog(logPath: string): Promise<FakeLogLine[]> {
   for (const raw of text.split("\n")) {
     if (raw.trim() === "") continue;
     const entry = JSON.parse(raw) as
-      | (FakeLogLine & { end?: undefined })
-      | { end: true; pid: number; ended_at: number };
+      | (FakeLogLine & { end?: undefined; reported?: undefined })
+      | { end: true; reported?: undefined; pid: number; ended_at: number }
+      | { reported: true; end?: undefined; pid: number; usage: FakeUsage };
     if (entry.end === true) {
       const turn = lines.findLast((line) => line.pid === entry.pid);
       if (turn) turn.ended_at = entry.ended_at;
+    } else if (entry.reported === true) {
+      const turn = lines.findLast((line) => line.pid === entry.pid);
+      if (turn) turn.usage = entry.usage;
     } else if ("executor" in entry) {
-      lines.push({ ...entry, ended_at: null });
+      lines.push({ ...entry, ended_at: null, usage: null });
     }
   }
   return lines;

@@ -22,6 +22,7 @@ export const COMMAND_MODULES = {
   "server-ops": () => import("./commands/server-ops.js"),
   "server-start": () => import("./commands/server-start.js"),
   "server-store": () => import("./commands/server-store.js"),
+  usage: () => import("./commands/usage.js"),
   version: () => import("./commands/version.js"),
 } satisfies Record<string, () => Promise<object>>;
 

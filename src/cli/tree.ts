@@ -23,6 +23,7 @@ import { serverInitCommand } from "./commands/server-init.js";
 import { serverStatusCommand, serverStopCommand, serverSystemdGroup } from "./commands/server-ops.js";
 import { serverStartCommand } from "./commands/server-start.js";
 import { serverStoreGroup } from "./commands/server-store.js";
+import { usageCommand } from "./commands/usage.js";
 import { versionCommand } from "./commands/version.js";
 
 export const COMMAND_TREE: GroupSpec = {
@@ -34,6 +35,7 @@ export const COMMAND_TREE: GroupSpec = {
     ...agentCommands,
     autoCommand,
     sessionGroup,
+    usageCommand,
     connectGroup,
     disconnectGroup,
     doctorCommand,

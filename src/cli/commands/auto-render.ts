@@ -1,7 +1,9 @@
 // `ivoai session show` for an orchestrated session: the route, the plan's tasks (ids, dependencies, scores,
-// tiers, profiles and their origin, states, durations, escalations), failovers and the last checkpoint.
+// tiers, profiles and their origin, states, durations, tokens and cost, escalations), the turns, the session's
+// usage per executor, failovers and the last checkpoint.
 import type { AutoState } from "../../client/session/auto-state.js";
 import { formatTable } from "../output.js";
+import { renderTurns, renderUsageTotals, taskUsageCells } from "./usage-text.js";
 
 const seconds = (ms: number | null) => (ms === null ? "-" : `${(ms / 1000).toFixed(1)}s`);
 
@@ -22,7 +24,20 @@ export function renderAutoState(auto: AutoState): string {
   }
   if (auto.tasks.length > 0) {
     const table = formatTable(
-      ["TASK", "KIND", "AFTER", "SCORE", "TIER", "PROFILE", "ORIGIN", "STATE", "TIME", "REFS"],
+      [
+        "TASK",
+        "KIND",
+        "AFTER",
+        "SCORE",
+        "TIER",
+        "PROFILE",
+        "ORIGIN",
+        "STATE",
+        "TIME",
+        "TOKENS",
+        "COST",
+        "REFS",
+      ],
       auto.tasks.map((task) => [
         task.id,
         task.kind,
@@ -33,6 +48,7 @@ export function renderAutoState(auto: AutoState): string {
         task.profile_origin,
         task.state,
         seconds(task.duration_ms),
+        ...taskUsageCells(auto, task),
         String(task.refs.length),
       ]),
     );
@@ -42,6 +58,7 @@ export function renderAutoState(auto: AutoState): string {
       for (const escalation of task.escalations) lines.push(`    ${task.id}: escalated — ${escalation}`);
     }
   }
+  lines.push(...renderTurns(auto), ...renderUsageTotals(auto));
   for (const failover of auto.failovers) {
     lines.push(
       `  failover:    ${failover.at} ${failover.from} → ${failover.to}${failover.task_id ? ` (task ${failover.task_id})` : ""}: ${failover.reason}` +
