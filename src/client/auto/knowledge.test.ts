@@ -38,7 +38,7 @@ describe("the brief from the router's answers", () => {
     expect(answer.text).not.toContain('"federation"');
     for (const snippet of snippets) expect(occurrences(answer.text, snippet)).toBe(1);
     expect(answer.failed).toEqual([
-      { alias: "acme", reason: "memory_query: error: acme: fetch failed (connect ECONNREFUSED)" },
+      { alias: "acme", reason: "memory_query: fetch failed (connect ECONNREFUSED)" },
     ]);
   });
 
@@ -68,7 +68,7 @@ describe("the brief from the router's answers", () => {
       },
     };
     expect(readAnswer(named, "context_search", [{ alias: "acme" }]).failed).toEqual([
-      { alias: "acme", reason: "context_search: error: x" },
+      { alias: "acme", reason: "context_search: x" },
     ]);
     const plain: CallToolResult = { content: [{ type: "text", text: "bad query" }], isError: true };
     expect(readAnswer(plain, "context_search", [{ alias: "a" }, { alias: "b" }]).failed).toHaveLength(2);

@@ -129,7 +129,7 @@ export function readAnswer(
   const failed = federation
     ? federation.sources
         .filter((source) => source.status !== "ok")
-        .map((source) => failure(source.alias, `${tool}: ${source.status}: ${source.error ?? "no answer"}`))
+        .map((source) => failure(source.alias, `${tool}: ${sourceError(source)}`))
     : result.isError
       ? everySource(selected, `${tool}: ${text || "error"}`)
       : [];
@@ -139,6 +139,12 @@ export function readAnswer(
     ? federation.items.length > 0
     : !(count === 0 || /^No (memory pages|documents) match/.test(text));
   return { status: failed.length > 0 ? "partial" : found ? "ok" : "empty", text: found ? text : "", failed };
+}
+
+/** "timeout: did not answer within 15000 ms": the kind unless a plain error, without the alias it repeats. */
+function sourceError(source: FederationView["sources"][number]): string {
+  const error = (source.error ?? "no answer").replace(`${source.alias}: `, "");
+  return source.status === "error" ? error : `${source.status}: ${error}`;
 }
 
 function everySource(selected: readonly { alias: string }[], reason: string): FailedSource[] {
