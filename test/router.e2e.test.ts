@@ -73,7 +73,11 @@ describe("multi-server knowledge (seed 001)", () => {
     return mcp;
   };
   const textOf = (result: unknown) => ((result as CallToolResult).content[0] as { text: string }).text;
-  const federation = (result: unknown) => JSON.parse(textOf(result)) as Federation;
+  // Programs read the federation object; the text item is for a model, never raw JSON.
+  const federation = (result: unknown) => {
+    expect(() => JSON.parse(textOf(result))).toThrow();
+    return (result as CallToolResult).structuredContent as Federation;
+  };
 
   beforeAll(async () => {
     const xdg = await tempDir("ivoai-client-");

@@ -2,10 +2,26 @@
 // tiers, profiles and their origin, states, durations, tokens and cost, escalations), the turns, the session's
 // usage per executor, failovers and the last checkpoint.
 import type { AutoState } from "../../client/session/auto-state.js";
+import { oneLine } from "../../shared/terminal-text.js";
 import { formatTable } from "../output.js";
 import { renderTurns, renderUsageTotals, taskUsageCells } from "./usage-text.js";
 
 const seconds = (ms: number | null) => (ms === null ? "-" : `${(ms / 1000).toFixed(1)}s`);
+
+/** "mindsite; failed acme (timeout); excluded old (disabled)" — one short line, reasons cut. */
+function sourcesText(sources: NonNullable<AutoState["sources"]>): string {
+  const listed = (entries: { alias: string; reason: string }[]) =>
+    entries.map((entry) => `${entry.alias} (${oneLine(entry.reason).slice(0, 60)})`).join(", ");
+  const failed = new Set(sources.failed.map((entry) => entry.alias));
+  const answered = sources.selected.filter((alias) => !failed.has(alias));
+  return [
+    answered.length > 0 ? answered.join(", ") : "none answered",
+    sources.failed.length > 0 ? `failed ${listed(sources.failed)}` : "",
+    sources.excluded.length > 0 ? `excluded ${listed(sources.excluded)}` : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
+}
 
 export function renderAutoState(auto: AutoState): string {
   const lines = [
@@ -14,6 +30,7 @@ export function renderAutoState(auto: AutoState): string {
     `  planner:     ${auto.planner}; primary now ${auto.primary}; workers ${auto.workers}`,
     `  knowledge:   ${auto.knowledge ? `memory ${auto.knowledge.memory}, context ${auto.knowledge.context}, brief ${auto.knowledge.brief_bytes} bytes` : "-"}`,
   ];
+  if (auto.sources) lines.push(`  sources:     ${sourcesText(auto.sources)}`);
   if (auto.plan) {
     lines.push(
       `  plan:        ${auto.plan.tasks} task(s), ${auto.plan.attempts} attempt(s)${auto.plan.repaired ? ", repaired" : ""}` +

@@ -23,7 +23,7 @@ import type {
   WorkerResult,
 } from "./contracts.js";
 import type { EventStream } from "./event-stream.js";
-import type { SharedContextBrief } from "./knowledge.js";
+import type { SharedContextBrief, SourceSelection } from "./knowledge.js";
 import type { QuotaManager } from "./quota/admission.js";
 import type { JournalWriter } from "./resume.js";
 import type { AutoSettings } from "./settings.js";
@@ -47,6 +47,8 @@ export interface EngineContext {
   /** This run continues an interrupted session: the journal's brief, plan and results stand. */
   resumed: boolean;
   router: RunningRouter | null;
+  /** The knowledge servers chosen for the session and why the others were left out (recorded after the brief). */
+  sources?: SourceSelection;
   /** The ivoai-orchestrator MCP for the primary, with the variables it needs. */
   orchestrator: { server: StdioMcpServer; env: Record<string, string> } | null;
   brief: SharedContextBrief;

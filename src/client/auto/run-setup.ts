@@ -26,6 +26,7 @@ import { createSlots, type EngineContext } from "./engine-context.js";
 import { type EventStream, eventsFile, lastEventSeq, openEventStream } from "./event-stream.js";
 import type { AutoEvent } from "./events.js";
 import { createExecutor } from "./executors/index.js";
+import { describeSelection, type SourceSelection, unavailableSelection } from "./knowledge.js";
 import { startControlServer } from "./orchestrator/control.js";
 import { orchestratorMcpServer } from "./orchestrator/mcp.js";
 import { createQuotaManager } from "./quota/admission.js";
@@ -84,6 +85,8 @@ export interface AutoRun {
   readonly finished: AbortController;
   /** Undone in reverse order when the run ends, whatever happened. */
   readonly cleanups: (() => Promise<unknown>)[];
+  /** The knowledge servers chosen when the router opened, and why the others were left out. */
+  sources?: SourceSelection;
 }
 
 /** The executors this run may use and the one that plans (and is primary). */
@@ -169,11 +172,16 @@ function describe(registry: ExecutorRegistry, name: ExecutorName): string {
 export async function openKnowledge(run: AutoRun, project: string): Promise<RunningRouter | null> {
   const { options } = run;
   const explicit = options.knowledgeSources.length > 0;
+  const profiles = await options.registry
+    .read()
+    .then((snapshot) => snapshot.profiles)
+    .catch(() => []);
   try {
     const selected = await selectSources(options.registry, options.knowledgeSources, {
       checkReady: explicit,
       env: options.env,
     });
+    run.sources = describeSelection(profiles, selected, options.knowledgeSources);
     if (selected.length === 0) return null;
     const router = await withTimeout(
       startRouter({ sources: selected, project }),
@@ -185,6 +193,7 @@ export async function openKnowledge(run: AutoRun, project: string): Promise<Runn
   } catch (error) {
     if (explicit) throw error;
     options.notice(`ivoai auto: continuing without ivoai knowledge: ${(error as Error).message}`);
+    run.sources = unavailableSelection(profiles, (error as Error).message);
     return null;
   }
 }
@@ -417,7 +426,8 @@ function engineContext(
     resumed: run.options.resume !== undefined,
     router: session.router,
     orchestrator: null,
-    brief: { text: "", memory: "skipped", context: "skipped", bytes: 0 },
+    brief: { text: "", memory: "skipped", context: "skipped", bytes: 0, failed: [] },
+    ...(run.sources ? { sources: run.sources } : {}),
     results: new Map(),
     settings,
     slots: createSlots(run.workers),

@@ -244,6 +244,8 @@ async function drive(ctx: EngineContext): Promise<string> {
   });
   ctx.recorder.change((state) => {
     state.knowledge = { memory: ctx.brief.memory, context: ctx.brief.context, brief_bytes: ctx.brief.bytes };
+    // Which sources answered: a non-empty `failed` becomes the stream's "knowledge is partial" warning.
+    if (ctx.sources) state.sources = { ...ctx.sources, failed: ctx.brief.failed };
   });
   if (route.route === "rag") {
     ctx.recorder.change((state) => {

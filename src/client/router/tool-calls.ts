@@ -129,7 +129,14 @@ async function callOneGroup(
   args: Record<string, unknown>,
 ): Promise<CallToolResult> {
   const outcome = await readTool(state, group, endpoint, name, args);
-  if (outcome.status !== "ok" || !outcome.result) return toolError(groupFailure(group, outcome));
+  if (outcome.status !== "ok" || !outcome.result) {
+    // Which source gave no answer, as a federated result says it (callers need not parse the text).
+    const failed = { ...outcome.provenance, status: outcome.status, error: outcome.error ?? outcome.status };
+    return {
+      ...toolError(groupFailure(group, outcome)),
+      _meta: { "ivoai/federation": { partial: true, sources: [failed] } },
+    };
+  }
   if (group.members.length === 1) return outcome.result;
   const source = {
     ...outcome.provenance,

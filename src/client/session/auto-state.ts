@@ -5,7 +5,8 @@ import { z } from "zod";
 
 const executor = z.enum(["codex", "claude"]);
 const reason = z.string().max(300);
-const knowledgeStatus = z.enum(["ok", "empty", "failed", "skipped"]);
+// "partial": some selected sources answered and some did not (older records never hold it).
+const knowledgeStatus = z.enum(["ok", "empty", "partial", "failed", "skipped"]);
 
 /** Tokens and price of one turn, a task's turns or the whole session, as the executors reported them. */
 export const usageSchema = z.object({
