@@ -222,6 +222,8 @@ async function drive(ctx: EngineContext): Promise<string> {
       ...journal.brief,
       memory: journal.brief.memory as KnowledgeStatus,
       context: journal.brief.context as KnowledgeStatus,
+      // Which sources failed is on the session record already (state.sources).
+      failed: [],
     };
     for (const result of journal.results) ctx.results.set(result.task_id, result);
     ctx.notice(
