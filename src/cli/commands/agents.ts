@@ -19,6 +19,7 @@ import {
 import { formatTable } from "../output.js";
 import { AUTO_OPTIONS, KNOWLEDGE_SOURCE_OPTION, runAutoCommand } from "./auto.js";
 import { renderAutoState } from "./auto-render.js";
+import { sessionDiffCommand } from "./session-diff.js";
 
 const LAUNCH_OPTIONS = defineOptions({
   "knowledge-source": KNOWLEDGE_SOURCE_OPTION,
@@ -148,6 +149,7 @@ export const sessionGroup: GroupSpec = {
         return 0;
       },
     }),
+    sessionDiffCommand,
     defineCommand({
       name: "start",
       summary:
@@ -163,6 +165,7 @@ export const sessionGroup: GroupSpec = {
         ...LAUNCH_OPTIONS,
         workers: AUTO_OPTIONS.workers,
         print: AUTO_OPTIONS.print,
+        worktree: AUTO_OPTIONS.worktree,
         executor: {
           type: "enum",
           value: "AGENT",
@@ -187,6 +190,8 @@ export const sessionGroup: GroupSpec = {
             );
           return runAutoCommand(ctx, executor);
         }
+        if (ctx.options.worktree)
+          throw new IvoaiError("USAGE", "--worktree applies to --mode orchestrated only");
         for (const flag of ["workers", "print"] as const) {
           if (ctx.options[flag] !== undefined)
             throw new IvoaiError("USAGE", `--${flag} applies to --mode orchestrated only`);

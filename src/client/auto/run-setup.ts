@@ -26,7 +26,16 @@ import { orchestratorMcpServer } from "./orchestrator/mcp.js";
 import { createQuotaManager } from "./quota/admission.js";
 import { recoverStaleSessions } from "./recovery.js";
 import { type ExecutorRegistry, loadExecutorRegistry } from "./registry.js";
+import { pinBase, type RepoRecord, snapshotRepo } from "./repo-snapshot.js";
 import type { AutoSettings } from "./settings.js";
+import {
+  addWorktree,
+  commitWorktree,
+  ensureSessionCwd,
+  reviewLines,
+  sessionCwd,
+  worktreeBase,
+} from "./worktree.js";
 
 /** What the caller of `runAuto` asks for. */
 export interface AutoOptions {
@@ -54,6 +63,8 @@ export interface AutoOptions {
   explicit?: { executor: ExecutorName; model: string; effort: string };
   /** Streams the text of the turns that answer the user (the RAG answer, the consolidation). */
   onAnswerText?: (text: string) => void;
+  /** Run the session in a new git worktree on branch `ivoai/<session>`; its changes are committed there. */
+  worktree?: boolean;
 }
 
 /** One AUTO run between its phases: what the caller asked, how it stops, and what to undo at the end. */
@@ -186,6 +197,7 @@ export async function openSession(
   await endOrphanedServers(opencodeHome(stateDir));
   const initial = initialAutoState(planner, run.workers);
   if (options.conversation) initial.threads = { ...options.conversation.threads };
+  initial.repo = await recordRepo(options);
   const session = await store.create({
     agent: planner,
     mode: "orchestrated",
@@ -198,7 +210,77 @@ export async function openSession(
     auto: initial,
   });
   const runtimeDir = path.join(stateDir, "run", session.id);
-  return { store, id: session.id, project, initial, runtimeDir, router, lastEventSeq: 0, resumedFrom: null };
+  const opened = {
+    store,
+    id: session.id,
+    project,
+    initial,
+    runtimeDir,
+    router,
+    lastEventSeq: 0,
+    resumedFrom: null,
+  };
+  if (initial.repo) await keepRepoRecord(run, opened, initial.repo);
+  return opened;
+}
+
+/**
+ * The repository at the start: with --worktree its base commit (refused outside a repository or without a
+ * commit); otherwise the working tree as it is, or null (outside a repository, or when git cannot tell).
+ */
+async function recordRepo(options: AutoOptions): Promise<RepoRecord | null> {
+  if (options.worktree) {
+    const base = await worktreeBase(options.cwd, options.env);
+    if (base.dirty)
+      options.notice(
+        `ivoai auto: ${base.root} has uncommitted changes; the worktree starts from ${base.base_commit?.slice(0, 12)} without them`,
+      );
+    return base;
+  }
+  try {
+    return await snapshotRepo(options.cwd, options.env);
+  } catch (error) {
+    options.notice(`ivoai auto: the repository's state is not recorded: ${(error as Error).message}`);
+    return null;
+  }
+}
+
+/**
+ * Pins the base tree under the session's ref and, with --worktree, creates the worktree (recorded at once) and
+ * commits what the session changed there when the run ends.
+ */
+async function keepRepoRecord(run: AutoRun, session: OpenedSession, repo: RepoRecord): Promise<void> {
+  const { options } = run;
+  try {
+    await pinBase(repo, session.id, options.env);
+  } catch (error) {
+    options.notice(
+      `ivoai auto: the base tree is not pinned (git gc may prune it): ${(error as Error).message}`,
+    );
+  }
+  if (!options.worktree) return;
+  try {
+    repo.worktree = await addWorktree(repo, session.id, options.registry.paths.stateDir, options.env);
+    await ensureSessionCwd(sessionCwd(options.cwd, repo));
+    await session.store.update(session.id, { auto: session.initial });
+  } catch (error) {
+    await recordSetupFailure(session, error);
+    throw error;
+  }
+  run.cleanups.push(() => finishWorktree(options, session.id, repo));
+}
+
+/** Commits the session's work on its branch and tells the user how to review and merge it. */
+async function finishWorktree(options: AutoOptions, sessionId: string, repo: RepoRecord): Promise<void> {
+  if (!repo.worktree) return;
+  try {
+    const commit = await commitWorktree(sessionId, options.task, repo.worktree, options.env);
+    for (const line of reviewLines(sessionId, repo, commit)) options.notice(`ivoai auto: ${line}`);
+  } catch (error) {
+    options.notice(
+      `ivoai auto: could not commit the session's work in ${repo.worktree.path}: ${(error as Error).message}`,
+    );
+  }
 }
 
 /**
@@ -310,7 +392,7 @@ function engineContext(
   return {
     sessionId: session.id,
     task: options.task,
-    cwd: options.cwd,
+    cwd: sessionCwd(options.cwd, session.initial.repo),
     runtimeDir: session.runtimeDir,
     env: { ...options.env, IVOAI_PROJECT: session.project },
     // An explicit model keeps the whole session on its vendor.
