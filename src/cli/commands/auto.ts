@@ -47,7 +47,7 @@ export const AUTO_OPTIONS = defineOptions({
   worktree: {
     type: "boolean",
     description:
-      "run the session in a new git worktree on branch ivoai/<session>, its changes committed there; your checkout stays untouched until you merge",
+      "run in a new git worktree on branch ivoai/<session> (changes committed there); your checkout stays untouched",
   },
 });
 
