@@ -190,6 +190,9 @@ describe("reviewing what an AUTO session changed", () => {
       files: [{ path: "app/notes/review.md", status: "added" }],
     });
     expect(JSON.parse(diff.stdout).files).toHaveLength(1);
+    const shown = await ivoaiIn(repo, ["session", "show", id], env);
+    expect(shown.stdout).toContain(`worktree:    ${worktree} on branch ${branch}`);
+    expect(shown.stdout).toMatch(/repository: {2}.* with uncommitted changes/);
     // Once the worktree is removed, its branch still answers.
     git(repo, "worktree", "remove", worktree);
     const fromBranch = await ivoaiIn(repo, ["session", "diff", id, "--stat"], env);

@@ -103,8 +103,20 @@ function renderSession(s: SessionView): string {
     `  knowledge:   ${s.knowledge_sources.join(", ") || "none"}`,
     `  compression: requested ${s.compression.requested}, effective ${s.compression.effective} (${s.compression.reason})`,
     ...(s.error ? [`  error:       ${oneLine(s.error)}`] : []),
+    ...(s.auto?.repo ? renderRepo(s.auto.repo) : []),
     ...(s.auto ? [renderAutoState(s.auto)] : []),
   ].join("\n");
+}
+
+/** Where an AUTO session worked: its repository, base and worktree ('ivoai session diff ID' shows the change). */
+function renderRepo(repo: NonNullable<NonNullable<SessionView["auto"]>["repo"]>): string[] {
+  const base = repo.base_commit ? repo.base_commit.slice(0, 12) : "no commit yet";
+  return [
+    `  repository:  ${oneLine(repo.root)} at ${base}${repo.dirty ? " with uncommitted changes" : ""}`,
+    ...(repo.worktree
+      ? [`  worktree:    ${oneLine(repo.worktree.path)} on branch ${oneLine(repo.worktree.branch)}`]
+      : []),
+  ];
 }
 
 export const sessionGroup: GroupSpec = {
