@@ -19,6 +19,7 @@ import {
 import { formatTable } from "../output.js";
 import { AUTO_OPTIONS, KNOWLEDGE_SOURCE_OPTION, runAutoCommand } from "./auto.js";
 import { renderAutoState } from "./auto-render.js";
+import { sessionDiffCommand } from "./session-diff.js";
 import { sessionResumeCommand, sessionWatchCommand } from "./session-follow.js";
 
 const LAUNCH_OPTIONS = defineOptions({
@@ -103,8 +104,20 @@ function renderSession(s: SessionView): string {
     `  knowledge:   ${s.knowledge_sources.join(", ") || "none"}`,
     `  compression: requested ${s.compression.requested}, effective ${s.compression.effective} (${s.compression.reason})`,
     ...(s.error ? [`  error:       ${oneLine(s.error)}`] : []),
+    ...(s.auto?.repo ? renderRepo(s.auto.repo) : []),
     ...(s.auto ? [renderAutoState(s.auto)] : []),
   ].join("\n");
+}
+
+/** Where an AUTO session worked: its repository, base and worktree ('ivoai session diff ID' shows the change). */
+function renderRepo(repo: NonNullable<NonNullable<SessionView["auto"]>["repo"]>): string[] {
+  const base = repo.base_commit ? repo.base_commit.slice(0, 12) : "no commit yet";
+  return [
+    `  repository:  ${oneLine(repo.root)} at ${base}${repo.dirty ? " with uncommitted changes" : ""}`,
+    ...(repo.worktree
+      ? [`  worktree:    ${oneLine(repo.worktree.path)} on branch ${oneLine(repo.worktree.branch)}`]
+      : []),
+  ];
 }
 
 export const sessionGroup: GroupSpec = {
@@ -151,6 +164,7 @@ export const sessionGroup: GroupSpec = {
         return 0;
       },
     }),
+    sessionDiffCommand,
     defineCommand({
       name: "start",
       summary:
@@ -166,6 +180,7 @@ export const sessionGroup: GroupSpec = {
         ...LAUNCH_OPTIONS,
         workers: AUTO_OPTIONS.workers,
         print: AUTO_OPTIONS.print,
+        worktree: AUTO_OPTIONS.worktree,
         executor: {
           type: "enum",
           value: "AGENT",
@@ -190,6 +205,8 @@ export const sessionGroup: GroupSpec = {
             );
           return runAutoCommand(ctx, executor);
         }
+        if (ctx.options.worktree)
+          throw new IvoaiError("USAGE", "--worktree applies to --mode orchestrated only");
         for (const flag of ["workers", "print"] as const) {
           if (ctx.options[flag] !== undefined)
             throw new IvoaiError("USAGE", `--${flag} applies to --mode orchestrated only`);

@@ -45,10 +45,18 @@ export const AUTO_OPTIONS = defineOptions({
     value: "TASK",
     description: "run TASK headless and print the answer (otherwise give the task after -- or on stdin)",
   },
+  worktree: {
+    type: "boolean",
+    description:
+      "run in a new git worktree on branch ivoai/<session> (changes committed there); your checkout stays untouched",
+  },
 });
 
 /** What an AUTO session reads of the command line (`ivoai auto` and `ivoai session start --mode orchestrated`). */
-type AutoOptions = Pick<OptionsOf<typeof AUTO_OPTIONS>, "knowledge-source" | "workers" | "print">;
+type AutoOptions = Pick<
+  OptionsOf<typeof AUTO_OPTIONS>,
+  "knowledge-source" | "workers" | "print" | "worktree"
+>;
 
 /** node + this script, so the primary can start `ivoai orchestrator-mcp`. */
 function selfCommand(): string[] {
@@ -93,6 +101,11 @@ export async function runAutoCommand(
   planner: ExecutorName | undefined,
 ): Promise<number> {
   if (interactive(ctx)) {
+    if (ctx.options.worktree)
+      throw new IvoaiError(
+        "USAGE",
+        "--worktree applies to headless runs: give the task with --print or after --",
+      );
     // On a terminal with no task: OpenCode's TUI, every turn planned and run by ivoai.
     if (planner || ctx.options.workers !== undefined)
       ctx.out.note("ivoai: --planner and --workers apply to headless runs; the TUI uses the [auto] defaults");
@@ -112,6 +125,7 @@ export async function runAutoCommand(
     task,
     ...(planner ? { planner } : {}),
     ...(workers !== undefined ? { workers } : {}),
+    ...(ctx.options.worktree ? { worktree: true } : {}),
     knowledgeSources: parseSourceFlags(ctx.options["knowledge-source"]),
     cwd: process.cwd(),
   });
@@ -188,6 +202,9 @@ export const autoCommand = defineCommand({
     "On a confirmed quota limit the session moves to the other vendor (at most twice) with a bounded handoff.\n" +
     "On a terminal with no task, 'ivoai auto' opens the managed OpenCode TUI (pinned version, isolated config),\n" +
     "every turn of which is run by ivoai the same way. Otherwise the answer goes to stdout, progress to stderr; 'ivoai session show ID' shows the plan afterwards.\n" +
+    "In a git repository the session records its base commit and working tree; 'ivoai session diff ID' shows what\n" +
+    "it changed. --worktree runs it in a new worktree on branch ivoai/<session> (commits only: uncommitted changes\n" +
+    "of your checkout are not carried) and commits its changes there; merge with 'git merge ivoai/<session>'.\n" +
     "Exit status: 0 done, 1 failed, 75 stopped by quota on every vendor, 128+N stopped by signal N.",
   positionals: [
     {

@@ -32,6 +32,7 @@ import { orchestratorMcpServer } from "./orchestrator/mcp.js";
 import { createQuotaManager } from "./quota/admission.js";
 import { recoverStaleSessions } from "./recovery.js";
 import { type ExecutorRegistry, loadExecutorRegistry } from "./registry.js";
+import { pinBase, type RepoRecord, snapshotRepo } from "./repo-snapshot.js";
 import {
   createJournalWriter,
   type JournalWriter,
@@ -42,6 +43,14 @@ import {
   sweepJournals,
 } from "./resume.js";
 import type { AutoSettings } from "./settings.js";
+import {
+  addWorktree,
+  commitWorktree,
+  ensureSessionCwd,
+  reviewLines,
+  sessionCwd,
+  worktreeBase,
+} from "./worktree.js";
 
 /** What the caller of `runAuto` asks for. */
 export interface AutoOptions {
@@ -71,6 +80,8 @@ export interface AutoOptions {
   onAnswerText?: (text: string) => void;
   /** Continue this interrupted session from its last checkpoint (`ivoai session resume`). */
   resume?: { sessionId: string; journal: ResumeJournal };
+  /** Run the session in a new git worktree on branch `ivoai/<session>`; its changes are committed there. */
+  worktree?: boolean;
 }
 
 /** One AUTO run between its phases: what the caller asked, how it stops, and what to undo at the end. */
@@ -225,6 +236,7 @@ export async function openSession(
   if (options.resume) return takeOver(run, store, options.resume, identity, router, project);
   const initial = initialAutoState(planner, run.workers);
   if (options.conversation) initial.threads = { ...options.conversation.threads };
+  initial.repo = await recordRepo(options);
   const session = await store.create({
     ...identity,
     agent: planner,
@@ -246,7 +258,7 @@ export async function openSession(
     results: [],
   });
   const runtimeDir = path.join(stateDir, "run", session.id);
-  return {
+  const opened = {
     store,
     id: session.id,
     project,
@@ -257,6 +269,8 @@ export async function openSession(
     resumedFrom: null,
     journal,
   };
+  if (initial.repo) await keepRepoRecord(run, opened, initial.repo);
+  return opened;
 }
 
 /** A resume: the interrupted record becomes this process's, from its last checkpoint (see resumedState). */
@@ -282,6 +296,9 @@ async function takeOver(
     error: null,
     auto: initial,
   });
+  // A --worktree session commits its work on its branch at the end of the resumed run too.
+  const repo = initial.repo;
+  if (repo?.worktree) run.cleanups.push(() => finishWorktree(run.options, previous.id, repo));
   return {
     store,
     id: previous.id,
@@ -293,6 +310,65 @@ async function takeOver(
     resumedFrom: previous.auto.checkpoint.seq,
     journal: createJournalWriter(journalFile(stateDir, previous.id), resume.journal),
   };
+}
+
+/**
+ * The repository at the start: with --worktree its base commit (refused outside a repository or without a
+ * commit); otherwise the working tree as it is, or null (outside a repository, or when git cannot tell).
+ */
+async function recordRepo(options: AutoOptions): Promise<RepoRecord | null> {
+  if (options.worktree) {
+    const base = await worktreeBase(options.cwd, options.env);
+    if (base.dirty)
+      options.notice(
+        `ivoai auto: ${base.root} has uncommitted changes; the worktree starts from ${base.base_commit?.slice(0, 12)} without them`,
+      );
+    return base;
+  }
+  try {
+    return await snapshotRepo(options.cwd, options.env);
+  } catch (error) {
+    options.notice(`ivoai auto: the repository's state is not recorded: ${(error as Error).message}`);
+    return null;
+  }
+}
+
+/**
+ * Pins the base tree under the session's ref and, with --worktree, creates the worktree (recorded at once) and
+ * commits what the session changed there when the run ends.
+ */
+async function keepRepoRecord(run: AutoRun, session: OpenedSession, repo: RepoRecord): Promise<void> {
+  const { options } = run;
+  try {
+    await pinBase(repo, session.id, options.env);
+  } catch (error) {
+    options.notice(
+      `ivoai auto: the base tree is not pinned (git gc may prune it): ${(error as Error).message}`,
+    );
+  }
+  if (!options.worktree) return;
+  try {
+    repo.worktree = await addWorktree(repo, session.id, options.registry.paths.stateDir, options.env);
+    await ensureSessionCwd(sessionCwd(options.cwd, repo));
+    await session.store.update(session.id, { auto: session.initial });
+  } catch (error) {
+    await recordSetupFailure(session, error);
+    throw error;
+  }
+  run.cleanups.push(() => finishWorktree(options, session.id, repo));
+}
+
+/** Commits the session's work on its branch and tells the user how to review and merge it. */
+async function finishWorktree(options: AutoOptions, sessionId: string, repo: RepoRecord): Promise<void> {
+  if (!repo.worktree) return;
+  try {
+    const commit = await commitWorktree(sessionId, options.task, repo.worktree, options.env);
+    for (const line of reviewLines(sessionId, repo, commit)) options.notice(`ivoai auto: ${line}`);
+  } catch (error) {
+    options.notice(
+      `ivoai auto: could not commit the session's work in ${repo.worktree.path}: ${(error as Error).message}`,
+    );
+  }
 }
 
 /**
@@ -404,7 +480,7 @@ function engineContext(
   return {
     sessionId: session.id,
     task: options.task,
-    cwd: options.cwd,
+    cwd: sessionCwd(options.cwd, session.initial.repo),
     runtimeDir: session.runtimeDir,
     env: { ...options.env, IVOAI_PROJECT: session.project },
     // An explicit model keeps the whole session on its vendor.
