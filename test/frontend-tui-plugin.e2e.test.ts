@@ -35,6 +35,7 @@ const snapshot: StatusSnapshot = {
   executor: "codex",
   quota: [],
   session_id: null,
+  auto: null,
 };
 
 beforeAll(async () => {

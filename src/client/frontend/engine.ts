@@ -1,6 +1,7 @@
 // The AUTO engine behind the OpenCode bridge: each frontend turn is one AUTO session that continues the
 // frontend conversation's official CLI conversations (from the session mapping) and streams its answer.
 import { oneLine } from "../../shared/terminal-text.js";
+import type { AutoEvent } from "../auto/events.js";
 import { runAuto } from "../auto/supervisor.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
 import type { FrontendEngine } from "./contracts.js";
@@ -14,6 +15,8 @@ export interface AutoFrontendOptions {
   /** The session's knowledge selection, kept for every turn (and part of the mapping's key). */
   knowledgeSources: readonly string[];
   notice(message: string): void;
+  /** Every event of each turn's AUTO session (the TUI's progress). */
+  onProgress?: (event: AutoEvent) => void;
   killAfterMs?: number;
 }
 
@@ -49,6 +52,7 @@ export function createAutoFrontendEngine(options: AutoFrontendOptions): Frontend
           notice: options.notice,
           signal: turn.signal,
           onAnswerText: stream,
+          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
           ...(options.killAfterMs !== undefined ? { killAfterMs: options.killAfterMs } : {}),
           ...(explicit ? { explicit } : {}),
           ...(previous?.primary
