@@ -132,11 +132,30 @@ async function obtainPlan(ctx: EngineContext): Promise<Plan> {
 export type Decision = ReturnType<typeof decideDelegation>;
 
 /**
- * Every task's decision, in plan order (dependencies first): a task that depends on work only the primary
- * does (a change, or something handed back to it) is the primary's too, since workers run before the
- * primary's turn and would see nothing of it.
+ * Every task's decision, decided per task:
+ * 1. each task on its own merits (kind, size, score, admitted profiles);
+ * 2. a task too small to be worth a worker on its own still goes to one when a task that would run on a worker
+ *    builds on it: kept in the primary, it would hold its large dependents there too (the primary's work comes
+ *    after the workers'), so the small cost buys their parallel run;
+ * 3. a task that depends on work only the primary does (a change, or something handed back to it) is the
+ *    primary's too, since workers run before the primary's turn and would see nothing of it.
  */
-function decideAll(ctx: EngineContext, tasks: readonly PlanTask[]): Map<string, Decision> {
+export function decideAll(ctx: EngineContext, tasks: readonly PlanTask[]): Map<string, Decision> {
+  const own = new Map(tasks.map((task) => [task.id, decide(ctx, task)]));
+  for (const task of tasks) {
+    const decision = own.get(task.id);
+    if (decision?.run !== "primary" || !uneconomic(ctx, task)) continue;
+    const builders = tasks.filter(
+      (other) => other.depends_on.includes(task.id) && own.get(other.id)?.run === "worker",
+    );
+    if (builders.length === 0) continue;
+    const onWorker = decide(ctx, task, 0);
+    if (onWorker.run !== "worker") continue;
+    own.set(task.id, {
+      ...onWorker,
+      reason: `est. ${task.signals.est_tokens} tokens is small, but ${builders.map((other) => other.id).join(", ")} build on it on workers: ${onWorker.reason}`,
+    });
+  }
   const decisions = new Map<string, Decision>();
   const byId = new Map(tasks.map((task) => [task.id, task]));
   const visit = (task: PlanTask): Decision => {
@@ -148,7 +167,7 @@ function decideAll(ctx: EngineContext, tasks: readonly PlanTask[]): Map<string, 
     });
     const decision: Decision = after.length
       ? { run: "primary", reason: `depends on ${after.join(", ")}, which the primary does` }
-      : decide(ctx, task);
+      : (own.get(task.id) as Decision);
     decisions.set(task.id, decision);
     return decision;
   };
@@ -156,12 +175,21 @@ function decideAll(ctx: EngineContext, tasks: readonly PlanTask[]): Map<string, 
   return decisions;
 }
 
-export function decide(ctx: EngineContext, task: PlanTask): Decision {
+/** Below the worker minimum and not a change: the only reason it would stay in the primary is its size. */
+function uneconomic(ctx: EngineContext, task: PlanTask): boolean {
+  return task.kind !== "change" && task.signals.est_tokens < ctx.settings.min_worker_tokens;
+}
+
+export function decide(
+  ctx: EngineContext,
+  task: PlanTask,
+  minWorkerTokens = ctx.settings.min_worker_tokens,
+): Decision {
   return decideDelegation(task, {
     primaryExecutor: ctx.recorder.state.primary,
     profiles: ctx.profiles.filter((profile) => ctx.executors[profile.executor] !== undefined),
     admitted: () => true,
-    minWorkerTokens: ctx.settings.min_worker_tokens,
+    minWorkerTokens,
   });
 }
 

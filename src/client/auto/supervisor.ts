@@ -35,6 +35,11 @@ export interface AutoResult {
 /** Exit status when quota on every vendor (or the failover cap) stopped the session. */
 export const EXIT_QUOTA = 75;
 
+/** The abort reason with which a caller cancels a run on a person's request (recorded as stopped, exit 130). */
+export const CANCELLED = "cancelled";
+/** Exit status of a run a person cancelled (as for Ctrl-C). */
+export const EXIT_CANCELLED = 130;
+
 const SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
 /**
@@ -72,7 +77,9 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
 function listenForStop(run: AutoRun, signal: AbortSignal | undefined): () => void {
   const onSignal = (name: NodeJS.Signals) => run.stop.abort(name);
   for (const name of SIGNALS) process.on(name, onSignal);
-  const onAbort = () => run.stop.abort("SIGTERM");
+  // A caller that aborts with the reason "cancelled" (a person pressed Esc in the frontend) stops the run as
+  // their decision, not as a failure; any other abort is treated like SIGTERM.
+  const onAbort = () => run.stop.abort(signal?.reason === CANCELLED ? CANCELLED : "SIGTERM");
   signal?.addEventListener("abort", onAbort, { once: true });
   return () => {
     for (const name of SIGNALS) process.off(name, onSignal);
@@ -104,6 +111,8 @@ async function collectDelegated(run: AutoRun, ctx: EngineContext): Promise<void>
 export interface RunEnding {
   /** A signal (or the caller) stopped the run. */
   stopped: boolean;
+  /** A person cancelled it through the caller (abort reason CANCELLED): stopped, but not a failure. */
+  cancelled: boolean;
   /** Quota on every vendor (or the failover cap) stopped it. */
   quotaStop: boolean;
   /** One line for the record and the operator; null when the run succeeded. */
@@ -115,10 +124,15 @@ export function runEnding(run: AutoRun, outcome: DriveOutcome): RunEnding {
   const { failure } = outcome;
   const stopped = run.stop.signal.aborted;
   const quotaStop = failure instanceof AutoStopped && failure.reason === "quota";
-  if (failure === undefined) return { stopped, quotaStop, message: null, exitCode: 0 };
+  const cancelled = stopped && run.stop.signal.reason === CANCELLED;
+  if (failure === undefined) return { stopped, cancelled, quotaStop, message: null, exitCode: 0 };
+  if (cancelled) {
+    return { stopped, cancelled, quotaStop, message: "cancelled by the user", exitCode: EXIT_CANCELLED };
+  }
   if (stopped) {
     return {
       stopped,
+      cancelled,
       quotaStop,
       message: `stopped by ${String(run.stop.signal.reason)}`,
       exitCode: signalStatus(run.stop.signal.reason as NodeJS.Signals),
@@ -126,6 +140,7 @@ export function runEnding(run: AutoRun, outcome: DriveOutcome): RunEnding {
   }
   return {
     stopped,
+    cancelled,
     quotaStop,
     message: oneLine((failure as Error).message).slice(0, 300),
     exitCode: quotaStop ? EXIT_QUOTA : 1,
@@ -179,10 +194,11 @@ async function resetsOf(ctx: EngineContext): Promise<QuotaReset[]> {
 
 async function recordEnd(run: AutoRun, ctx: EngineContext, ending: RunEnding): Promise<void> {
   try {
+    const bySignal = ending.stopped && !ending.cancelled;
     await ctx.recorder.finish({
-      status: ending.stopped ? "failed" : "exited",
+      status: bySignal ? "failed" : "exited",
       exit_code: ending.exitCode,
-      ...(ending.stopped ? { exit_signal: String(run.stop.signal.reason) } : {}),
+      ...(bySignal ? { exit_signal: String(run.stop.signal.reason) } : {}),
       error: ending.message,
       ended_at: new Date().toISOString(),
     });
