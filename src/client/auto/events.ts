@@ -124,12 +124,13 @@ export const ENDED_TASK_STATES: ReadonlySet<AutoTask["state"]> = new Set([
   "cancelled",
 ]);
 
+/** Where `state`'s plan stands; `startedAt` is the session's start on the monotonic clock (`performance.now()`). */
 export function progressOf(state: AutoState, startedAt: number): Progress {
   return {
     done: state.tasks.filter((task) => ENDED_TASK_STATES.has(task.state)).length,
     total: state.tasks.length,
     running: state.tasks.filter((task) => task.state === "running").map((task) => task.id),
-    elapsed_ms: Math.max(0, Math.round(Date.now() - startedAt)),
+    elapsed_ms: Math.max(0, Math.round(performance.now() - startedAt)),
   };
 }
 
