@@ -16,7 +16,7 @@ const progress = (done: number, total: number, running: string[], elapsed_ms: nu
 });
 
 function taskEvent(
-  type: "task.started" | "task.done",
+  type: "task.started" | "task.done" | "task.cancelled",
   id: string,
   executor: string,
   model: string,
@@ -95,7 +95,17 @@ describe("createAutoProgress", () => {
     tracker.observe(
       event("ses_a", taskEvent("task.done", "t1", "codex", "gpt-mini", progress(1, 3, ["t2"], 3_000))),
     );
-    expect(tracker.snapshot()).toMatchObject({ done: 1, running: [{ id: "t2" }], elapsed_ms: 3_000 });
+    expect(tracker.snapshot()).toMatchObject({
+      done: 1,
+      completed: 1,
+      running: [{ id: "t2" }],
+      elapsed_ms: 3_000,
+    });
+    // A stopped plan's cancelled task ends it but was not done.
+    tracker.observe(
+      event("ses_a", taskEvent("task.cancelled", "t2", "claude", "sonnet", progress(2, 3, [], 3_100))),
+    );
+    expect(tracker.snapshot()).toMatchObject({ done: 2, completed: 1, running: [] });
   });
 
   it("sums turn tokens and counts failovers while running, then keeps the ended session's own figures", () => {

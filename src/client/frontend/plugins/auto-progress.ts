@@ -31,6 +31,8 @@ interface Tracked {
   elapsedAt: number;
   /** Executor and model of each task seen starting (a session has at most 40 tasks). */
   profiles: Map<string, { executor: string | null; model: string | null }>;
+  /** The tasks whose last event was task.done. */
+  completed: Set<string>;
   /** Running task ids as the last progress said. */
   runningIds: string[];
   startedOrder: number;
@@ -70,6 +72,7 @@ function newTracked(sessionId: string, now: number, startedOrder: number): Track
       active: true,
       done: 0,
       total: 0,
+      completed: 0,
       running: [],
       running_count: 0,
       elapsed_ms: 0,
@@ -81,6 +84,7 @@ function newTracked(sessionId: string, now: number, startedOrder: number): Track
     },
     elapsedAt: now,
     profiles: new Map(),
+    completed: new Set(),
     runningIds: [],
     startedOrder,
   };
@@ -128,6 +132,9 @@ function apply(entry: Tracked, event: AutoEvent, now: number): void {
       break;
     default:
       entry.profiles.set(event.task_id, { executor: event.executor, model: event.model });
+      if (event.type === "task.done") entry.completed.add(event.task_id);
+      else entry.completed.delete(event.task_id);
+      status.completed = entry.completed.size;
       takeProgress(entry, event.progress, now);
   }
 }

@@ -24,8 +24,11 @@ export interface AutoStatus {
   phase: string;
   /** Whether the turn is still running (false once its session ended). */
   active: boolean;
+  /** Tasks that ended (done, failed, skipped or cancelled) of all on record, as the engine counts progress. */
   done: number;
   total: number;
+  /** Of the ended tasks, those that did their work (done): a stopped plan's cancelled tasks are not among them. */
+  completed: number;
   /** The tasks running now (at most MAX_RUNNING_SHOWN), with their executor and model when known. */
   running: { id: string; executor: string | null; model: string | null }[];
   /** How many tasks run now, including those beyond `running`. */

@@ -37,6 +37,7 @@ const running: AutoStatus = {
   active: true,
   done: 3,
   total: 12,
+  completed: 2,
   running: [
     { id: "t4", executor: "codex", model: "gpt-mini" },
     { id: "t5", executor: "claude", model: null },
@@ -99,12 +100,14 @@ describe("the TUI plugin's text", () => {
       ...running,
       active: false,
       phase: "failed",
-      done: 5,
+      done: 12,
       running: [],
       exit_code: 1,
       error: "boom",
     };
-    expect(text.autoLine(ended)).toBe("AUTO failed 5/12 · 1m20s");
+    // Twelve ended, but only the two that did their work count: the cancelled ones are not "done".
+    expect(text.autoLine(ended)).toBe("AUTO failed 2/12 · 1m20s");
+    expect(text.autoLine({ ...ended, phase: "done", completed: 12 })).toBe("AUTO done 12/12 · 1m20s");
     expect(text.panelText(snapshot(ended))).toContain("  Ended: exit 1 — boom");
   });
 
@@ -121,7 +124,7 @@ describe("the TUI plugin's text", () => {
     const panel = text.panelText(snapshot(withSources)).split("\n");
     expect(panel).toEqual([
       "AUTO: running · phase running",
-      "  Progress: 3/12 tasks · elapsed 1m20s · failovers 1",
+      "  Progress: 3/12 tasks ended, 2 done · elapsed 1m20s · failovers 1",
       "  Running: t4 (codex gpt-mini), t5 (claude)",
       "  Tokens: 12.3k in · 678 out · $0.0123",
       "Sources:",

@@ -98,12 +98,14 @@ function tokens(value) {
 `;
 
 /** The compact sidebar lines and the /ivoai panel's text. */
-const TEXT_PART = `/** The AUTO turn in one line: "AUTO 3/12 · running t4, t5 · 1m20s", or its outcome once it ended; null before one. */
+const TEXT_PART = `/** The AUTO turn in one line: "AUTO 3/12 · running t4, t5 · 1m20s", or its outcome ("AUTO done 12/12 · 2m03s"); null before one. */
 function autoLine(auto) {
   if (!auto || typeof auto !== "object") return null;
   const plan = count(auto.total) > 0 ? count(auto.done) + "/" + count(auto.total) : "";
   if (auto.active !== true) {
-    return "AUTO " + clip(auto.phase, 16) + (plan ? " " + plan : "") + " · " + duration(auto.elapsed_ms);
+    // Once ended, n/m counts the tasks that did their work: a stopped plan's cancelled tasks are not "done".
+    const outcome = count(auto.total) > 0 ? " " + count(auto.completed) + "/" + count(auto.total) : "";
+    return "AUTO " + clip(auto.phase, 16) + outcome + " · " + duration(auto.elapsed_ms);
   }
   const parts = ["AUTO " + (plan || clip(auto.phase, 16))];
   const ids = list(auto.running).slice(0, MAX_RUNNING_IN_LINE).map((task) => clip(task?.id, 16));
@@ -135,7 +137,10 @@ function autoPanel(auto) {
   if (!auto || typeof auto !== "object") return ["AUTO: no turn yet"];
   const state = auto.active === true ? "running" : "ended";
   const lines = ["AUTO: " + state + " · phase " + clip(auto.phase, 16)];
-  const plan = count(auto.total) > 0 ? count(auto.done) + "/" + count(auto.total) + " tasks" : "no plan tasks";
+  const plan =
+    count(auto.total) > 0
+      ? count(auto.done) + "/" + count(auto.total) + " tasks ended, " + count(auto.completed) + " done"
+      : "no plan tasks";
   lines.push("  Progress: " + plan + " · elapsed " + duration(auto.elapsed_ms) + " · failovers " + count(auto.failovers));
   const running = list(auto.running).map((task) => {
     const profile = [task?.executor, task?.model].filter(Boolean).map((part) => clip(part, 40)).join(" ");
