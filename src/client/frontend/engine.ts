@@ -2,7 +2,7 @@
 // frontend conversation's official CLI conversations (from the session mapping) and streams its answer.
 import { oneLine } from "../../shared/terminal-text.js";
 import type { AutoEvent } from "../auto/events.js";
-import { runAuto } from "../auto/supervisor.js";
+import { CANCELLED, runAuto } from "../auto/supervisor.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
 import type { FrontendEngine } from "./contracts.js";
 import { openSessionMap } from "./session-map.js";
@@ -50,7 +50,7 @@ export function createAutoFrontendEngine(options: AutoFrontendOptions): Frontend
           cwd: options.cwd,
           selfCommand: options.selfCommand,
           notice: options.notice,
-          signal: turn.signal,
+          signal: cancelledBy(turn.signal),
           onAnswerText: stream,
           ...(options.onProgress ? { onProgress: options.onProgress } : {}),
           ...(options.killAfterMs !== undefined ? { killAfterMs: options.killAfterMs } : {}),
@@ -83,4 +83,15 @@ export function createAutoFrontendEngine(options: AutoFrontendOptions): Frontend
       }
     },
   };
+}
+
+/**
+ * OpenCode ends a turn's request when the person presses Esc (or leaves the TUI): their decision, so the run is
+ * aborted with the reason the engine records as stopped by the user, not as a failure.
+ */
+function cancelledBy(signal: AbortSignal): AbortSignal {
+  const controller = new AbortController();
+  if (signal.aborted) controller.abort(CANCELLED);
+  else signal.addEventListener("abort", () => controller.abort(CANCELLED), { once: true });
+  return controller.signal;
 }
