@@ -36,6 +36,7 @@ const snapshot: StatusSnapshot = {
   quota: [],
   session_id: null,
   auto: null,
+  selection: null,
 };
 
 beforeAll(async () => {

@@ -296,10 +296,38 @@ describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
         codex: { turns, worker_by_task: workers },
         claude: { turns, worker_by_task: workers },
       });
+      // Two configured servers the session cannot use: one disabled, one without a stored credential.
+      const clientConfig = path.join(root, "config/ivoai/config.toml");
+      await mkdir(path.dirname(clientConfig), { recursive: true, mode: 0o700 });
+      await writeFile(
+        clientConfig,
+        [
+          "[servers.srv_spare]",
+          'alias = "spare"',
+          'url = "http://127.0.0.1:9"',
+          'purpose = "docs"',
+          "enabled = false",
+          "[servers.srv_bare]",
+          'alias = "bare"',
+          'url = "http://127.0.0.1:9"',
+          'purpose = "notes"',
+          "",
+        ].join("\n"),
+        { mode: 0o600 },
+      );
       // Wide enough for OpenCode's session sidebar (shown beyond 120 columns).
       const tui = await startTui([], "", false, { x: 170, y: 50 });
       try {
         await tui.waitScreen("Ask anything", START_MS);
+        // Before any turn, /ivoai lists the configured sources and why each is left out.
+        await tui.tmux("send-keys", "-l", "/ivoai");
+        await tui.waitScreen(/\/ivoai +ivoai status/);
+        await tui.tmux("send-keys", "Enter");
+        const before = await tui.waitScreen("Configured: bare");
+        expect(before).toContain("AUTO: no turn yet");
+        expect(before).toContain("spare — disabled");
+        expect(before).toContain("bare — no stored credential; connect it again");
+        await tui.tmux("send-keys", "Enter");
         await tui.tmux("send-keys", "-l", "Implement the canary stage");
         await tui.waitScreen("Implement the canary stage");
         await tui.tmux("send-keys", "Enter");
@@ -363,6 +391,7 @@ describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
       } finally {
         await tui.close();
         await fakes.killAll();
+        await rm(clientConfig, { force: true });
       }
     },
     START_MS + 6 * STEP_MS + 3 * ANSWER_MS,

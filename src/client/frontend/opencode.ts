@@ -27,6 +27,8 @@ import {
   createAutoProgress,
   pluginConfig,
   pluginFiles,
+  type SourceSelection,
+  sourceSelection,
   startStatusServer,
   writePluginFiles,
 } from "./plugins/index.js";
@@ -246,6 +248,7 @@ async function openStatus(
 ): Promise<StatusServer> {
   const quota = createQuotaManager({ stateDir: frontend.options.registry.paths.stateDir });
   const health = sourceHealth(selected);
+  const selection = await launchSelection(frontend, selected);
   const status = await startStatusServer(async () => {
     const auto = frontend.progress.snapshot();
     return {
@@ -266,10 +269,33 @@ async function openStatus(
         })),
       session_id: auto?.session_id ?? null,
       auto,
+      selection,
     };
   });
   frontend.cleanups.push(() => status.close());
   return status;
+}
+
+/** The configured sources and those the selection left out, for the panel before a turn records its own. */
+async function launchSelection(
+  frontend: FrontendRun,
+  selected: readonly Source[],
+): Promise<SourceSelection | null> {
+  const { options } = frontend;
+  try {
+    const { profiles, secrets } = await options.registry.read();
+    const facts = profiles.map((profile) => ({
+      id: profile.id,
+      alias: profile.alias,
+      enabled: profile.enabled,
+      credentialed: Boolean(secrets.servers[profile.id]?.credential),
+    }));
+    const ids = new Set(selected.map((source) => source.profile.id));
+    return sourceSelection(facts, ids, options.knowledgeSources.length > 0);
+  } catch {
+    // An unreadable registry only leaves the panel without these lines; the selection already ran.
+    return null;
+  }
 }
 
 /** Writes ivoai's plugins and the TUI's configuration naming them; returns that configuration's path. */

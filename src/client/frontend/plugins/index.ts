@@ -10,6 +10,7 @@ import { type StatusEndpoint, tuiPluginSource } from "./tui-plugin.js";
 
 export { type AutoProgress, createAutoProgress } from "./auto-progress.js";
 export { FRONTEND_MESSAGE_HEADER, FRONTEND_SESSION_HEADER, SERVER_PLUGIN_ID } from "./server-plugin.js";
+export { type SourceSelection, sourceSelection } from "./source-selection.js";
 export {
   type AutoStatus,
   type SourceState,

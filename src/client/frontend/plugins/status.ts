@@ -58,6 +58,8 @@ export interface StatusSnapshot {
   session_id: string | null;
   /** The current or last AUTO turn; null before the first one. */
   auto: AutoStatus | null;
+  /** Configured sources and those this session leaves out, as the launcher saw them; null when unknown. */
+  selection: { configured: string[]; excluded: SourceNote[] } | null;
 }
 
 export interface StatusServer {

@@ -60,6 +60,7 @@ const snapshot = (auto: AutoStatus | null): StatusSnapshot => ({
   quota: [],
   session_id: auto?.session_id ?? null,
   auto,
+  selection: { configured: ["docs", "wiki", "old"], excluded: [{ alias: "old", reason: "disabled" }] },
 });
 
 describe("the TUI plugin's text", () => {
@@ -142,7 +143,9 @@ describe("the TUI plugin's text", () => {
       "Session: ses_run",
     ]);
     expect(text.panelText(snapshot(null))).toContain("AUTO: no turn yet");
-    expect(text.panelText(snapshot(null))).toContain("known once a turn has gathered knowledge");
+    // Before a turn recorded its sources, the launcher's view: configured and excluded, no failures yet.
+    const before = text.panelText(snapshot(null));
+    expect(before).toContain("  Configured: docs, wiki, old\n  Excluded:\n    old — disabled\nExecutor:");
   });
 
   it("escapes and bounds agent-made text, and survives malformed fields", () => {

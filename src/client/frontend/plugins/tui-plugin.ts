@@ -157,7 +157,10 @@ function autoPanel(auto) {
   return lines;
 }
 
-/** The panel's sources: those selected with their live state, then the last turn's configured, excluded and failed. */
+/**
+ * The panel's sources: those selected with their live state, then configured, excluded and failed ones, from the
+ * last turn's record once a turn has gathered knowledge, from the launcher before.
+ */
 function sourcesPanel(status) {
   const lines = ["Sources:", "  Selected:"];
   const selected = list(status.sources);
@@ -166,14 +169,14 @@ function sourcesPanel(status) {
     const detail = source?.detail ? " — " + clip(source.detail, 120) : "";
     lines.push("    " + mark(source?.state) + " " + clip(source?.alias, 32) + " (" + clip(source?.purpose, 32) + ")" + detail);
   }
-  const session = status.auto?.sources;
-  if (!session || typeof session !== "object") {
-    lines.push("  Configured, excluded, failed: known once a turn has gathered knowledge");
-    return lines;
-  }
-  const names = list(session.configured).map((name) => clip(name, 32));
+  const turn = status.auto?.sources && typeof status.auto.sources === "object" ? status.auto.sources : null;
+  const known = turn ?? (status.selection && typeof status.selection === "object" ? status.selection : null);
+  if (!known) return lines;
+  const names = list(known.configured).map((name) => clip(name, 32));
   lines.push("  Configured: " + (names.length > 0 ? names.join(", ") : "(none)"));
-  for (const [title, notes] of [["Excluded", session.excluded], ["Failed in the last turn", session.failed]]) {
+  const groups = [["Excluded", known.excluded]];
+  if (turn) groups.push(["Failed in the last turn", turn.failed]);
+  for (const [title, notes] of groups) {
     const entries = list(notes);
     lines.push("  " + title + ":" + (entries.length === 0 ? " (none)" : ""));
     for (const note of entries) lines.push("    " + clip(note?.alias, 32) + " — " + clip(note?.reason, 120));
