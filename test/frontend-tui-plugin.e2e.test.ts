@@ -35,6 +35,8 @@ const snapshot: StatusSnapshot = {
   executor: "codex",
   quota: [],
   session_id: null,
+  auto: null,
+  selection: null,
 };
 
 beforeAll(async () => {

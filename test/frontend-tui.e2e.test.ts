@@ -90,8 +90,8 @@ async function until<T>(
   }
 }
 
-/** `ivoai auto ARGS` in a fresh tmux server (its own socket), 120×40, the pane kept after exit. */
-async function startTui(args: string[], extraPath = "", stderrToFile = false) {
+/** `ivoai auto ARGS` in a fresh tmux server (its own socket), 120×40 unless given, the pane kept after exit. */
+async function startTui(args: string[], extraPath = "", stderrToFile = false, size = { x: 120, y: 40 }) {
   runs += 1;
   const dir = path.join(root, `run${runs}`);
   await mkdir(dir, { recursive: true });
@@ -119,9 +119,9 @@ async function startTui(args: string[], extraPath = "", stderrToFile = false) {
     "new-session",
     "-d",
     "-x",
-    "120",
+    String(size.x),
     "-y",
-    "40",
+    String(size.y),
     `sh '${path.join(dir, "run.sh")}'`,
   ]);
   expect(started.code, started.stderr).toBe(0);
@@ -263,6 +263,138 @@ describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
       }
     },
     START_MS + 5 * STEP_MS + ANSWER_MS + STEP_MS + STEP_MS,
+  );
+
+  it(
+    "shows a turn's plan progress and running tasks, then its outcome, in the sidebar and /ivoai; Esc is a stop",
+    async () => {
+      await fakes.reset();
+      // Two large tasks (workers, one after the other), each held until the test releases it.
+      const large = { complexity: 0.5, context_need: 0.5, risk: 0.3, ambiguity: 0.2, est_tokens: 30_000 };
+      const planned = (id: string, depends_on: string[]) => ({
+        id,
+        kind: "research",
+        instructions: `Survey part ${id} of the canary stage`,
+        depends_on,
+        signals: large,
+      });
+      const release = (id: string) => path.join(root, `release-${id}`);
+      const workers = {
+        t1: [{ await_file: release("t1"), reply: "t1 surveyed" }],
+        t2: [{ await_file: release("t2"), reply: "t2 surveyed" }],
+        h1: [{ hang: true }],
+      };
+      const turns = {
+        plan: [
+          { reply: { tasks: [planned("t1", []), planned("t2", ["t1"])] } },
+          { reply: { tasks: [planned("h1", []), planned("h2", ["h1"])] } },
+        ],
+        answer: [{ reply: ANSWER }],
+        consolidate: [{ reply: ANSWER }],
+      };
+      await fakes.script({
+        codex: { turns, worker_by_task: workers },
+        claude: { turns, worker_by_task: workers },
+      });
+      // Two configured servers the session cannot use: one disabled, one without a stored credential.
+      const clientConfig = path.join(root, "config/ivoai/config.toml");
+      await mkdir(path.dirname(clientConfig), { recursive: true, mode: 0o700 });
+      await writeFile(
+        clientConfig,
+        [
+          "[servers.srv_spare]",
+          'alias = "spare"',
+          'url = "http://127.0.0.1:9"',
+          'purpose = "docs"',
+          "enabled = false",
+          "[servers.srv_bare]",
+          'alias = "bare"',
+          'url = "http://127.0.0.1:9"',
+          'purpose = "notes"',
+          "",
+        ].join("\n"),
+        { mode: 0o600 },
+      );
+      // Wide enough for OpenCode's session sidebar (shown beyond 120 columns).
+      const tui = await startTui([], "", false, { x: 170, y: 50 });
+      try {
+        await tui.waitScreen("Ask anything", START_MS);
+        // Before any turn, /ivoai lists the configured sources and why each is left out.
+        await tui.tmux("send-keys", "-l", "/ivoai");
+        await tui.waitScreen(/\/ivoai +ivoai status/);
+        await tui.tmux("send-keys", "Enter");
+        const before = await tui.waitScreen("Configured: bare");
+        expect(before).toContain("AUTO: no turn yet");
+        expect(before).toContain("spare — disabled");
+        expect(before).toContain("bare — no stored credential; connect it again");
+        await tui.tmux("send-keys", "Enter");
+        await tui.tmux("send-keys", "-l", "Implement the canary stage");
+        await tui.waitScreen("Implement the canary stage");
+        await tui.tmux("send-keys", "Enter");
+        // The sidebar: n/m, the running task, the time so far.
+        await tui.waitScreen(/AUTO 0\/2 · running t1 · \d+(m\d\ds|s)/, ANSWER_MS);
+        await writeFile(release("t1"), "");
+        await tui.waitScreen(/AUTO 1\/2 · running t2 · /);
+        // The panel while it runs: progress, the running task with its profile, the sources.
+        await tui.tmux("send-keys", "-l", "/ivoai");
+        await tui.waitScreen(/\/ivoai +ivoai status/);
+        await tui.tmux("send-keys", "Enter");
+        const panel = await tui.waitScreen("Progress: 1/2 tasks");
+        expect(panel).toMatch(/Running: t2 \((codex|claude)[^)]*\)/);
+        expect(panel).toContain("Sources:");
+        expect(panel).toContain("Selected:");
+        await tui.tmux("send-keys", "Enter");
+        await writeFile(release("t2"), "");
+        await tui.waitScreen(ANSWER, ANSWER_MS);
+        await tui.waitScreen(/AUTO done 2\/2 · \d/);
+
+        // A second turn whose worker never answers: Esc stops it, recorded as stopped by the user, not failed.
+        await tui.tmux("send-keys", "-l", "Implement the next stage");
+        await tui.waitScreen("Implement the next stage");
+        await tui.tmux("send-keys", "Enter");
+        await tui.waitScreen(/AUTO 0\/2 · running h1 · /, ANSWER_MS);
+        // OpenCode interrupts on a second Esc, once it has asked for it.
+        await tui.tmux("send-keys", "Escape");
+        await tui.waitScreen(/esc again/i);
+        await tui.tmux("send-keys", "Escape");
+        await tui.waitScreen(/AUTO stopped 0\/2 · /);
+        const env = {
+          ...process.env,
+          HOME: root,
+          XDG_CONFIG_HOME: path.join(root, "config"),
+          XDG_STATE_HOME: path.join(root, "state"),
+          XDG_DATA_HOME: path.join(root, "data"),
+        };
+        const list = JSON.parse((await runIvoai(["session", "list", "--json"], { env })).stdout) as {
+          sessions: { id: string; status: string; exit_code: number | null }[];
+        };
+        const shown = await Promise.all(
+          list.sessions.map(
+            async (entry) =>
+              JSON.parse((await runIvoai(["session", "show", entry.id, "--json"], { env })).stdout) as {
+                status: string;
+                exit_code: number | null;
+                auto: { phase: string; error: string | null; tasks: { id: string; state: string }[] };
+              },
+          ),
+        );
+        const stopped = shown.find((entry) => entry.auto.tasks.some((task) => task.id === "h1"));
+        expect(stopped, JSON.stringify(shown)).toMatchObject({
+          status: "exited",
+          exit_code: 130,
+          auto: { phase: "stopped", error: "cancelled by the user" },
+        });
+        expect(shown.find((entry) => entry.auto.tasks.some((task) => task.id === "t1"))).toMatchObject({
+          exit_code: 0,
+          auto: { phase: "done" },
+        });
+      } finally {
+        await tui.close();
+        await fakes.killAll();
+        await rm(clientConfig, { force: true });
+      }
+    },
+    START_MS + 6 * STEP_MS + 3 * ANSWER_MS,
   );
 
   it(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type AutoState, type AutoTask, initialAutoState } from "../session/auto-state.js";
-import { createEventDiffer } from "./events.js";
+import { createEventDiffer, progressOf } from "./events.js";
 
 const task = (id: string, state: AutoTask["state"] = "pending"): AutoTask => ({
   id,
@@ -91,5 +91,15 @@ describe("the event differ", () => {
     state.turns.push({ ...turn, kind: "consolidate" });
     state.usage = { ...usage, turns: 3 };
     expect(differ.next(state)).toMatchObject([{ type: "turn", kind: "consolidate" }]);
+  });
+});
+
+describe("progressOf", () => {
+  it("times the session from its start on the monotonic clock the event stream is given", () => {
+    const state = initialAutoState("codex", 2);
+    const { elapsed_ms } = progressOf(state, performance.now() - 1_500);
+    expect(elapsed_ms).toBeGreaterThanOrEqual(1_500);
+    // Generous for a busy host, far below a wall-clock epoch mixed with a monotonic one.
+    expect(elapsed_ms).toBeLessThan(600_000);
   });
 });

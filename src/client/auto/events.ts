@@ -124,6 +124,7 @@ export const ENDED_TASK_STATES: ReadonlySet<AutoTask["state"]> = new Set([
   "cancelled",
 ]);
 
+/** Where `state`'s plan stands; `startedAt` is the session's start on the monotonic clock (`performance.now()`). */
 export function progressOf(state: AutoState, startedAt: number): Progress {
   return {
     done: state.tasks.filter((task) => ENDED_TASK_STATES.has(task.state)).length,

@@ -1,7 +1,8 @@
 // The AUTO engine behind the OpenCode bridge: each frontend turn is one AUTO session that continues the
 // frontend conversation's official CLI conversations (from the session mapping) and streams its answer.
 import { oneLine } from "../../shared/terminal-text.js";
-import { runAuto } from "../auto/supervisor.js";
+import type { AutoEvent } from "../auto/events.js";
+import { CANCELLED, runAuto } from "../auto/supervisor.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
 import type { FrontendEngine } from "./contracts.js";
 import { openSessionMap } from "./session-map.js";
@@ -14,6 +15,8 @@ export interface AutoFrontendOptions {
   /** The session's knowledge selection, kept for every turn (and part of the mapping's key). */
   knowledgeSources: readonly string[];
   notice(message: string): void;
+  /** Every event of each turn's AUTO session (the TUI's progress). */
+  onProgress?: (event: AutoEvent) => void;
   killAfterMs?: number;
 }
 
@@ -47,8 +50,9 @@ export function createAutoFrontendEngine(options: AutoFrontendOptions): Frontend
           cwd: options.cwd,
           selfCommand: options.selfCommand,
           notice: options.notice,
-          signal: turn.signal,
+          signal: cancelledBy(turn.signal),
           onAnswerText: stream,
+          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
           ...(options.killAfterMs !== undefined ? { killAfterMs: options.killAfterMs } : {}),
           ...(explicit ? { explicit } : {}),
           ...(previous?.primary
@@ -79,4 +83,15 @@ export function createAutoFrontendEngine(options: AutoFrontendOptions): Frontend
       }
     },
   };
+}
+
+/**
+ * OpenCode ends a turn's request when the person presses Esc (or leaves the TUI): their decision, so the run is
+ * aborted with the reason the engine records as stopped by the user, not as a failure.
+ */
+function cancelledBy(signal: AbortSignal): AbortSignal {
+  const controller = new AbortController();
+  if (signal.aborted) controller.abort(CANCELLED);
+  else signal.addEventListener("abort", () => controller.abort(CANCELLED), { once: true });
+  return controller.signal;
 }

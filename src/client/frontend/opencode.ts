@@ -22,8 +22,16 @@ import { selectSources } from "../router/selection.js";
 import { type Bridge, startBridge } from "./bridge.js";
 import { frontendCatalogue, opencodeProviderConfig, validEfforts } from "./catalogue.js";
 import { createAutoFrontendEngine } from "./engine.js";
-import type { StatusServer, StatusSnapshot } from "./plugins/index.js";
-import { pluginConfig, pluginFiles, startStatusServer, writePluginFiles } from "./plugins/index.js";
+import type { AutoProgress, StatusServer, StatusSnapshot } from "./plugins/index.js";
+import {
+  createAutoProgress,
+  pluginConfig,
+  pluginFiles,
+  type SourceSelection,
+  sourceSelection,
+  startStatusServer,
+  writePluginFiles,
+} from "./plugins/index.js";
 import { endOrphanedServers, markServer, opencodeHome } from "./server-marks.js";
 
 const STATUS_TOKEN_ENV = "IVOAI_STATUS_TOKEN";
@@ -95,6 +103,8 @@ interface FrontendRun {
   readonly home: string;
   /** Once the TUI has the terminal, notices are dropped: they would tear its screen. */
   tuiRunning: boolean;
+  /** Where the AUTO turns stand, fed by the engine's events, served to the TUI plugin. */
+  readonly progress: AutoProgress;
 }
 
 /** What both OpenCode processes (server and TUI) start with. */
@@ -126,6 +136,7 @@ async function run(
     managedBin: path.join(paths.dataDir, "bin"),
     home: opencodeHome(paths.stateDir),
     tuiRunning: false,
+    progress: createAutoProgress(),
   };
   const program = await pinnedOpencode(frontend);
   const selected = await selectKnowledge(frontend);
@@ -196,6 +207,7 @@ async function openBridge(frontend: FrontendRun, executors: ExecutorRegistry): P
       notice: (message) => {
         if (!frontend.tuiRunning) options.notice(message);
       },
+      onProgress: (event) => frontend.progress.observe(event),
       killAfterMs: frontend.killAfterMs,
     }),
     catalogue: () => frontendCatalogue(executors),
@@ -228,7 +240,7 @@ async function prepareHome(frontend: FrontendRun): Promise<NodeJS.ProcessEnv> {
   return base;
 }
 
-/** ivoai's status for the TUI plugin: selected sources, executors and their quota windows. */
+/** ivoai's status for the TUI plugin: selected sources, executors, their quota windows and the AUTO turn. */
 async function openStatus(
   frontend: FrontendRun,
   selected: readonly Source[],
@@ -236,24 +248,54 @@ async function openStatus(
 ): Promise<StatusServer> {
   const quota = createQuotaManager({ stateDir: frontend.options.registry.paths.stateDir });
   const health = sourceHealth(selected);
-  const status = await startStatusServer(async () => ({
-    sources: await health.snapshot(),
-    executor: executors.executors
-      .filter((entry) => entry.path && entry.login !== "logged_out")
-      .map((entry) => entry.name)
-      .join(", "),
-    quota: (await Promise.all(executors.executors.map((entry) => quota.current(entry.name).catch(() => []))))
-      .flat()
-      .map((snapshot) => ({
-        executor: snapshot.executor,
-        window: snapshot.window,
-        used_percent: snapshot.used_percent,
-        resets_at: snapshot.resets_at,
-      })),
-    session_id: null,
-  }));
+  const selection = await launchSelection(frontend, selected);
+  const status = await startStatusServer(async () => {
+    const auto = frontend.progress.snapshot();
+    return {
+      sources: await health.snapshot(),
+      executor: executors.executors
+        .filter((entry) => entry.path && entry.login !== "logged_out")
+        .map((entry) => entry.name)
+        .join(", "),
+      quota: (
+        await Promise.all(executors.executors.map((entry) => quota.current(entry.name).catch(() => [])))
+      )
+        .flat()
+        .map((snapshot) => ({
+          executor: snapshot.executor,
+          window: snapshot.window,
+          used_percent: snapshot.used_percent,
+          resets_at: snapshot.resets_at,
+        })),
+      session_id: auto?.session_id ?? null,
+      auto,
+      selection,
+    };
+  });
   frontend.cleanups.push(() => status.close());
   return status;
+}
+
+/** The configured sources and those the selection left out, for the panel before a turn records its own. */
+async function launchSelection(
+  frontend: FrontendRun,
+  selected: readonly Source[],
+): Promise<SourceSelection | null> {
+  const { options } = frontend;
+  try {
+    const { profiles, secrets } = await options.registry.read();
+    const facts = profiles.map((profile) => ({
+      id: profile.id,
+      alias: profile.alias,
+      enabled: profile.enabled,
+      credentialed: Boolean(secrets.servers[profile.id]?.credential),
+    }));
+    const ids = new Set(selected.map((source) => source.profile.id));
+    return sourceSelection(facts, ids, options.knowledgeSources.length > 0);
+  } catch {
+    // An unreadable registry only leaves the panel without these lines; the selection already ran.
+    return null;
+  }
 }
 
 /** Writes ivoai's plugins and the TUI's configuration naming them; returns that configuration's path. */

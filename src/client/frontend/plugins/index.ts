@@ -8,8 +8,16 @@ import { IvoaiError } from "../../../shared/errors.js";
 import { serverPluginSource } from "./server-plugin.js";
 import { type StatusEndpoint, tuiPluginSource } from "./tui-plugin.js";
 
+export { type AutoProgress, createAutoProgress } from "./auto-progress.js";
 export { FRONTEND_MESSAGE_HEADER, FRONTEND_SESSION_HEADER, SERVER_PLUGIN_ID } from "./server-plugin.js";
-export { type SourceState, type StatusServer, type StatusSnapshot, startStatusServer } from "./status.js";
+export { type SourceSelection, sourceSelection } from "./source-selection.js";
+export {
+  type AutoStatus,
+  type SourceState,
+  type StatusServer,
+  type StatusSnapshot,
+  startStatusServer,
+} from "./status.js";
 export { type StatusEndpoint, TUI_PLUGIN_ID } from "./tui-plugin.js";
 
 export const SERVER_PLUGIN_FILE = "ivoai-frontend-ids.js";

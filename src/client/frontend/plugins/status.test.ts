@@ -9,6 +9,8 @@ const snapshot: StatusSnapshot = {
   executor: "codex",
   quota: [{ executor: "codex", window: "5h", used_percent: 42, resets_at: "2026-11-30T10:00:00Z" }],
   session_id: "ses_1",
+  auto: null,
+  selection: null,
 };
 
 let server: StatusServer | undefined;

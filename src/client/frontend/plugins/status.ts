@@ -7,6 +7,48 @@ import { newSecret } from "../../../shared/tokens.js";
 
 export type SourceState = "ok" | "unhealthy" | "unknown";
 
+/** A source left out of a session or failing it, and why (one bounded line). */
+export interface SourceNote {
+  alias: string;
+  reason: string;
+}
+
+/**
+ * Where the frontend's current (or last) AUTO turn stands, from its event stream: plan progress, the tasks running
+ * now, failovers, tokens, the sources of its session and, once it ended, how. Bounded: lists are cut (`running_count`
+ * counts every running task), text is clipped.
+ */
+export interface AutoStatus {
+  session_id: string;
+  /** The session's phase (AutoState["phase"]): "planning", "running", … and "done", "failed", "stopped" at the end. */
+  phase: string;
+  /** Whether the turn is still running (false once its session ended). */
+  active: boolean;
+  /** Tasks that ended (done, failed, skipped or cancelled) of all on record, as the engine counts progress. */
+  done: number;
+  total: number;
+  /** Of the ended tasks, those that did their work (done): a stopped plan's cancelled tasks are not among them. */
+  completed: number;
+  /** The tasks running now (at most MAX_RUNNING_SHOWN), with their executor and model when known. */
+  running: { id: string; executor: string | null; model: string | null }[];
+  /** How many tasks run now, including those beyond `running`. */
+  running_count: number;
+  /** Since the session started: still counting while it runs, its length once it ended. */
+  elapsed_ms: number;
+  failovers: number;
+  tokens: { input: number; output: number; cost_usd: number | null };
+  /** The session's knowledge sources once its knowledge phase recorded them; null before (or when none). */
+  sources: {
+    configured: string[];
+    selected: string[];
+    excluded: SourceNote[];
+    failed: SourceNote[];
+  } | null;
+  /** Once ended: its exit status and error line (null when it succeeded or still runs). */
+  exit_code: number | null;
+  error: string | null;
+}
+
 /** What the TUI plugin shows: a snapshot the launcher builds from the router's pool and AUTO's quota tracker. */
 export interface StatusSnapshot {
   sources: { alias: string; purpose: string; state: SourceState; detail: string }[];
@@ -14,6 +56,10 @@ export interface StatusSnapshot {
   executor: string | null;
   quota: { executor: string; window: string; used_percent: number | null; resets_at: string | null }[];
   session_id: string | null;
+  /** The current or last AUTO turn; null before the first one. */
+  auto: AutoStatus | null;
+  /** Configured sources and those this session leaves out, as the launcher saw them; null when unknown. */
+  selection: { configured: string[]; excluded: SourceNote[] } | null;
 }
 
 export interface StatusServer {
