@@ -10,6 +10,7 @@ import {
   BIN,
   createCode,
   initWithDocs,
+  OUTSIDE_REPO,
   type RunningServer,
   runIvoai,
   startServer,
@@ -84,6 +85,7 @@ export async function openAutoBench(): Promise<AutoBench> {
     },
     spawnIvoai(args) {
       const child = spawn(process.execPath, [BIN, ...args], {
+        cwd: OUTSIDE_REPO,
         env: { ...process.env, ...env },
         stdio: ["ignore", "pipe", "pipe"],
       });

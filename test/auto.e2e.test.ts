@@ -12,6 +12,7 @@ import {
   BIN,
   createCode,
   initWithDocs,
+  OUTSIDE_REPO,
   type RunningServer,
   runIvoai,
   startServer,
@@ -498,6 +499,7 @@ describe("ivoai auto", () => {
       process.execPath,
       [BIN, "auto", "--knowledge-source", "acme", "--print", "Implement it"],
       {
+        cwd: OUTSIDE_REPO,
         env: { ...process.env, ...env },
         stdio: "ignore",
       },
@@ -558,6 +560,7 @@ describe("ivoai auto", () => {
       process.execPath,
       [BIN, "auto", "--knowledge-source", "acme", "--print", "Implement it"],
       {
+        cwd: OUTSIDE_REPO,
         env: { ...process.env, ...env },
         stdio: "ignore",
       },

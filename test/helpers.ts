@@ -1,7 +1,7 @@
 // Runs the built ivoai binary as a child process, the way a user or a service manager would.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -22,10 +22,13 @@ export function runIvoai(
     input?: string;
     env?: NodeJS.ProcessEnv /** SIGKILL after this long. */;
     timeoutMs?: number;
+    /** Where the command runs; AUTO sessions default to OUTSIDE_REPO (see there). */
+    cwd?: string;
   } = {},
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd ?? (startsSession(args) ? OUTSIDE_REPO : process.cwd()),
       env: { ...process.env, ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
       ...(options.timeoutMs === undefined
@@ -40,6 +43,17 @@ export function runIvoai(
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
     child.stdin.end(options.input ?? "");
   });
+}
+
+/**
+ * An AUTO session records the git repository it starts in (a base tree kept under refs/ivoai/sessions/…): tests
+ * start theirs outside this checkout, so running the suite leaves the project's repository as it was.
+ */
+export const OUTSIDE_REPO = tmpdir();
+
+/** The commands that start an AUTO session. */
+export function startsSession(args: readonly string[]): boolean {
+  return args[0] === "auto" || (args[0] === "session" && (args[1] === "start" || args[1] === "resume"));
 }
 
 export async function tempDir(

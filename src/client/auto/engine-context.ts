@@ -6,7 +6,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { TOKEN_ENV } from "../agents/inject.js";
 import type { RunningRouter } from "../router/router.js";
-import type { TurnKind, Usage } from "../session/auto-state.js";
+import type { SessionUsage, TurnKind, Usage } from "../session/auto-state.js";
 import { processStartTicks } from "../session/store.js";
 import type { ArtifactStore } from "./artifacts.js";
 import type { Recorder } from "./checkpoint.js";
@@ -188,8 +188,8 @@ function recordTurn(
       usage,
     });
     if (state.turns.length > MAX_TURNS_KEPT) state.turns.splice(0, state.turns.length - MAX_TURNS_KEPT);
-    state.usage = { ...addUsage(state.usage, usage), turns: state.usage.turns + 1 };
-    if (usage) state.usage_by_executor[executor] = addUsage(state.usage_by_executor[executor] ?? null, usage);
+    state.usage = countTurn(state.usage, usage);
+    state.usage_by_executor[executor] = countTurn(state.usage_by_executor[executor] ?? null, usage);
     if (label.taskId === null || usage === null) return;
     const task = state.tasks.find((entry) => entry.id === label.taskId);
     if (task) task.usage = addUsage(task.usage, usage);
@@ -202,6 +202,16 @@ export function usageOf(usage: TokenUsage): Usage {
     cached_input_tokens: Math.max(0, Math.round(usage.cachedInputTokens)),
     output_tokens: Math.max(0, Math.round(usage.outputTokens)),
     cost_usd: usage.costUsd,
+  };
+}
+
+/** A sum over turns with one more turn in it. */
+function countTurn(sum: SessionUsage | null, usage: Usage | null): SessionUsage {
+  const unpriced = usage !== null && usage.cost_usd === null && usage.input_tokens + usage.output_tokens > 0;
+  return {
+    ...addUsage(sum, usage),
+    turns: (sum?.turns ?? 0) + 1,
+    unpriced_turns: (sum?.unpriced_turns ?? 0) + (unpriced ? 1 : 0),
   };
 }
 

@@ -65,7 +65,7 @@ describe("the event differ", () => {
       usage,
     };
     state.turns.push(turn, { ...turn, kind: "worker", task_id: "a" });
-    state.usage = { ...usage, turns: 2 };
+    state.usage = { ...usage, turns: 2, unpriced_turns: 0 };
     state.failovers.push({
       at: "y",
       scope: "task",
@@ -89,7 +89,7 @@ describe("the event differ", () => {
     // 64 turns are kept; the count says how many are new even when older ones were dropped.
     state.turns.splice(0, 1);
     state.turns.push({ ...turn, kind: "consolidate" });
-    state.usage = { ...usage, turns: 3 };
+    state.usage = { ...usage, turns: 3, unpriced_turns: 0 };
     expect(differ.next(state)).toMatchObject([{ type: "turn", kind: "consolidate" }]);
   });
 });

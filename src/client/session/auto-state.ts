@@ -23,8 +23,25 @@ export type Usage = z.infer<typeof usageSchema>;
 export const TURN_KINDS = ["answer", "plan", "repair", "worker", "consolidate"] as const;
 export type TurnKind = (typeof TURN_KINDS)[number];
 
-function EMPTY_SESSION_USAGE() {
-  return { input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: null, turns: 0 };
+/**
+ * A sum over turns: how many turns it counts, and how many of those spent tokens without saying a price
+ * (when > 0, cost_usd is a lower bound).
+ */
+const sessionUsageSchema = usageSchema.extend({
+  turns: z.number().int().min(0).default(0),
+  unpriced_turns: z.number().int().min(0).default(0),
+});
+export type SessionUsage = z.infer<typeof sessionUsageSchema>;
+
+function EMPTY_SESSION_USAGE(): SessionUsage {
+  return {
+    input_tokens: 0,
+    cached_input_tokens: 0,
+    output_tokens: 0,
+    cost_usd: null,
+    turns: 0,
+    unpriced_turns: 0,
+  };
 }
 
 export const autoTaskSchema = z.object({
@@ -143,9 +160,11 @@ export const autoStateSchema = z.object({
     .max(64)
     .default([]),
   /** The whole session's tokens and price, every turn counted (also those beyond `turns`). */
-  usage: usageSchema.extend({ turns: z.number().int().min(0) }).default(EMPTY_SESSION_USAGE()),
+  usage: sessionUsageSchema.default(EMPTY_SESSION_USAGE()),
   /** The same sums per executor (what `ivoai usage` adds up by day and executor). */
-  usage_by_executor: z.object({ codex: usageSchema.optional(), claude: usageSchema.optional() }).default({}),
+  usage_by_executor: z
+    .object({ codex: sessionUsageSchema.optional(), claude: sessionUsageSchema.optional() })
+    .default({}),
   /**
    * The knowledge servers: configured (enabled), selected for this session, excluded by the selection (with
    * why), and those that failed to answer the brief. Null before the knowledge phase.

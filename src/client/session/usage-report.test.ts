@@ -74,12 +74,28 @@ describe("ivoai usage's report", () => {
     expect(none.totals).toMatchObject({ sessions: 0, turns: 0, input_tokens: 0, cost_usd: null });
   });
 
-  it("marks turn counts a lower bound where a session dropped its oldest turns, the total staying exact", async () => {
+  it("counts each executor's turns exactly, also those dropped from the list; older records give a lower bound", async () => {
     const listed = [turn("claude", usage(10, 0, 1, 0.01)), turn("codex", usage(10, 0, 1, null))];
-    await session("2026-12-01T10:00:00.000Z", stateWith(listed, 70));
+    const counted = stateWith(listed, 70);
+    // The engine counts every turn per executor, also the ones the 64-turn list no longer holds.
+    Object.assign(counted.usage_by_executor.claude ?? {}, { turns: 40 });
+    Object.assign(counted.usage_by_executor.codex ?? {}, { turns: 30 });
+    await session("2026-12-01T10:00:00.000Z", counted);
+    // A record from before the count: only its listed turns are known.
+    const older = stateWith(listed, 70);
+    for (const entry of Object.values(older.usage_by_executor)) {
+      delete (entry as { turns?: number }).turns;
+      delete (entry as { unpriced_turns?: number }).unpriced_turns;
+    }
+    await session("2026-12-02T10:00:00.000Z", older);
     const report = await readUsageReport(dir);
-    expect(report.rows.every((row) => row.turns === 1 && !row.turns_complete)).toBe(true);
-    expect(report.totals).toMatchObject({ turns: 70, turns_complete: true });
+    const day = (date: string) => report.rows.filter((row) => row.day === date);
+    expect(day("2026-12-01").map((row) => [row.executor, row.turns, row.turns_complete])).toEqual([
+      ["codex", 30, true],
+      ["claude", 40, true],
+    ]);
+    expect(day("2026-12-02").every((row) => row.turns === 1 && !row.turns_complete)).toBe(true);
+    expect(report.totals).toMatchObject({ turns: 140, turns_complete: true });
   });
 
   it("tells a session's or task's partly unknown price from a complete one", () => {

@@ -60,8 +60,11 @@ interface Share {
 }
 
 /** Whether `usage` spent tokens without saying their price. */
-function priceMissing(usage: Usage | null): boolean {
+function priceMissing(usage: (Usage & { unpriced_turns?: number }) | null): boolean {
   if (usage === null) return false;
+  // Sums recorded since the count exists say exactly how many turns had no price.
+  if (usage.unpriced_turns !== undefined && (usage as { turns?: number }).turns)
+    return usage.unpriced_turns > 0;
   const spent = usage.input_tokens + usage.output_tokens > 0;
   return spent && usage.cost_usd === null;
 }
@@ -72,9 +75,14 @@ function sharesOf(session: SessionRecord, auto: AutoState): Share[] {
   const turnsComplete = auto.usage.turns <= auto.turns.length;
   return EXECUTORS.flatMap((executor) => {
     const usage = auto.usage_by_executor[executor] ?? null;
-    const turns = auto.turns.filter((turn) => turn.executor === executor).length;
-    if (usage === null && turns === 0) return [];
-    return [{ sessionId: session.id, day, executor, usage, turns, turnsComplete }];
+    const listed = auto.turns.filter((turn) => turn.executor === executor).length;
+    if (usage === null && listed === 0) return [];
+    // Sums recorded since they count turns are exact; older records only list their last 64 turns.
+    const counted = usage?.turns ?? 0;
+    const turns = counted > 0 ? counted : listed;
+    return [
+      { sessionId: session.id, day, executor, usage, turns, turnsComplete: counted > 0 || turnsComplete },
+    ];
   });
 }
 

@@ -38,10 +38,14 @@ export function stateWith(turns: Turn[], totalTurns = turns.length): AutoState {
         before?.cost_usd == null && entry.usage.cost_usd === null
           ? null
           : (before?.cost_usd ?? 0) + (entry.usage.cost_usd ?? 0),
+      turns: (before?.turns ?? 0) + 1,
+      unpriced_turns:
+        (before?.unpriced_turns ?? 0) +
+        (entry.usage.cost_usd === null && entry.usage.input_tokens + entry.usage.output_tokens > 0 ? 1 : 0),
     };
   }
   state.usage_by_executor = byExecutor;
-  const all = Object.values(byExecutor).filter((u): u is Usage => u !== undefined);
+  const all = Object.values(byExecutor).filter((u) => u !== undefined);
   const sum = (pick: (u: Usage) => number) => all.reduce((total, u) => total + pick(u), 0);
   const costs = all.flatMap((u) => (u.cost_usd === null ? [] : [u.cost_usd]));
   state.usage = {
@@ -50,6 +54,7 @@ export function stateWith(turns: Turn[], totalTurns = turns.length): AutoState {
     output_tokens: sum((u) => u.output_tokens),
     cost_usd: costs.length === 0 ? null : costs.reduce((a, b) => a + b, 0),
     turns: totalTurns,
+    unpriced_turns: all.reduce((total, u) => total + (u.unpriced_turns ?? 0), 0),
   };
   return state;
 }

@@ -148,7 +148,7 @@ describe("createAutoProgress", () => {
         phase: "failed",
         exit_code: 1,
         error: `x${"y".repeat(400)}`,
-        usage: { ...usage(1_000, 20, 0.5), turns: 3 },
+        usage: { ...usage(1_000, 20, 0.5), turns: 3, unpriced_turns: 0 },
         progress: progress(2, 3, [], 9_000),
       }),
     );
@@ -173,7 +173,7 @@ describe("createAutoProgress", () => {
       phase,
       exit_code: phase === "done" ? 0 : 130,
       error: null,
-      usage: { ...usage(0, 0, null), turns: 0 },
+      usage: { ...usage(0, 0, null), turns: 0, unpriced_turns: 0 },
       progress: progress(0, 0, [], 1),
     });
     tracker.observe(event("ses_1", { type: "phase", phase: "planning", progress: progress(0, 0, [], 1) }));
@@ -217,7 +217,7 @@ describe("createAutoProgress", () => {
           phase: "done",
           exit_code: 0,
           error: null,
-          usage: { ...usage(0, 0, null), turns: 0 },
+          usage: { ...usage(0, 0, null), turns: 0, unpriced_turns: 0 },
           progress: progress(0, 0, [], 1),
         }),
       );
