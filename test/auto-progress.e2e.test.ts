@@ -1,7 +1,7 @@
 // AUTO people can watch and resume: the event stream of a 12-task plan with a failover mid-plan (headless
 // lines, --json JSON Lines, `session watch` from another process), usage summed per task and session, and
 // kill -9 followed by `session resume`, which finishes the plan without running done tasks again.
-import { readFile, stat } from "node:fs/promises";
+import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -293,6 +293,25 @@ describe("ivoai auto progress, watch and resume", () => {
       .split("\n")
       .map((line) => (JSON.parse(line) as Event).seq);
     expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+  });
+  it("says where a quiet session stands on a heartbeat line, so a long worker is never silence", async () => {
+    const config = path.join(bench.env.XDG_CONFIG_HOME as string, "ivoai", "config.toml");
+    const before = await readFile(config, "utf8");
+    await appendFile(config, "\n[auto]\nprogress_interval_sec = 1\n");
+    try {
+      await bench.scenario({
+        codex: {
+          turns: { plan: [{ reply: { tasks: [planTask("slow")] } }], consolidate: [{ reply: "done" }] },
+          worker_by_task: { slow: [worker(4_000)] },
+        },
+        claude: {},
+      });
+      const result = await bench.ivoai(["auto", "--print", "Survey the wombat pipeline in depth"]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/ivoai auto: \[0\/1\] running · working on slow · \d+\.\ds so far/);
+    } finally {
+      await writeFile(config, before);
+    }
   });
 });
 

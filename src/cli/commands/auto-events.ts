@@ -63,7 +63,7 @@ export function describeAutoEvent(event: AutoEvent, all = false): string | null 
       return `${event.kind} turn ${event.status} · ${event.executor} · ${seconds(event.duration_ms)}${event.usage ? ` · ${usageText(event.usage)}` : ""}`;
     case "heartbeat": {
       const running = event.progress.running.join(", ");
-      return `${counter(event.progress)} ${event.phase}${running ? `: running ${running}` : ""} · ${seconds(event.progress.elapsed_ms)} so far`;
+      return `${counter(event.progress)} ${event.phase}${running ? ` · working on ${running}` : ""} · ${seconds(event.progress.elapsed_ms)} so far`;
     }
     case "session.ended": {
       const used = usageText(event.usage);
