@@ -125,8 +125,6 @@ export const sessionGroup: GroupSpec = {
   name: "session",
   summary: "Agent sessions started by ivoai",
   children: [
-    sessionWatchCommand,
-    sessionResumeCommand,
     defineCommand({
       name: "list",
       summary: "List sessions (live ones are checked by PID and its start time)",
@@ -164,7 +162,9 @@ export const sessionGroup: GroupSpec = {
         return 0;
       },
     }),
+    sessionWatchCommand,
     sessionDiffCommand,
+    sessionResumeCommand,
     defineCommand({
       name: "start",
       summary:
