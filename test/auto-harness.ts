@@ -38,6 +38,20 @@ export interface AutoBench {
   close(): Promise<void>;
 }
 
+/** A client's environment in its own home `dir`: the fakes first on PATH, private XDG dirs, quick kills. */
+export function autoClientEnv(dir: string, fakes: FakeClis): NodeJS.ProcessEnv {
+  return {
+    ...fakes.env,
+    PATH: `${fakes.binDir}:${process.env.PATH}`,
+    XDG_CONFIG_HOME: path.join(dir, "config"),
+    XDG_STATE_HOME: path.join(dir, "state"),
+    XDG_DATA_HOME: path.join(dir, "data"),
+    XDG_CACHE_HOME: path.join(dir, "cache"),
+    HOME: dir,
+    IVOAI_KILL_AFTER_MS: "500",
+  };
+}
+
 export async function openAutoBench(): Promise<AutoBench> {
   const made = await tempDir();
   const docs = await tempDir("ivoai-docs-");
@@ -48,16 +62,7 @@ export async function openAutoBench(): Promise<AutoBench> {
   await initWithDocs(made.dir, docs.dir);
   const server = await startServer(made.dir);
   const fakes = await installFakeClis(path.join(xdg.dir, "fakes"));
-  const env: NodeJS.ProcessEnv = {
-    ...fakes.env,
-    PATH: `${fakes.binDir}:${process.env.PATH}`,
-    XDG_CONFIG_HOME: path.join(xdg.dir, "config"),
-    XDG_STATE_HOME: path.join(xdg.dir, "state"),
-    XDG_DATA_HOME: path.join(xdg.dir, "data"),
-    XDG_CACHE_HOME: path.join(xdg.dir, "cache"),
-    HOME: xdg.dir,
-    IVOAI_KILL_AFTER_MS: "500",
-  };
+  const env = autoClientEnv(xdg.dir, fakes);
   const stateDir = path.join(xdg.dir, "state", "ivoai");
   const { code } = await createCode(made.dir);
   const added = await runIvoai(

@@ -4,6 +4,7 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_BRIEF_BYTES } from "../src/client/auto/knowledge.js";
+import { autoClientEnv } from "./auto-harness.js";
 import { writeTree } from "./context-helpers.js";
 import { type FakeClis, installFakeClis } from "./fake-clis.js";
 import { createCode, initWithDocs, type RunningServer, runIvoai, startServer, tempDir } from "./helpers.js";
@@ -60,16 +61,7 @@ describe("ivoai auto with partial knowledge sources", () => {
     const xdg = await tempDir("ivoai-client-");
     cleanups.push(xdg.cleanup);
     fakes = await installFakeClis(path.join(xdg.dir, "fakes"));
-    env = {
-      ...fakes.env,
-      PATH: `${fakes.binDir}:${process.env.PATH}`,
-      XDG_CONFIG_HOME: path.join(xdg.dir, "config"),
-      XDG_STATE_HOME: path.join(xdg.dir, "state"),
-      XDG_DATA_HOME: path.join(xdg.dir, "data"),
-      XDG_CACHE_HOME: path.join(xdg.dir, "cache"),
-      HOME: xdg.dir,
-      IVOAI_KILL_AFTER_MS: "500",
-    };
+    env = autoClientEnv(xdg.dir, fakes);
     const acme = await connectServer("acme");
     await connectServer("mindsite");
     await connectServer("archive");

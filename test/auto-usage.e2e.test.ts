@@ -3,6 +3,7 @@
 // per session, and what `ivoai usage --json` adds up by executor, equal the sums of what the fakes reported.
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { autoClientEnv } from "./auto-harness.js";
 import { type FakeClis, type FakeLogLine, type FakeUsage, installFakeClis } from "./fake-clis.js";
 import { autoJsonLines, runIvoai, tempDir } from "./helpers.js";
 
@@ -77,16 +78,7 @@ describe("usage of an ivoai auto session", () => {
     const xdg = await tempDir("ivoai-client-");
     cleanups.push(xdg.cleanup);
     fakes = await installFakeClis(path.join(xdg.dir, "fakes"));
-    env = {
-      ...fakes.env,
-      PATH: `${fakes.binDir}:${process.env.PATH}`,
-      XDG_CONFIG_HOME: path.join(xdg.dir, "config"),
-      XDG_STATE_HOME: path.join(xdg.dir, "state"),
-      XDG_DATA_HOME: path.join(xdg.dir, "data"),
-      XDG_CACHE_HOME: path.join(xdg.dir, "cache"),
-      HOME: xdg.dir,
-      IVOAI_KILL_AFTER_MS: "500",
-    };
+    env = autoClientEnv(xdg.dir, fakes);
   });
   afterAll(async () => {
     await fakes?.killAll();

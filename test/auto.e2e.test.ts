@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { autoClientEnv } from "./auto-harness.js";
 import { writeTree } from "./context-helpers.js";
 import { type FakeClis, installFakeClis } from "./fake-clis.js";
 import {
@@ -103,16 +104,7 @@ describe("ivoai auto", () => {
     await initWithDocs(made.dir, docs.dir);
     server = await startServer(made.dir);
     fakes = await installFakeClis(path.join(xdg.dir, "fakes"));
-    env = {
-      ...fakes.env,
-      PATH: `${fakes.binDir}:${process.env.PATH}`,
-      XDG_CONFIG_HOME: path.join(xdg.dir, "config"),
-      XDG_STATE_HOME: path.join(xdg.dir, "state"),
-      XDG_DATA_HOME: path.join(xdg.dir, "data"),
-      XDG_CACHE_HOME: path.join(xdg.dir, "cache"),
-      HOME: xdg.dir,
-      IVOAI_KILL_AFTER_MS: "500",
-    };
+    env = autoClientEnv(xdg.dir, fakes);
     const { code } = await createCode(made.dir);
     const added = await runIvoai(
       ["connect", "server", "add", "acme", "--url", server.url, "--purpose", "acme", "--code-stdin"],
