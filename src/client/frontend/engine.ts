@@ -3,7 +3,8 @@
 import { oneLine } from "../../shared/terminal-text.js";
 import { runAuto } from "../auto/supervisor.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
-import type { FrontendEngine } from "./contracts.js";
+import type { Usage } from "../session/auto-state.js";
+import type { FrontendEngine, FrontendUsage } from "./contracts.js";
 import { openSessionMap } from "./session-map.js";
 
 export interface AutoFrontendOptions {
@@ -65,9 +66,10 @@ export function createAutoFrontendEngine(options: AutoFrontendOptions): Frontend
             effective: explicit ? (turn.selection as { id: string }).id : (state?.primary ?? null),
           },
         });
+        const usage = state && state.usage.turns > 0 ? turnUsage(state.usage) : undefined;
         if (result.exitCode === 0) {
           if (!streamed && result.answer) stream(result.answer);
-          return { finish: "stop", text: streamed, error: null };
+          return { finish: "stop", text: streamed, error: null, ...(usage ? { usage } : {}) };
         }
         return {
           finish: "error",
@@ -78,5 +80,14 @@ export function createAutoFrontendEngine(options: AutoFrontendOptions): Frontend
         return { finish: "error", text: streamed, error: oneLine((error as Error).message).slice(0, 300) };
       }
     },
+  };
+}
+
+/** The AUTO session's usage (one session per frontend turn) as the bridge reports it. */
+function turnUsage(usage: Usage): FrontendUsage {
+  return {
+    input_tokens: usage.input_tokens,
+    cached_input_tokens: usage.cached_input_tokens,
+    output_tokens: usage.output_tokens,
   };
 }
