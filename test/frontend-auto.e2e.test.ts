@@ -1,6 +1,7 @@
 // The whole AUTO frontend chain with the real pinned OpenCode: `opencode run` → ivoai's bridge → the AUTO engine →
 // the fake official CLIs. A turn streams back; a follow-up turn continues the same executor conversation; an
-// unavailable explicit model fails with ivoai's message; a hard limit mid-answer fails over and the stream goes on.
+// unavailable explicit model fails with ivoai's message; a hard limit mid-answer fails over and the stream goes on,
+// marked; OpenCode gets the turn's tokens, `run`'s question as typed, and an engine failure as one readable line.
 import type { ChildProcess } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -51,6 +52,17 @@ function run(args: string[], onSpawn?: (child: ChildProcess) => void) {
   });
 }
 const turns = async () => (await fakes.log()).filter((line) => line.role !== "app-server");
+/** A fresh log and script, and no quota memory from earlier tests' limits. */
+async function fresh(script: Parameters<FakeClis["script"]>[0]) {
+  await fakes.reset();
+  await fakes.script(script);
+  await rm(path.join(root, "state", "ivoai", "auto", "quota.json"), { force: true });
+}
+/** The fake codex's reported usage for one turn (test/fixtures/fake-auto-turn.mjs: runTurn). */
+const fakeUsage = (prompt: string, reply: string) => ({
+  input: 1000 + Math.ceil(Buffer.byteLength(prompt) / 4),
+  output: 20 + Math.ceil(reply.length / 4),
+});
 
 beforeAll(async () => {
   bin = path.join(path.dirname(await ensureAgentClis(TESTED_VERSIONS)), ".bin");
@@ -118,6 +130,63 @@ describe("OpenCode → bridge → AUTO → official CLIs", () => {
     expect(plans[1]?.resume).toBe(consolidations[0]?.thread_id);
   });
 
+  it("reports the turn's tokens to OpenCode as the fake executors reported them", async () => {
+    const answer = "answer whose tokens are counted";
+    await fresh({
+      codex: { turns: { plan: [{ reply: plan }], consolidate: [{ reply: answer }] } },
+      claude: {},
+    });
+    const result = await run(["run", "--format", "json", "-m", "ivoai/auto", "Implement the usage stage"]);
+    expect(result.code, result.stderr).toBe(0);
+    const events = result.stdout
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as { type: string; part?: { tokens?: unknown } });
+    const finish = events.find((event) => event.type === "step_finish");
+    const done = await turns();
+    expect(done.map((line) => line.role)).toEqual(["plan", "consolidate"]);
+    const reported = done.map((line) =>
+      fakeUsage(line.prompt, line.role === "plan" ? JSON.stringify(plan) : answer),
+    );
+    const input = reported.reduce((sum, usage) => sum + usage.input, 0);
+    const output = reported.reduce((sum, usage) => sum + usage.output, 0);
+    expect(finish?.part?.tokens, result.stdout).toEqual({
+      total: input + output,
+      input,
+      output,
+      reasoning: 0,
+      cache: { read: 0, write: 0 },
+    });
+  });
+
+  it('hands the router `opencode run "a question"` as typed, without the quotes run adds', async () => {
+    await fresh({
+      codex: { turns: { plan: [{ reply: plan }], consolidate: [{ reply: "the wombat pipeline" }] } },
+      claude: {},
+    });
+    const result = await run(["run", "-m", "ivoai/auto", "What is the wombat pipeline?"]);
+    expect(result.code, result.stderr).toBe(0);
+    const first = (await turns())[0];
+    expect(first?.prompt).toContain("What is the wombat pipeline?");
+    expect(first?.prompt).not.toContain('"What is the wombat pipeline?"');
+  });
+
+  it("shows an engine failure as one readable line, not JSON, and does not re-send the turn", async () => {
+    await fresh({
+      codex: { turns: { plan: [{ crash: true }] } },
+      claude: { turns: { plan: [{ crash: true }], handoff: [{ crash: true }] } },
+    });
+    const result = await run(["run", "-m", "ivoai/auto", "Implement the broken stage"]);
+    expect(result.code).not.toBe(0);
+    // OpenCode colours "Error: " (ANSI codes dropped here): the line is ivoai's words.
+    const plain = result.stderr.replaceAll(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), "");
+    expect(plain, result.stderr).toMatch(/^Error: ivoai: \S.*$/m);
+    expect(result.stderr).not.toContain('{"message"');
+    expect(result.stderr).not.toContain("ivoai_error");
+    const planTurns = (await turns()).filter((line) => line.role === "plan");
+    expect(planTurns.length, JSON.stringify(planTurns)).toBeLessThanOrEqual(2);
+  });
+
   it("refuses a model the catalogue no longer has, naming it, without running any executor", async () => {
     await fakes.reset();
     const result = await run(["run", "-m", "ivoai/mdl_withdrawn", "Implement it"]);
@@ -126,15 +195,22 @@ describe("OpenCode → bridge → AUTO → official CLIs", () => {
     expect(await turns()).toEqual([]);
   });
 
-  it("fails over mid-answer and the stream continues with the other vendor", async () => {
-    await fakes.reset();
-    await fakes.script({
+  it("fails over mid-answer: codex's partial text, a marker naming both and the reason, then claude's answer", async () => {
+    await fresh({
       codex: { turns: { plan: [{ reply: plan }], consolidate: [{ events_before: 1, limit: "usage" }] } },
       claude: { turns: { handoff: [{ reply: "answer from claude after the failover" }] } },
     });
     const result = await run(["run", "-m", "ivoai/auto", "Implement the retry stage"]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain("answer from claude after the failover");
+    // The fake codex streams "step 0" (its first event) before the usage limit.
+    const partial = result.stdout.indexOf("step 0");
+    const marker = result.stdout.indexOf("— ivoai: codex hit its usage limit; claude continues from here —");
+    const answer = result.stdout.indexOf("answer from claude after the failover");
+    expect(
+      [partial, marker, answer].every((at) => at >= 0),
+      result.stdout,
+    ).toBe(true);
+    expect(partial < marker && marker < answer, result.stdout).toBe(true);
     expect((await turns()).map((line) => [line.executor, line.role])).toEqual([
       ["codex", "plan"],
       ["codex", "consolidate"],
