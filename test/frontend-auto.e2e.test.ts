@@ -14,8 +14,9 @@ import { openRegistry } from "../src/client/connections/registry.js";
 import { type Bridge, startBridge } from "../src/client/frontend/bridge.js";
 import { frontendCatalogue, opencodeProviderConfig, validEfforts } from "../src/client/frontend/catalogue.js";
 import { createAutoFrontendEngine } from "../src/client/frontend/engine.js";
+import { writeTree } from "./context-helpers.js";
 import { type FakeClis, installFakeClis } from "./fake-clis.js";
-import { BIN } from "./helpers.js";
+import { BIN, createCode, initWithDocs, runIvoai, startServer, tempDir } from "./helpers.js";
 import { ensureAgentClis } from "./npm-tools.js";
 import { opencodeEnv, runOpencode } from "./opencode.js";
 
@@ -25,9 +26,9 @@ const plan = { tasks: [{ id: "n", kind: "research", instructions: "x", depends_o
 
 let bin = "";
 let root = "";
-let bridge: Bridge;
+let env: NodeJS.ProcessEnv;
+let main: Frontend;
 let fakes: FakeClis;
-let provider: ReturnType<typeof opencodeProviderConfig>;
 
 /** Whether a process still runs (a zombie nobody reaped counts as ended). */
 function isRunning(pid: number): boolean {
@@ -35,21 +36,85 @@ function isRunning(pid: number): boolean {
   return state !== undefined && state !== "Z" && state !== "X";
 }
 
-function run(args: string[], onSpawn?: (child: ChildProcess) => void) {
+/** The bridge OpenCode talks to and OpenCode's provider entry for it. */
+interface Frontend {
+  bridge: Bridge;
+  provider: ReturnType<typeof opencodeProviderConfig>;
+}
+
+function run(args: string[], onSpawn?: (child: ChildProcess) => void, frontend: Frontend = main) {
   const config = {
     share: "disabled",
     autoupdate: false,
     agent: { title: { disable: true } },
     // One id more than the bridge's catalogue: OpenCode may send it, ivoai must refuse it.
     provider: {
-      ivoai: { ...provider, models: { ...provider.models, mdl_withdrawn: { name: "withdrawn" } } },
+      ivoai: {
+        ...frontend.provider,
+        models: { ...frontend.provider.models, mdl_withdrawn: { name: "withdrawn" } },
+      },
     },
   };
   return runOpencode(path.join(bin, "opencode"), args, {
     cwd: path.join(root, "project"),
-    env: opencodeEnv(path.join(root, "oc-home"), config, { [SECRET_ENV]: bridge.secret }),
+    env: opencodeEnv(path.join(root, "oc-home"), config, { [SECRET_ENV]: frontend.bridge.secret }),
     ...(onSpawn ? { onSpawn } : {}),
   });
+}
+
+/** A bridge over the AUTO engine with these knowledge sources, the fakes as its executors. */
+async function startFrontend(knowledgeSources: string[]): Promise<Frontend> {
+  const connections = openRegistry(env);
+  const executors = await loadExecutorRegistry({
+    stateDir: connections.paths.stateDir,
+    managedBin: path.join(connections.paths.dataDir, "bin"),
+    env,
+  });
+  const started = await startBridge({
+    engine: createAutoFrontendEngine({
+      registry: connections,
+      env,
+      cwd: path.join(root, "project"),
+      selfCommand: [process.execPath, BIN],
+      knowledgeSources,
+      notice: () => undefined,
+      killAfterMs: 300,
+    }),
+    catalogue: () => frontendCatalogue(executors),
+    validEfforts: validEfforts(executors),
+    // OpenCode sends its own session id on every request.
+    sessionHeader: "x-session-id",
+  });
+  return {
+    bridge: started,
+    provider: opencodeProviderConfig(frontendCatalogue(executors), started.url, SECRET_ENV),
+  };
+}
+/** A real ivoai server with one ingested document, connected as knowledge source "acme". */
+async function knowledgeServer() {
+  const made = await tempDir();
+  const docs = await tempDir("ivoai-docs-");
+  await writeTree(docs.dir, {
+    "deploy.md": "# Deploy\n\nWe deploy with the wombat pipeline: build, canary, then the full fleet.",
+  });
+  await initWithDocs(made.dir, docs.dir);
+  const server = await startServer(made.dir);
+  const { code } = await createCode(made.dir);
+  const added = await runIvoai(
+    ["connect", "server", "add", "acme", "--url", server.url, "--purpose", "acme", "--code-stdin"],
+    { env, input: `${code}\n` },
+  );
+  expect(added.code, added.stderr).toBe(0);
+  return {
+    /** Forgets the connection (later tests run without knowledge), stops the server, removes its files. */
+    async close() {
+      const removed = await runIvoai(["disconnect", "server", "acme"], { env });
+      expect(removed.code, removed.stderr).toBe(0);
+      await server.stop();
+      await made.cleanup();
+      await docs.cleanup();
+    },
+  };
 }
 const turns = async () => (await fakes.log()).filter((line) => line.role !== "app-server");
 /** A fresh log and script, and no quota memory from earlier tests' limits. */
@@ -69,7 +134,7 @@ beforeAll(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), "ivoai-frontend-e2e-"));
   await mkdir(path.join(root, "project"), { recursive: true });
   fakes = await installFakeClis(path.join(root, "fakes"));
-  const env: NodeJS.ProcessEnv = {
+  env = {
     ...process.env,
     ...fakes.env,
     XDG_CONFIG_HOME: path.join(root, "config"),
@@ -77,32 +142,11 @@ beforeAll(async () => {
     XDG_DATA_HOME: path.join(root, "data"),
     HOME: root,
   };
-  const connections = openRegistry(env);
-  const executors = await loadExecutorRegistry({
-    stateDir: connections.paths.stateDir,
-    managedBin: path.join(connections.paths.dataDir, "bin"),
-    env,
-  });
-  bridge = await startBridge({
-    engine: createAutoFrontendEngine({
-      registry: connections,
-      env,
-      cwd: path.join(root, "project"),
-      selfCommand: [process.execPath, BIN],
-      knowledgeSources: [],
-      notice: () => undefined,
-      killAfterMs: 300,
-    }),
-    catalogue: () => frontendCatalogue(executors),
-    validEfforts: validEfforts(executors),
-    // OpenCode sends its own session id on every request.
-    sessionHeader: "x-session-id",
-  });
-  provider = opencodeProviderConfig(frontendCatalogue(executors), bridge.url, SECRET_ENV);
+  main = await startFrontend([]);
 }, 900_000);
 
 afterAll(async () => {
-  await bridge?.close();
+  await main?.bridge.close();
   await fakes?.killAll();
   if (root) await rm(root, { recursive: true, force: true });
 });
@@ -129,6 +173,31 @@ describe("OpenCode → bridge → AUTO → official CLIs", () => {
     const consolidations = (await turns()).filter((line) => line.role === "consolidate");
     expect(plans[1]?.resume).toBe(consolidations[0]?.thread_id);
   });
+
+  it('answers `opencode run "a simple question"` through RAG when a knowledge source is selected', async () => {
+    const server = await knowledgeServer();
+    const knowing = await startFrontend(["acme"]);
+    try {
+      await fresh({
+        codex: { turns: { answer: [{ reply: "We deploy with the wombat pipeline." }] } },
+        claude: {},
+      });
+      const result = await run(
+        ["run", "-m", "ivoai/auto", "What is the wombat pipeline?"],
+        undefined,
+        knowing,
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain("We deploy with the wombat pipeline.");
+      const logged = await turns();
+      // Classic RAG: one answer turn with the brief, no planner.
+      expect(logged.map((line) => [line.executor, line.role])).toEqual([["codex", "answer"]]);
+      expect(logged[0]?.prompt).toContain("wombat pipeline: build, canary");
+    } finally {
+      await knowing.bridge.close();
+      await server.close();
+    }
+  }, 300_000);
 
   it("reports the turn's tokens to OpenCode as the fake executors reported them", async () => {
     const answer = "answer whose tokens are counted";
