@@ -1,7 +1,8 @@
 // `ivoai auto` on a terminal, for real: tmux gives it a TTY, the pinned OpenCode TUI attaches to ivoai's managed
-// server, a typed prompt is answered by the fake executor through the bridge and the AUTO engine, ^C ends it all
-// and nothing is left running. Secrets (bridge secret, server password) are in no argv and not in OpenCode's
-// resolved config. Without a terminal, `ivoai auto` still reads its task from stdin.
+// server, a typed prompt is answered by the fake executor through the bridge and the AUTO engine (the sidebar
+// showing the tokens the executors reported), ^C ends it all and nothing is left running. Secrets (bridge secret,
+// server password) are in no argv and not in OpenCode's resolved config. Without a terminal, `ivoai auto` still
+// reads its task from stdin.
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
@@ -395,6 +396,41 @@ describe("ivoai auto on a terminal: the managed OpenCode TUI", () => {
       }
     },
     START_MS + 6 * STEP_MS + 3 * ANSWER_MS,
+  );
+
+  it(
+    "shows in OpenCode's sidebar the tokens the executors reported for the turn",
+    async () => {
+      await fakes.reset();
+      await fakes.script({
+        codex: { turns: { plan: [{ reply: plan }], consolidate: [{ reply: ANSWER }] } },
+        claude: {},
+      });
+      // OpenCode draws its sidebar only on a terminal wider than 120 columns.
+      const tui = await startTui([], "", false, { x: 160, y: 40 });
+      try {
+        await tui.waitScreen("Ask anything", START_MS);
+        await tui.tmux("send-keys", "-l", "Implement the counted stage");
+        await tui.waitScreen("Implement the counted stage");
+        await tui.tmux("send-keys", "Enter");
+        await tui.waitScreen(ANSWER, ANSWER_MS);
+        const turns = (await fakes.log()).filter((line) => line.role !== "app-server");
+        expect(turns.map((line) => line.role)).toEqual(["plan", "consolidate"]);
+        // What the fake codex reports per turn (test/fixtures/fake-auto-turn.mjs), summed over the turn's calls.
+        const total = turns.reduce((sum, line) => {
+          const reply = line.role === "plan" ? JSON.stringify(plan) : ANSWER;
+          return (
+            sum + 1000 + Math.ceil(Buffer.byteLength(line.prompt) / 4) + 20 + Math.ceil(reply.length / 4)
+          );
+        }, 0);
+        const shown = await tui.waitScreen(`${total.toLocaleString("en-US")} tokens`);
+        expect(shown).toContain("Context");
+        expect(shown).not.toMatch(/(?:^|\s)0 tokens/m);
+      } finally {
+        await tui.close();
+      }
+    },
+    START_MS + 2 * STEP_MS + ANSWER_MS + STEP_MS,
   );
 
   it(

@@ -1,6 +1,7 @@
 // The OpenAI chat-completions wire shapes the bridge reads and writes, as @ai-sdk/openai-compatible (inside
 // OpenCode 1.18.33) sends and parses them; pure functions, no I/O.
 import { z } from "zod";
+import type { FrontendUsage } from "./contracts.js";
 
 const TextPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 const Message = z.looseObject({
@@ -28,6 +29,40 @@ export function messageText(message: z.infer<typeof Message>): string {
   if (typeof content === "string") return content;
   if (!content) return "";
   return content.flatMap((part) => (part.type === "text" && part.text ? [part.text] : [])).join("");
+}
+
+/** One argument of `opencode run`'s message: "…" (inner quotes escaped) or a word without spaces or quotes. */
+const RUN_ARGUMENT = /"((?:\\"|[^"\\]|\\(?!"))*)"(?= |$)|[^ "]+/;
+
+/**
+ * `opencode run a "b c"` sends its arguments joined by spaces, each one holding a space wrapped in double quotes
+ * (inner quotes as \"): the words as typed, when the text has exactly that shape and at least one such argument.
+ * Anything else (a TUI prompt, a lone quoted word) is returned unchanged.
+ */
+export function asTyped(text: string): string {
+  if (!text.startsWith('"') && !text.includes(' "')) return text;
+  const words: string[] = [];
+  let quoted = false;
+  const argument = new RegExp(RUN_ARGUMENT.source, "y");
+  for (let at = 0; at < text.length; ) {
+    if (at > 0) {
+      if (text[at] !== " ") return text;
+      at += 1;
+    }
+    argument.lastIndex = at;
+    const found = argument.exec(text);
+    if (!found) return text;
+    if (found[1] !== undefined) {
+      const inner = found[1].replaceAll('\\"', '"');
+      if (!inner.includes(" ")) return text;
+      words.push(inner);
+      quoted = true;
+    } else words.push(found[0]);
+    at += found[0].length;
+  }
+  // Only a prompt that is one quoted argument (`opencode run "a question"`) is unquoted: quotes around a
+  // phrase inside a sentence may be what a person typed in the TUI, and their words stay as typed.
+  return quoted && words.length === 1 ? (words[0] as string) : text;
 }
 
 /** The text of the last user message, or undefined when there is none. */
@@ -98,24 +133,37 @@ export function wireError(message: string, type: WireErrorType, code: string) {
   return { error: { message: withoutRetryTriggers(message), type, code } };
 }
 
-export function completion(id: string, created: number, model: string, text: string) {
+/** OpenAI's `usage`: prompt tokens include the cached ones, which OpenCode subtracts for its "cache read". */
+export function openaiUsage(usage: FrontendUsage | undefined) {
+  const input = usage?.input_tokens ?? 0;
+  const output = usage?.output_tokens ?? 0;
+  return {
+    prompt_tokens: input,
+    completion_tokens: output,
+    total_tokens: input + output,
+    prompt_tokens_details: { cached_tokens: Math.min(usage?.cached_input_tokens ?? 0, input) },
+  };
+}
+
+export function completion(id: string, created: number, model: string, text: string, usage?: FrontendUsage) {
   return {
     id,
     object: "chat.completion",
     created,
     model,
     choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    usage: openaiUsage(usage),
   };
 }
 
-/** One SSE `data:` line of a `chat.completion.chunk`. */
+/** One SSE `data:` line of a `chat.completion.chunk`; the last one carries the turn's `usage`. */
 export function chunk(
   id: string,
   created: number,
   model: string,
   delta: { role?: "assistant"; content?: string },
   finish: "stop" | null,
+  usage?: FrontendUsage,
 ): string {
   const body = {
     id,
@@ -123,17 +171,29 @@ export function chunk(
     created,
     model,
     choices: [{ index: 0, delta, finish_reason: finish }],
+    ...(finish === "stop" ? { usage: openaiUsage(usage) } : {}),
   };
   return `data: ${JSON.stringify(body)}\n\n`;
 }
 
 /**
- * An SSE error event in OpenAI's shape: @ai-sdk/openai-compatible reports it as a stream error, which OpenCode
- * shows as `Error: {"message":…}` and ends the run with exit 1. Its type is not "server_error", which OpenCode
- * would retry.
+ * An SSE error event. @ai-sdk/openai-compatible hands OpenCode 1.18.33 the event's `error` object, which it
+ * shows as raw JSON unless the object's `message` is itself a JSON `{type: "error", error: {code, message}}`
+ * (its parseStreamError, read from the pinned binary): then it shows that inner message as one line, and for
+ * code "invalid_prompt" does not re-send the request. The words it retries on are broken as well.
  */
 export function errorEvent(message: string, code: string): string {
-  return `data: ${JSON.stringify({ error: { message: withoutRetryTriggers(message), type: "ivoai_error", code } })}\n\n`;
+  const shown = JSON.stringify({
+    type: "error",
+    error: { code: "invalid_prompt", message: withoutRetryTriggers(message) },
+  });
+  return `data: ${JSON.stringify({ error: { message: shown, type: "ivoai_error", code } })}\n\n`;
+}
+
+/** The one-line message an error event carries, as OpenCode shows it (for tests and logs). */
+export function errorEventMessage(event: { error: { message: string } }): string {
+  const inner = JSON.parse(event.error.message) as { error: { message: string } };
+  return inner.error.message;
 }
 
 export const DONE = "data: [DONE]\n\n";

@@ -3,6 +3,7 @@
 import http from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Bridge, startBridge } from "./bridge.js";
+import { errorEventMessage } from "./bridge-wire.js";
 import type { CatalogueEntry, FrontendEngine, FrontendTurn, FrontendTurnResult } from "./contracts.js";
 
 const CATALOGUE: CatalogueEntry[] = [
@@ -210,6 +211,40 @@ describe("the OpenCode bridge", () => {
     });
   });
 
+  it("reports the turn's tokens as OpenAI `usage` on the last chunk and on a completion", async () => {
+    const usage = { input_tokens: 5200, cached_input_tokens: 1200, output_tokens: 340 };
+    const { bridge: b } = await start(async (turn) => {
+      turn.onText("answer");
+      return { finish: "stop", text: "answer", error: null, usage };
+    });
+    const expected = {
+      prompt_tokens: 5200,
+      completion_tokens: 340,
+      total_tokens: 5540,
+      prompt_tokens_details: { cached_tokens: 1200 },
+    };
+    const chunks = (await events(await post(b, say("q", { stream: true })))).slice(0, -1) as (Chunk & {
+      usage?: unknown;
+    })[];
+    expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe("stop");
+    expect(chunks.at(-1)?.usage).toEqual(expected);
+    expect(chunks.slice(0, -1).every((c) => c.usage === undefined)).toBe(true);
+    const body = (await (await post(b, say("q"))).json()) as { usage: unknown };
+    expect(body.usage).toEqual(expected);
+  });
+
+  it('hands the engine the words of `opencode run "a question"` as typed, without its quotes', async () => {
+    const { engine, bridge: b } = await start(streams(["ok"]));
+    await (await post(b, say('"What is the wombat pipeline?"'))).text();
+    await (await post(b, say('explain "the \\"canary\\" stage" briefly'))).text();
+    await (await post(b, say('"quoted"'))).text();
+    expect(engine.turns.map((turn) => turn.prompt)).toEqual([
+      "What is the wombat pipeline?",
+      'explain "the \\"canary\\" stage" briefly',
+      '"quoted"',
+    ]);
+  });
+
   it("sends the final text once when the engine streamed nothing", async () => {
     const { bridge: b } = await start(async () => ({ finish: "stop", text: "all at once", error: null }));
     const chunks = (await events(await post(b, say("q", { stream: true })))).slice(0, -1) as Chunk[];
@@ -294,12 +329,12 @@ describe("the OpenCode bridge", () => {
     });
     const all = await events(await post(b, say("go", { stream: true })));
     expect(all.at(-1)).toBe("[DONE]");
-    expect(all.at(-2)).toEqual({
-      error: {
-        message: "ivoai: codex hit its usage limit and no executor is left",
-        type: "ivoai_error",
-        code: "engine_error",
-      },
+    const event = all.at(-2) as { error: { message: string; type: string; code: string } };
+    expect(event.error).toMatchObject({ type: "ivoai_error", code: "engine_error" });
+    // What OpenCode 1.18.33 parses out of it and shows as one line, not re-sent (see errorEvent).
+    expect(JSON.parse(event.error.message)).toEqual({
+      type: "error",
+      error: { code: "invalid_prompt", message: "ivoai: codex hit its usage limit and no executor is left" },
     });
     const response = await post(b, say("go"));
     expect(response.status).toBe(502);
@@ -315,7 +350,7 @@ describe("the OpenCode bridge", () => {
       error: "claude: rate limit (HTTP 429); codex unavailable",
     }));
     const all = await events(await post(b, say("go", { stream: true })));
-    const message = (all.at(-2) as { error: { message: string } }).error.message;
+    const message = errorEventMessage(all.at(-2) as { error: { message: string } });
     expect(message).not.toMatch(/rate limit|429|unavailable/i);
     expect(message.replaceAll("\u200b", "")).toBe("ivoai: claude: rate limit (HTTP 429); codex unavailable");
     const missing = await post(b, { ...say("hi"), model: "mdl_5029" });

@@ -7,6 +7,7 @@ import { readBody, sendJson } from "../../shared/http-json.js";
 import { checkOrigin } from "../../shared/origin-policy.js";
 import { withTimeout } from "../../shared/timeout.js";
 import {
+  asTyped,
   ChatRequest,
   chunk,
   completion,
@@ -239,7 +240,8 @@ function checkedChat(state: BridgeState, res: http.ServerResponse, body: Buffer)
     sendJson(res, 400, wireError("no user message to answer", "invalid_request_error", "no_prompt"));
     return undefined;
   }
-  return { parsed, entry, prompt };
+  // `opencode run "a question"` arrives quoted: routing must see the question as typed.
+  return { parsed, entry, prompt: asTyped(prompt) };
 }
 
 /** Titles cost no executor quota: derived here from the user's words. */
@@ -314,7 +316,7 @@ function sendTurnResult(reply: Reply, result: FrontendTurnResult, streamed: bool
   const message = `ivoai: ${(result.error ?? "the turn failed").slice(0, MAX_ERROR_CHARS)}`;
   if (!reply.stream) {
     if (result.finish === "error") sendJson(res, 502, wireError(message, "ivoai_error", "engine_error"));
-    else sendJson(res, 200, completion(id, created, model, result.text));
+    else sendJson(res, 200, completion(id, created, model, result.text, result.usage));
     return;
   }
   if (result.finish === "error") {
@@ -324,7 +326,7 @@ function sendTurnResult(reply: Reply, result: FrontendTurnResult, streamed: bool
   }
   if (!streamed && result.text.length > 0)
     res.write(chunk(id, created, model, { content: result.text }, null));
-  res.write(chunk(id, created, model, {}, "stop"));
+  res.write(chunk(id, created, model, {}, "stop", result.usage));
   res.end(DONE);
 }
 

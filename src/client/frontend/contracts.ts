@@ -22,12 +22,22 @@ export interface FrontendTurn {
   onText(delta: string): void;
 }
 
+/** The tokens every executor turn of one frontend turn reported, summed (the AUTO session's usage). */
+export interface FrontendUsage {
+  input_tokens: number;
+  /** Of input_tokens, those read from the vendor's prompt cache. */
+  cached_input_tokens: number;
+  output_tokens: number;
+}
+
 export interface FrontendTurnResult {
   /** "stop" when the turn completed; "error" with a one-line message otherwise. */
   finish: "stop" | "error";
   /** The whole answer (what onText streamed, or the final text when nothing streamed). */
   text: string;
   error: string | null;
+  /** Absent when no executor turn reported usage. */
+  usage?: FrontendUsage;
 }
 
 export interface FrontendEngine {

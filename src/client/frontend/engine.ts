@@ -4,7 +4,8 @@ import { oneLine } from "../../shared/terminal-text.js";
 import type { AutoEvent } from "../auto/events.js";
 import { CANCELLED, runAuto } from "../auto/supervisor.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
-import type { FrontendEngine } from "./contracts.js";
+import type { Usage } from "../session/auto-state.js";
+import type { FrontendEngine, FrontendUsage } from "./contracts.js";
 import { openSessionMap } from "./session-map.js";
 
 export interface AutoFrontendOptions {
@@ -69,9 +70,10 @@ export function createAutoFrontendEngine(options: AutoFrontendOptions): Frontend
             effective: explicit ? (turn.selection as { id: string }).id : (state?.primary ?? null),
           },
         });
+        const usage = state && state.usage.turns > 0 ? turnUsage(state.usage) : undefined;
         if (result.exitCode === 0) {
           if (!streamed && result.answer) stream(result.answer);
-          return { finish: "stop", text: streamed, error: null };
+          return { finish: "stop", text: streamed, error: null, ...(usage ? { usage } : {}) };
         }
         return {
           finish: "error",
@@ -94,4 +96,13 @@ function cancelledBy(signal: AbortSignal): AbortSignal {
   if (signal.aborted) controller.abort(CANCELLED);
   else signal.addEventListener("abort", () => controller.abort(CANCELLED), { once: true });
   return controller.signal;
+}
+
+/** The AUTO session's usage (one session per frontend turn) as the bridge reports it. */
+function turnUsage(usage: Usage): FrontendUsage {
+  return {
+    input_tokens: usage.input_tokens,
+    cached_input_tokens: usage.cached_input_tokens,
+    output_tokens: usage.output_tokens,
+  };
 }

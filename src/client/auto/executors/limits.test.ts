@@ -1,6 +1,6 @@
 // Hard-limit prose from the CLIs, the bounded line splitter and the defensive JSONL reader.
 import { describe, expect, it } from "vitest";
-import { classifyLimit, isoFrom } from "./limits.js";
+import { classifyLimit, isoFrom, safeLine } from "./limits.js";
 import { createLineSplitter } from "./process.js";
 import { createJsonLineReader } from "./turn.js";
 
@@ -17,7 +17,7 @@ describe("classifyLimit", () => {
     });
     expect(classifyLimit(`unexpected status 429 Too Many Requests: ${body}`, now)).toEqual({
       kind: "usage_limit",
-      message: expect.stringContaining("usage_limit_reached"),
+      message: "unexpected status 429 Too Many Requests: The usage limit has been reached",
       resetsAt: "2026-11-30T06:40:00.000Z",
     });
     expect(
@@ -58,6 +58,30 @@ describe("classifyLimit", () => {
     expect(limit?.message).not.toContain("\n");
     expect(limit?.message).not.toContain("a".repeat(40));
     expect(limit?.message.length).toBeLessThanOrEqual(300);
+  });
+
+  it("reads a vendor's JSON error body for its message before bounding the line", () => {
+    const padding = "x".repeat(400);
+    const claude = `API Error: 400 ${JSON.stringify({
+      type: "error",
+      error: { type: "invalid_request_error", message: "prompt is too long: 210000 tokens > 200000 maximum" },
+      request_id: `req_${padding}`,
+    })}`;
+    expect(safeLine(claude)).toBe("API Error: 400 prompt is too long: 210000 tokens > 200000 maximum");
+    expect(
+      safeLine(`turn failed: {"message":"model \\"gpt-9\\" not found","detail":"${padding}"} (exit 1)`),
+    ).toBe('turn failed: model "gpt-9" not found (exit 1)');
+    expect(safeLine('{"error":"invalid_grant","error_description":"refresh token revoked"}')).toBe(
+      "refresh token revoked",
+    );
+    // A body the CLI itself already cut short: its message is still read, up to where it stops.
+    expect(safeLine('unexpected status 500: {"error":{"message":"upstream connect error or disconn')).toBe(
+      "unexpected status 500: upstream connect error or disconn",
+    );
+    // No JSON, or JSON without words: the text as it was.
+    expect(safeLine("exit {code} 3")).toBe("exit {code} 3");
+    expect(safeLine('failed: {"a":1}')).toBe('failed: {"a":1}');
+    expect(safeLine(`${"y".repeat(400)}`)).toHaveLength(300);
   });
 
   it("turns epochs in seconds or milliseconds and ISO strings into ISO", () => {

@@ -32,10 +32,68 @@ export function classifyLimit(text: string, now: Date = new Date()): LimitInfo |
   return { kind, message: safeLine(text), resetsAt: resetsAtIn(text, now) };
 }
 
-/** A CLI's words fit for a record: one line, secrets redacted, bounded. */
+/** A CLI's words fit for a record: one line, secrets redacted, a JSON body read for its message, bounded. */
 export function safeLine(text: string, max = MAX_MESSAGE_CHARS): string {
-  const line = oneLine(redactText(text)).replace(/\s+/g, " ").trim();
+  const line = oneLine(redactText(withJsonMessages(text)))
+    .replace(/\s+/g, " ")
+    .trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** Where a vendor's JSON error body keeps its words, most specific first. */
+const MESSAGE_PATHS: readonly (readonly string[])[] = [
+  ["error", "message"],
+  ["message"],
+  ["error", "error", "message"],
+  ["error_description"],
+  ["error"],
+  ["detail"],
+];
+/** A "message" string inside JSON that is cut short or otherwise unparseable (its closing quote may be gone). */
+const MESSAGE_FIELD = /"message"\s*:\s*"((?:[^"\\]|\\.){1,2000})/;
+/** Bounds the JSON a line is searched for: a longer body is read only through MESSAGE_FIELD. */
+const MAX_JSON_CHARS = 64 * 1024;
+
+/**
+ * The text with an embedded JSON body (`429 Too Many Requests: {"error":{…}}`) replaced by the message it
+ * carries, so a bounded line says what went wrong instead of stopping mid-string. Text without JSON is unchanged.
+ */
+export function withJsonMessages(text: string): string {
+  const start = text.indexOf("{");
+  if (start === -1) return text;
+  const end = text.lastIndexOf("}");
+  const body =
+    end > start && end - start < MAX_JSON_CHARS ? parseJson(text.slice(start, end + 1)) : undefined;
+  const message = body === undefined ? fieldMessage(text.slice(start)) : messageOf(body);
+  if (message === undefined) return text;
+  const before = text.slice(0, start).trimEnd();
+  const after = body === undefined ? "" : text.slice(end + 1).trim();
+  return [before, message, after].filter((part) => part !== "").join(" ");
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function messageOf(body: unknown): string | undefined {
+  for (const path of MESSAGE_PATHS) {
+    let value: unknown = body;
+    for (const key of path)
+      value = value && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
+    if (typeof value === "string" && value.trim() !== "") return value;
+  }
+  return undefined;
+}
+
+function fieldMessage(text: string): string | undefined {
+  const match = MESSAGE_FIELD.exec(text.slice(0, MAX_JSON_CHARS));
+  if (!match?.[1]) return undefined;
+  const value = parseJson(`"${match[1]}"`);
+  return typeof value === "string" ? value : undefined;
 }
 
 /** An epoch (seconds or milliseconds) or an ISO string as ISO, or null. */
