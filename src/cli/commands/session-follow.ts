@@ -38,9 +38,14 @@ async function watch(ctx: CommandContext<object>, id: string): Promise<number> {
   const reader = createLineReader(eventsFile(stateDir, id));
   let lastCheck = 0;
   for (;;) {
-    for (const event of await reader.next()) {
+    const events = await reader.next();
+    for (const [index, event] of events.entries()) {
       print(ctx, event);
-      if (event.type === "session.ended") return event.exit_code;
+      // A resumed session appends to the same stream: an end followed by more events, or by a record that
+      // runs again, was an earlier run's.
+      if (event.type === "session.ended" && index === events.length - 1) {
+        if ((await endedWithoutEvent(store, id)) !== null) return event.exit_code;
+      }
     }
     if (performance.now() - lastCheck >= LIVENESS_MS) {
       lastCheck = performance.now();
@@ -61,22 +66,32 @@ function print(ctx: CommandContext<object>, event: AutoEvent): void {
   if (line !== null) ctx.out.line(`${event.at.slice(11, 19)} ${line}`);
 }
 
-/** The session is over (its record ended, or its process is gone): why, or null while it runs. */
-async function endedWithoutEvent(store: SessionStore, id: string): Promise<string | null> {
+/** The session is over (its record ended, or its process is gone): why and its exit code, or null while it runs. */
+async function endedWithoutEvent(
+  store: SessionStore,
+  id: string,
+): Promise<{ why: string; exitCode: number | null } | null> {
   const now = await store.get(id);
   if (now.state === "running" || now.state === "starting") return null;
-  return now.state === "interrupted" ? "interrupted" : `${now.state}${now.error ? `: ${now.error}` : ""}`;
+  if (now.state === "interrupted") return { why: "interrupted", exitCode: null };
+  return { why: `${now.state}${now.error ? `: ${now.error}` : ""}`, exitCode: now.exit_code };
 }
 
-function finishWatch(ctx: CommandContext<object>, id: string, ended: string, rest: AutoEvent[]): number {
-  for (const event of rest) {
-    print(ctx, event);
-    if (event.type === "session.ended") return event.exit_code;
-  }
+function finishWatch(
+  ctx: CommandContext<object>,
+  id: string,
+  ended: { why: string; exitCode: number | null },
+  rest: AutoEvent[],
+): number {
+  for (const event of rest) print(ctx, event);
+  const last = rest.at(-1);
+  if (last?.type === "session.ended") return last.exit_code;
+  // The stream has no end (it reached its size cap, or the session predates it): the record says how it ended.
+  if (ended.exitCode !== null) return ended.exitCode;
   ctx.out.note(
-    ended === "interrupted"
+    ended.why === "interrupted"
       ? `ivoai: ${id} was interrupted (its process is gone); 'ivoai session resume ${id}' continues it`
-      : `ivoai: ${id} ended without a final event (${ended})`,
+      : `ivoai: ${id} ended without a final event (${ended.why})`,
   );
   return 1;
 }
@@ -84,7 +99,7 @@ function finishWatch(ctx: CommandContext<object>, id: string, ended: string, res
 /** Reads whole new lines of a growing JSON Lines file; a missing file is an empty one (not written yet). */
 function createLineReader(file: string): { next(): Promise<AutoEvent[]> } {
   let offset = 0;
-  let partial = "";
+  let partial = Buffer.alloc(0);
   return {
     async next() {
       const size = await stat(file).then(
@@ -100,10 +115,16 @@ function createLineReader(file: string): { next(): Promise<AutoEvent[]> } {
         const buffer = Buffer.alloc(size - offset);
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
         offset += bytesRead;
-        const text = partial + buffer.subarray(0, bytesRead).toString("utf8");
-        const lines = text.split("\n");
-        partial = lines.pop() ?? "";
-        return lines.flatMap((line) => parseEvent(line));
+        // Whole lines only, split on bytes: a character cut between two reads is decoded once it is whole.
+        const bytes = Buffer.concat([partial, buffer.subarray(0, bytesRead)]);
+        const end = bytes.lastIndexOf(0x0a);
+        partial = Buffer.from(bytes.subarray(end + 1));
+        if (end < 0) return [];
+        return bytes
+          .subarray(0, end)
+          .toString("utf8")
+          .split("\n")
+          .flatMap((line) => parseEvent(line));
       } finally {
         await handle.close();
       }

@@ -10,6 +10,7 @@ import type { SessionUsage, TurnKind, Usage } from "../session/auto-state.js";
 import { processStartTicks } from "../session/store.js";
 import type { ArtifactStore } from "./artifacts.js";
 import type { Recorder } from "./checkpoint.js";
+import { codexTurnUsage } from "./codex-thread-usage.js";
 import type {
   Executor,
   ExecutorEvent,
@@ -30,6 +31,8 @@ import type { AutoSettings } from "./settings.js";
 
 export interface EngineContext {
   sessionId: string;
+  /** ivoai's private state directory (sessions, artifacts, journals, quota). */
+  stateDir: string;
   task: string;
   cwd: string;
   runtimeDir: string;
@@ -145,7 +148,10 @@ export async function runTurn(
         ctx.onEvent?.(executor.name, event, at);
       },
     });
-    recordTurn(ctx, executor.name, label, outcome);
+    recordTurn(ctx, executor.name, label, {
+      ...outcome,
+      usage: await ownUsage(ctx, executor, request, outcome),
+    });
     return { ...outcome, startedAt, limitEventAt };
   } finally {
     // The executor reaped its group before returning: nothing of it is left to end after a crash.
@@ -157,6 +163,18 @@ export async function runTurn(
     }
     await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/** The usage the turn itself added (codex reports its thread's running total: see codex-thread-usage.ts). */
+async function ownUsage(
+  ctx: EngineContext,
+  executor: Executor,
+  request: { resumeThreadId: string | null },
+  outcome: TurnOutcome,
+): Promise<TokenUsage | null> {
+  if (executor.name !== "codex" || !outcome.usage || !outcome.threadId) return outcome.usage;
+  const resumed = request.resumeThreadId !== null && request.resumeThreadId === outcome.threadId;
+  return codexTurnUsage(ctx.stateDir, outcome.threadId, resumed, outcome.usage);
 }
 
 /** What a turn is for, as its record says. */

@@ -55,7 +55,12 @@ export function openEventStream(options: EventStreamOptions): EventStream {
     if (fd === null) return;
     const line = Buffer.from(`${JSON.stringify(event)}\n`);
     try {
-      if (fstatSync(fd).size + line.length > MAX_EVENTS_FILE_BYTES) throw new Error("full");
+      // The last 64 KiB are kept for the end of a run, so watchers always learn how it ended.
+      const room = event.type === "session.ended" ? MAX_EVENTS_FILE_BYTES : MAX_EVENTS_FILE_BYTES - 64 * 1024;
+      if (fstatSync(fd).size + line.length > room) {
+        if (event.type === "session.ended") throw new Error("full");
+        return;
+      }
       writeSync(fd, line);
     } catch {
       // A full disk or the cap: watchers see the stream end; the session and its record go on.
@@ -136,11 +141,16 @@ function openEvents(file: string): number | null {
       constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
       0o600,
     );
-    // A line a power loss cut short ends here, so the next event starts a line of its own.
-    const size = fstatSync(fd).size;
-    const last = Buffer.alloc(1);
-    if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) writeSync(fd, "\n");
-    return fd;
+    try {
+      // A line a power loss cut short ends here, so the next event starts a line of its own.
+      const size = fstatSync(fd).size;
+      const last = Buffer.alloc(1);
+      if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) writeSync(fd, "\n");
+      return fd;
+    } catch {
+      closeSync(fd);
+      return null;
+    }
   } catch {
     return null;
   }

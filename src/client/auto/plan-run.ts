@@ -34,7 +34,9 @@ export async function runPlan(ctx: EngineContext, resumed?: Plan): Promise<strin
       ...state.tasks.filter((task) => task.origin === "delegated"),
       ...plan.tasks.map((task) => {
         const kept = before.get(task.id);
-        if (kept && done.has(task.id)) return kept;
+        // The journal may hold a result whose "done" the killed run had not yet checkpointed: done it is.
+        if (kept && done.has(task.id))
+          return kept.state === "done" ? kept : { ...kept, state: "done" as const, reason: null };
         const fresh = taskRecord(task, "plan", decisions.get(task.id) as Decision);
         return kept ? { ...fresh, usage: kept.usage, escalations: kept.escalations } : fresh;
       }),

@@ -228,10 +228,10 @@ export async function failover(
       "quota",
     );
   }
-  const gate = gates.get(ctx) ?? {
-    reserved: state.failovers.length,
-    lastFrom: state.failovers.at(-1)?.from ?? null,
-  };
+  // A resumed run has its own budget: the failovers before the last resume moved an earlier run.
+  const since = state.resumes.at(-1)?.at;
+  const mine = since ? state.failovers.filter((entry) => entry.at >= since) : state.failovers;
+  const gate = gates.get(ctx) ?? { reserved: mine.length, lastFrom: mine.at(-1)?.from ?? null };
   gates.set(ctx, gate);
   const joins = gate.lastFrom === from;
   if (!joins) {

@@ -64,10 +64,13 @@ export function createJournalWriter(file: string, journal: ResumeJournal): Journ
   let chain: Promise<void> = Promise.resolve();
   const write = () => {
     const data = `${JSON.stringify(journal)}\n`;
-    chain = chain.then(async () => {
-      await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-      await writeFileAtomic(file, data, { mode: 0o600 }).catch(() => undefined);
-    });
+    chain = chain
+      .then(async () => {
+        await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+        await writeFileAtomic(file, data, { mode: 0o600 });
+      })
+      // A journal that cannot be written costs resumability, never the run; later saves try again.
+      .catch(() => undefined);
   };
   write();
   return {

@@ -19,6 +19,7 @@ import {
 } from "../session/store.js";
 import { type ArtifactStore, openArtifactStore } from "./artifacts.js";
 import { createRecorder, type Recorder } from "./checkpoint.js";
+import { sweepThreadTotals } from "./codex-thread-usage.js";
 import { EXECUTORS, type Executor, type ExecutorName, otherExecutor } from "./contracts.js";
 import { type Coordination, startCoordination } from "./coordination.js";
 import { delegationHandlers } from "./delegation.js";
@@ -96,6 +97,8 @@ export interface AutoRun {
   readonly finished: AbortController;
   /** Undone in reverse order when the run ends, whatever happened. */
   readonly cleanups: (() => Promise<unknown>)[];
+  /** The run can be resumed (it did not finish): its workers' evidence stays until it expires. */
+  keepEvidence: boolean;
   /** The knowledge servers chosen when the router opened, and why the others were left out. */
   sources?: SourceSelection;
 }
@@ -227,6 +230,7 @@ export async function openSession(
   // A killed TUI session's OpenCode server outlives it in its own process group: headless runs end it too.
   await endOrphanedServers(opencodeHome(stateDir));
   await sweepJournals(stateDir).catch(() => undefined);
+  await sweepThreadTotals(stateDir).catch(() => undefined);
   const identity = {
     status: "running" as const,
     pid: process.pid,
@@ -288,14 +292,16 @@ async function takeOver(
   if (refusal || !previous.auto) throw new IvoaiError("CONFLICT", refusal ?? "not an AUTO session");
   const results = new Set(resume.journal.results.map((result) => result.task_id));
   const initial = resumedState(previous.auto, results, process.pid);
-  await store.update(previous.id, {
-    ...identity,
-    ended_at: null,
-    exit_code: null,
-    exit_signal: null,
-    error: null,
-    auto: initial,
-  });
+  // Checked again under the store's lock: of two resumes started together, only one takes the session over.
+  await store.update(
+    previous.id,
+    { ...identity, ended_at: null, exit_code: null, exit_signal: null, error: null, auto: initial },
+    (current) => {
+      const again = notResumable(current);
+      if (again !== null || current.auto?.checkpoint.seq !== previous.auto?.checkpoint.seq)
+        throw new IvoaiError("CONFLICT", again ?? `${previous.id} was resumed by another ivoai meanwhile`);
+    },
+  );
   // A --worktree session commits its work on its branch at the end of the resumed run too.
   const repo = initial.repo;
   if (repo?.worktree) run.cleanups.push(() => finishWorktree(run.options, previous.id, repo));
@@ -462,7 +468,8 @@ async function openArtifacts(run: AutoRun, session: OpenedSession): Promise<Arti
     dir: path.join(run.options.registry.paths.stateDir, "auto", "artifacts"),
     sessionId: session.id,
   });
-  run.cleanups.push(() => artifacts.destroy());
+  // A run that can be resumed keeps its workers' evidence for the resume; the TTL sweep removes it later.
+  run.cleanups.push(() => (run.keepEvidence ? Promise.resolve() : artifacts.destroy()));
   await artifacts.sweep().catch(() => undefined);
   return artifacts;
 }
@@ -479,6 +486,7 @@ function engineContext(
   const { planner } = choice;
   return {
     sessionId: session.id,
+    stateDir: options.registry.paths.stateDir,
     task: options.task,
     cwd: sessionCwd(options.cwd, session.initial.repo),
     runtimeDir: session.runtimeDir,

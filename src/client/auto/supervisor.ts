@@ -6,7 +6,7 @@ import { oneLine } from "../../shared/terminal-text.js";
 import { signalStatus } from "../agents/signal-relay.js";
 import { resolveIdentity } from "../project.js";
 import type { AutoState } from "../session/auto-state.js";
-import { EXECUTORS, ROLE_MARKERS } from "./contracts.js";
+import { EXECUTORS, ROLE_MARKERS, type WorkerResult } from "./contracts.js";
 import type { EngineContext } from "./engine-context.js";
 import { gatherBrief, type KnowledgeStatus } from "./knowledge.js";
 import { runPlan } from "./plan-run.js";
@@ -56,6 +56,7 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
     stop: new AbortController(),
     finished: new AbortController(),
     cleanups: [],
+    keepEvidence: false,
   };
   const detach = listenForStop(run, options.signal);
   try {
@@ -162,6 +163,7 @@ async function finishRun(run: AutoRun, ctx: EngineContext, outcome: DriveOutcome
   });
   await recordEnd(run, ctx, ending);
   // Only a finished session loses what a resume would need; any other end can be resumed.
+  run.keepEvidence = failure !== undefined;
   await (failure === undefined ? ctx.journal.remove() : ctx.journal.flush()).catch(() => undefined);
   const final = ctx.recorder.state;
   ctx.events.emit({
@@ -212,6 +214,24 @@ async function recordEnd(run: AutoRun, ctx: EngineContext, ending: RunEnding): P
   }
 }
 
+/**
+ * A resumed session's finished worker results; evidence that expired meanwhile (artifacts live 6 h) is no
+ * longer offered by ref, and the person is told: its bounded summary stands.
+ */
+async function restoreResults(ctx: EngineContext, results: readonly WorkerResult[]): Promise<void> {
+  const live = new Set((await ctx.artifacts.list().catch(() => [])).map((entry) => entry.ref));
+  let expired = 0;
+  for (const result of results) {
+    const refs = result.refs.filter((ref) => live.has(ref.ref));
+    expired += result.refs.length - refs.length;
+    ctx.results.set(result.task_id, { ...result, refs });
+  }
+  if (expired > 0)
+    ctx.notice(
+      `ivoai auto: ${expired} piece(s) of worker evidence expired before the resume; their summaries stand`,
+    );
+}
+
 /** Route, brief, then the RAG answer or the plan. */
 async function drive(ctx: EngineContext): Promise<string> {
   ctx.events.heartbeat(ctx.settings.progress_interval_sec * 1000, () => ctx.recorder.state);
@@ -225,7 +245,7 @@ async function drive(ctx: EngineContext): Promise<string> {
       // Which sources failed is on the session record already (state.sources).
       failed: [],
     };
-    for (const result of journal.results) ctx.results.set(result.task_id, result);
+    await restoreResults(ctx, journal.results);
     ctx.notice(
       `ivoai auto: resuming ${ctx.sessionId}: ${journal.results.length} of ${journal.plan.tasks.length} task(s) already done`,
     );

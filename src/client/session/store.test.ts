@@ -34,4 +34,27 @@ describe("session records", () => {
     await expect(store.get("ses_0000000000000000")).rejects.toThrow(/no session/);
     await expect(store.get("../etc")).rejects.toThrow(/invalid session id/);
   });
+
+  it("refuses a guarded update when the guard sees a record that moved on, and writes nothing", async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "ivoai-sessions-"));
+    const store = openSessionStore(dir);
+    const record = await store.create({
+      agent: "codex",
+      mode: "direct",
+      status: "running",
+      pid: process.pid,
+      pid_start_ticks: processStartTicks(process.pid),
+      project: "host:test",
+      knowledge_sources: [],
+      compression: { requested: "direct", effective: "direct", reason: "test" },
+    });
+    await store.update(record.id, { status: "exited" });
+    const guard = (current: { state: string }) => {
+      if (current.state !== "running") throw new Error(`moved on: ${current.state}`);
+    };
+    await expect(store.update(record.id, { status: "running" }, guard)).rejects.toThrow(/moved on: exited/);
+    expect((await store.get(record.id)).status).toBe("exited");
+    const passed = await store.update(record.id, { error: "kept" }, () => undefined);
+    expect(passed.error).toBe("kept");
+  });
 });

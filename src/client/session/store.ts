@@ -75,7 +75,12 @@ export interface SessionStore {
   create(
     fields: Omit<SessionRecord, "id" | "started_at" | "ended_at" | "exit_code" | "exit_signal" | "error">,
   ): Promise<SessionRecord>;
-  update(id: string, change: Partial<SessionRecord>): Promise<SessionRecord>;
+  /** `guard` sees the record under the lock first and may throw to refuse the change (a compare-and-set). */
+  update(
+    id: string,
+    change: Partial<SessionRecord>,
+    guard?: (current: SessionView) => void,
+  ): Promise<SessionRecord>;
   get(id: string): Promise<SessionView>;
   list(): Promise<SessionView[]>;
 }
@@ -122,9 +127,11 @@ export function openSessionStore(stateDir: string): SessionStore {
         await write(record);
         return record;
       }),
-    update: (id, change) =>
+    update: (id, change, guard) =>
       withLock(async () => {
-        const record = sessionRecordSchema.parse({ ...(await read(id)), ...change, id });
+        const current = await read(id);
+        guard?.(viewOf(current));
+        const record = sessionRecordSchema.parse({ ...current, ...change, id });
         await write(record);
         return record;
       }),
