@@ -39,12 +39,13 @@ describe("release tarball installed with npm install -g", () => {
       cwd: REPO,
       timeout: 300_000,
     });
-    // The tarball's path and its checksum line, and no `npm notice` line per packed file on stderr.
-    expect(released.stdout.split("\n")).toHaveLength(3);
+    // The tarball's and the skill bundle's paths and their checksum lines, and no `npm notice` line per packed
+    // file on stderr.
+    expect(released.stdout.split("\n")).toHaveLength(5);
     expect(released.stderr).not.toMatch(/npm notice/);
-    // The checksum line is in sha256sum's own format.
+    // The checksum lines are in sha256sum's own format.
     const checked = await run("sha256sum", ["-c", "SHA256SUMS"], { cwd: releaseDir });
-    expect(checked.stdout).toBe(`ivoai-${version}.tgz: OK\n`);
+    expect(checked.stdout).toBe(`ivoai-${version}.tgz: OK\nivoai-memory-context.zip: OK\n`);
 
     prefix = path.join(work.dir, "prefix");
     const started = Date.now();

@@ -1,26 +1,11 @@
 // The ivoai-memory-context skill, offered to web assistants through skills/list, skills/get (the skills extension,
-// SEP-2640) and resources/read.
-import { createHash } from "node:crypto";
+// SEP-2640) and resources/read; its text is protocol/skill-bundle.ts, as in the repository's skills/ directory.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { knowledgePolicy } from "../../protocol/prompts.js";
-import { TOOL_NAMES } from "../../protocol/tools.js";
+import { SKILL_DESCRIPTION, SKILL_DIGEST, SKILL_MD, SKILL_NAME } from "../../protocol/skill-bundle.js";
 
-export const SKILL_NAME = "ivoai-memory-context";
 export const SKILL_URI = `skill://${SKILL_NAME}/SKILL.md`;
-
-export const SKILL_MD = `---
-name: ${SKILL_NAME}
-description: Use the organisation's ivoai memory and context before the web.
----
-
-# ivoai memory and context
-
-${knowledgePolicy(new Set(TOOL_NAMES))}
-`;
-
-export const SKILL_DIGEST = `sha256:${createHash("sha256").update(SKILL_MD).digest("hex")}`;
 
 /** The capability key of the skills extension (SEP-2640), under `capabilities.extensions`, as clients look it up. */
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills";
@@ -34,20 +19,18 @@ export const SKILLS_CAPABILITIES = {
   experimental: { skills: {} },
 };
 
-const DESCRIPTION = "Use the organisation's ivoai memory and context before the web.";
-
 /**
  * The skill's entry (SEP-2640: uri, frontmatter as in SKILL.md, the complete file manifest with digests and
  * sizes), with the fields of the earlier experimental shape (name, description, digest, mimeType) beside it.
  */
 const skillEntry = {
   uri: SKILL_URI,
-  frontmatter: { name: SKILL_NAME, description: DESCRIPTION },
+  frontmatter: { name: SKILL_NAME, description: SKILL_DESCRIPTION },
   resources: [
     { uri: SKILL_URI, digest: SKILL_DIGEST, size: Buffer.byteLength(SKILL_MD), mimeType: "text/markdown" },
   ],
   name: SKILL_NAME,
-  description: DESCRIPTION,
+  description: SKILL_DESCRIPTION,
   digest: SKILL_DIGEST,
   mimeType: "text/markdown",
 };
@@ -59,7 +42,7 @@ export function registerSkills(server: McpServer): void {
     SKILL_URI,
     {
       title: "ivoai memory and context",
-      description: DESCRIPTION,
+      description: SKILL_DESCRIPTION,
       mimeType: "text/markdown",
       _meta: { digest: SKILL_DIGEST },
     },
