@@ -1,7 +1,7 @@
 // `ivoai doctor`, `ivoai project init|show`, `ivoai router serve`.
 import { openRegistry } from "../../client/connections/registry.js";
 import { runDoctor } from "../../client/doctor/doctor.js";
-import { initProject, resolveIdentity } from "../../client/project.js";
+import { describeIdentity, initProject, resolveIdentity } from "../../client/project.js";
 import { startRouter } from "../../client/router/router.js";
 import { parseSourceFlags, selectSources } from "../../client/router/selection.js";
 import { serveUntilStopped } from "../../client/router/serve.js";
@@ -76,23 +76,24 @@ export const projectGroup: GroupSpec = {
   children: [
     defineCommand({
       name: "init",
-      summary: "Mark the git root (or this folder) as a project with a stable id (.ivoai.toml)",
+      summary: "Pin this worktree (or folder outside Git) to its project id with a .ivoai.toml marker",
       json: true,
       async run(ctx) {
-        const identity = await initProject(process.cwd());
+        const identity = await initProject(process.cwd(), { env: ctx.env });
         ctx.out.data(identity, (i) => `project ${i.id} at ${i.root} (${i.marker})`);
         return 0;
       },
     }),
     defineCommand({
       name: "show",
-      summary: "Show the identity sessions started here use",
+      summary: "Show the identity sessions started here use, and which rule gave it",
+      description:
+        "Rules, first that applies: the nearest .ivoai.toml upwards (marker); the main Git repository, one\n" +
+        "project for all its linked worktrees and subfolders (repo-root); outside Git, the host (host:NAME).",
       json: true,
       async run(ctx) {
-        const identity = await resolveIdentity(process.cwd());
-        ctx.out.data(identity, (i) =>
-          i.kind === "project" ? `${i.id} (from ${i.marker})` : `${i.id} (no .ivoai.toml found)`,
-        );
+        const identity = await resolveIdentity(process.cwd(), { env: ctx.env });
+        ctx.out.data(identity, describeIdentity);
         return 0;
       },
     }),

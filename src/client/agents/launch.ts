@@ -63,7 +63,7 @@ async function launch(
   if (!located) {
     throw new IvoaiError("NOT_FOUND", `${options.agent} is not installed (not on PATH nor in ${managedBin})`);
   }
-  const identity = await resolveIdentity(options.cwd);
+  const identity = await resolveIdentity(options.cwd, { env: options.env });
   const explicit = options.knowledgeSources.length > 0;
 
   // Knowledge: an explicit selection must be available; the automatic one only ever falls through.

@@ -61,7 +61,7 @@ export async function runAuto(options: AutoOptions): Promise<AutoResult> {
   const detach = listenForStop(run, options.signal);
   try {
     const choice = await chooseExecutors(run);
-    const identity = await resolveIdentity(options.cwd);
+    const identity = await resolveIdentity(options.cwd, { env: options.env });
     const router = await openKnowledge(run, identity.id);
     const session = await openSession(run, choice.planner, identity.id, router);
     const ctx = await prepareEngine(run, session, choice);
