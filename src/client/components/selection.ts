@@ -123,52 +123,35 @@ export async function selectCoordinator(input: {
   const env = input.env ?? process.env;
   const command = (await findExecutable("ruflo", input.managedBin, env)) ?? null;
   const where = `not on PATH nor in ${input.managedBin}`;
-  if (input.setting === "none") {
-    const found = command ? `ruflo is installed (${command}) but` : `ruflo is ${where} and`;
-    return {
-      implementation: "none",
-      active: false,
-      why: `none: ${found} [auto] coordinator = "none" (set it to "ruflo" to have orchestrated sessions admitted by Ruflo)`,
-      ok: true,
-      version: null,
-      command,
-    };
-  }
-  if (!command)
-    return {
-      implementation: "ruflo",
-      active: false,
-      why: `[auto] coordinator = "ruflo" but ruflo is not installed (${where}): AUTO refuses to start`,
-      ok: false,
-      version: null,
-      command: null,
-    };
-  if (!input.probeVersion)
-    return {
-      implementation: "ruflo",
-      active: true,
-      why: `ruflo: configured and found at ${command}`,
-      ok: true,
-      version: null,
-      command,
-    };
-  const probed = await runProbe(command, ["--version"], { timeoutMs: input.probeVersion.timeoutMs, env });
-  if (!probed.ok)
-    return {
-      implementation: "ruflo",
-      active: false,
-      why: `[auto] coordinator = "ruflo" but ${command} --version failed: ${probed.reason}`,
-      ok: false,
-      version: null,
-      command,
-    };
-  const version = firstLine(probed.stdout).slice(0, 40) || null;
-  return {
-    implementation: "ruflo",
-    active: true,
-    why: `ruflo: configured, ${version ?? "?"} at ${command}`,
-    ok: true,
+  const probed =
+    command && input.probeVersion
+      ? await runProbe(command, ["--version"], { timeoutMs: input.probeVersion.timeoutMs, env })
+      : null;
+  const version = probed?.ok ? firstLine(probed.stdout).slice(0, 40) || null : null;
+  const found = `${version ?? "ruflo"} at ${command}`;
+  const broken = probed && !probed.ok ? `${command} --version failed: ${probed.reason}` : null;
+  const result = (active: boolean, ok: boolean, why: string): CoordinatorSelection => ({
+    implementation: input.setting,
+    active,
+    why,
+    ok,
     version,
     command,
-  };
+  });
+  if (input.setting === "none") {
+    const state = !command ? `ruflo is ${where}` : broken ? broken : `${found} is installed`;
+    return result(
+      false,
+      true,
+      `none: [auto] coordinator = "none" (${state}; set it to "ruflo" for Ruflo's admission)`,
+    );
+  }
+  if (!command)
+    return result(
+      false,
+      false,
+      `[auto] coordinator = "ruflo" but ruflo is not installed (${where}): AUTO refuses to start`,
+    );
+  if (broken) return result(false, false, `[auto] coordinator = "ruflo" but ${broken}`);
+  return result(true, true, `ruflo: [auto] coordinator = "ruflo", ${found}`);
 }
