@@ -111,7 +111,13 @@ describe("release tarball installed with npm install -g", () => {
   }
 
   it("holds the bundle and only the native dependency", async () => {
-    expect((await readdir(packageDir)).sort()).toEqual(["README.md", "dist", "node_modules", "package.json"]);
+    expect((await readdir(packageDir)).sort()).toEqual([
+      "README.md",
+      "dist",
+      "node_modules",
+      "package.json",
+      "skills",
+    ]);
     const modules = await readdir(path.join(packageDir, "node_modules"));
     expect(modules).toContain("better-sqlite3");
     for (const bundled of ["hono", "zod", "@modelcontextprotocol", "smol-toml", "yaml"]) {

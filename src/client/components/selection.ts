@@ -49,7 +49,7 @@ export async function selectCompression(input: CompressionInput): Promise<Compre
   });
   if (input.knowledgeActive)
     return direct("ivoai memory/context active: exact results must not pass through lossy compression");
-  if (input.requested === "direct") return direct("requested (the default)");
+  if (input.requested === "direct") return direct("no compression requested (the default)");
   if (input.agent === "opencode") return direct(`${input.requested} does not wrap opencode`);
   const preflight = await compressionPreflight(input.requested, input.managedBin, {
     timeoutMs: input.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,

@@ -294,10 +294,11 @@ export async function runDoctor(
     files: files.map((row) => ({ ...row, next: fileNext(row) })),
     servers: servers.map((row) => ({ ...row, next: serverNext(row, urls.get(row.id) ?? "URL") })),
   };
-  // The rows no component, file or server row covers add their own next step.
+  // The unhealthy rows no component, file or server row covers add their own next step (optional ones that are
+  // merely absent keep theirs on the row).
   const covered = /^(native-sqlite|agent:|server:|knowledge$)/;
   const extra = matrix
-    .filter((row) => row.next && !covered.test(row.component))
+    .filter((row) => row.next && row.healthy === "no" && !covered.test(row.component))
     .map((row) => `${row.component}: ${row.next}`);
   return {
     status: failing ? "fail" : warning ? "warn" : "ok",
