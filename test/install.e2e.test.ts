@@ -21,6 +21,7 @@ interface DoctorJson {
     path: string | null;
     detail: string;
   }[];
+  matrix: { component: string; healthy: string; detail: string }[];
 }
 
 describe("release tarball installed with npm install -g", () => {
@@ -111,7 +112,13 @@ describe("release tarball installed with npm install -g", () => {
   }
 
   it("holds the bundle and only the native dependency", async () => {
-    expect((await readdir(packageDir)).sort()).toEqual(["README.md", "dist", "node_modules", "package.json"]);
+    expect((await readdir(packageDir)).sort()).toEqual([
+      "README.md",
+      "dist",
+      "node_modules",
+      "package.json",
+      "skills",
+    ]);
     const modules = await readdir(path.join(packageDir, "node_modules"));
     expect(modules).toContain("better-sqlite3");
     for (const bundled of ["hono", "zod", "@modelcontextprotocol", "smol-toml", "yaml"]) {
@@ -150,6 +157,11 @@ describe("release tarball installed with npm install -g", () => {
     expect(native?.path).toBe(packageDir);
     const self = report.components.find((row) => row.component === "ivoai");
     expect(self?.version).toBe(version);
+    // The package ships skills/: the installed doctor finds the SKILL.md skills/get serves.
+    expect(report.matrix.find((row) => row.component === "skills")).toMatchObject({
+      healthy: "yes",
+      detail: path.join(packageDir, "skills", "ivoai-memory-context", "SKILL.md"),
+    });
   });
 
   // Every supported LTS besides the one running the suite: the tree built for this Node.js, run by that one.

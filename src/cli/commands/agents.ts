@@ -2,8 +2,8 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { type AgentName, locateAgent, loginStatus } from "../../client/agents/catalog.js";
-import type { CompressionProvider } from "../../client/agents/compression.js";
 import { launchAgent } from "../../client/agents/launch.js";
+import { COMPRESSION_PROVIDERS, type CompressionProvider } from "../../client/components/selection.js";
 import { openRegistry } from "../../client/connections/registry.js";
 import { parseSourceFlags } from "../../client/router/selection.js";
 import { openSessionStore, type SessionView } from "../../client/session/store.js";
@@ -27,7 +27,7 @@ const LAUNCH_OPTIONS = defineOptions({
   compression: {
     type: "enum",
     value: "PROVIDER",
-    choices: ["direct", "caveman", "headroom"] satisfies readonly CompressionProvider[],
+    choices: COMPRESSION_PROVIDERS,
     description: "token compression (default direct); ignored while ivoai knowledge is active",
   },
 });

@@ -1,73 +1,87 @@
 // `ivoai doctor`, `ivoai project init|show`, `ivoai router serve`.
 import { openRegistry } from "../../client/connections/registry.js";
-import { runDoctor } from "../../client/doctor/doctor.js";
+import { type DoctorReport, runDoctor } from "../../client/doctor/doctor.js";
 import { describeIdentity, initProject, resolveIdentity } from "../../client/project.js";
 import { startRouter } from "../../client/router/router.js";
 import { parseSourceFlags, selectSources } from "../../client/router/selection.js";
 import { serveUntilStopped } from "../../client/router/serve.js";
 import { IvoaiError } from "../../shared/errors.js";
+import { oneLine } from "../../shared/terminal-text.js";
 import { defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 
 export const doctorCommand = defineCommand({
   name: "doctor",
-  summary: "Check this machine: agent CLIs, file permissions, connected servers (never shows secrets)",
+  summary:
+    "Check this machine: its component matrix, file permissions, connected servers (never shows secrets)",
+  description:
+    "One row per component: supported here or not, healthy, the implementation that is active and why\n" +
+    "(what a launch or AUTO would run), and whether ivoai needs it. Exit status 1 when a required row is\n" +
+    "unhealthy (native SQLite, the session store, an enabled server, a configured coordinator).",
   json: true,
+  options: {
+    "probe-timeout": {
+      type: "integer",
+      value: "SECONDS",
+      min: 1,
+      max: 600,
+      description:
+        "bound of every external probe: agent --version and login, preflights, servers (default 5)",
+    },
+  },
   async run(ctx) {
-    const report = await runDoctor(openRegistry(ctx.env));
-    ctx.out.data(report, (r) =>
-      [
-        `status: ${r.status}`,
-        "",
-        formatTable(
-          ["COMPONENT", "INSTALLED", "AVAILABLE", "HEALTHY", "VERSION", "DETAIL"],
-          r.components.map((c) => [
-            c.component,
-            c.installed,
-            c.available,
-            c.healthy,
-            c.version ?? "-",
-            c.detail,
-          ]),
-        ),
-        "",
-        formatTable(
-          ["FILE", "EXPECTED", "ACTUAL", "OK"],
-          r.files.map((f) => [f.path, f.expected, f.actual, f.ok ? "yes" : "NO"]),
-          "no client files yet",
-        ),
-        "",
-        formatTable(
-          [
-            "SERVER",
-            "PURPOSE",
-            "ENABLED",
-            "CREDENTIAL",
-            "REACHABLE",
-            "READINESS",
-            "TLS",
-            "PROTOCOL",
-            "DETAIL",
-          ],
-          r.servers.map((s) => [
-            s.alias,
-            s.purpose,
-            s.enabled ? "yes" : "no",
-            s.credential_stored ? "stored" : "MISSING",
-            s.reachable,
-            s.readiness,
-            s.tls,
-            s.protocol_version === null ? "-" : String(s.protocol_version),
-            s.detail,
-          ]),
-          "no servers connected",
-        ),
-        ...(r.next.length > 0 ? ["", "next steps:", ...r.next.map((step) => `  - ${step}`)] : []),
-      ].join("\n"),
-    );
+    const seconds = ctx.options["probe-timeout"];
+    const report = await runDoctor(openRegistry(ctx.env), {
+      env: ctx.env,
+      ...(seconds !== undefined ? { probeTimeoutMs: seconds * 1000 } : {}),
+      // The MCP registry's probes join here once it lands.
+      userServers: [],
+    });
+    ctx.out.data(report, renderDoctor);
     return report.status === "fail" ? 1 : 0;
   },
 });
+
+function renderDoctor(r: DoctorReport): string {
+  return [
+    `status: ${r.status}`,
+    "",
+    formatTable(
+      ["COMPONENT", "STATUS", "HEALTHY", "ACTIVE", "REQUIRED", "WHY"],
+      r.matrix.map((m) => [
+        m.component,
+        m.status,
+        m.healthy,
+        m.active ?? "-",
+        m.required ? "yes" : "no",
+        oneLine(m.why),
+      ]),
+    ),
+    "",
+    formatTable(
+      ["FILE", "EXPECTED", "ACTUAL", "OK"],
+      r.files.map((f) => [f.path, f.expected, f.actual, f.ok ? "yes" : "NO"]),
+      "no client files yet",
+    ),
+    "",
+    formatTable(
+      ["SERVER", "PURPOSE", "ENABLED", "CREDENTIAL", "REACHABLE", "READINESS", "TLS", "PROTOCOL", "DETAIL"],
+      r.servers.map((s) => [
+        s.alias,
+        s.purpose,
+        s.enabled ? "yes" : "no",
+        s.credential_stored ? "stored" : "MISSING",
+        s.reachable,
+        s.readiness,
+        s.tls,
+        s.protocol_version === null ? "-" : String(s.protocol_version),
+        s.detail,
+      ]),
+      "no servers connected",
+    ),
+    ...(r.next.length > 0 ? ["", "next steps:", ...r.next.map((step) => `  - ${step}`)] : []),
+  ].join("\n");
+}
 
 export const projectGroup: GroupSpec = {
   kind: "group",

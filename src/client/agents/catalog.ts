@@ -1,10 +1,10 @@
 // The official agent CLIs ivoai launches (pinned in the install catalogue), where it finds them, and how each
 // reports its login (read-only).
-import { execFile } from "node:child_process";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 
 import { oneLine } from "../../shared/terminal-text.js";
+import { runProbe } from "../components/probe.js";
 import { type AgentName, COMPILED_CATALOGUE } from "../install/index.js";
 
 export { AGENTS, type AgentName } from "../install/index.js";
@@ -67,26 +67,25 @@ async function findExecutableIn(
 
 export type LoginState = "logged_in" | "logged_out" | "unknown";
 
-/** Asks the official CLI itself (`codex login status`, `claude auth status`); never reads its credential files. */
+/**
+ * Asks the official CLI itself (`codex login status`, `claude auth status`), bounded by `timeoutMs`; never reads
+ * its credential files. A status command that hangs is "unknown: timed out after N s".
+ */
 export async function loginStatus(
   agent: LocatedAgent,
   env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 10_000,
 ): Promise<{ state: LoginState; detail: string }> {
   const args =
     agent.name === "codex" ? ["login", "status"] : agent.name === "claude" ? ["auth", "status"] : undefined;
   if (!args) return { state: "unknown", detail: "no status command" };
-  return new Promise((resolve) => {
-    execFile(agent.path, args, { timeout: 10_000, env }, (error, stdout, stderr) => {
-      const code = (error as { code?: unknown } | null)?.code;
-      const exit = !error ? 0 : typeof code === "number" ? code : null;
-      const parsed = parseLoginStatus(agent.name, exit, `${stdout}`, `${stderr}`);
-      resolve(
-        exit === null && parsed.state === "unknown" && !parsed.detail
-          ? { state: "unknown", detail: summarize((error as Error).message) }
-          : parsed,
-      );
-    });
-  });
+  const probed = await runProbe(agent.path, args, { timeoutMs, env });
+  if (probed.ok) return parseLoginStatus(agent.name, 0, probed.stdout, "");
+  if (probed.timedOut) return { state: "unknown", detail: probed.reason };
+  const parsed = parseLoginStatus(agent.name, probed.exit, probed.stdout, probed.stderr);
+  return probed.exit === null && parsed.state === "unknown" && !parsed.detail
+    ? { state: "unknown", detail: summarize(probed.reason) }
+    : parsed;
 }
 
 /**

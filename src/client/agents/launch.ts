@@ -6,13 +6,13 @@ import path from "node:path";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { withTimeout } from "../../shared/timeout.js";
+import { type CompressionProvider, compressionCommand, selectCompression } from "../components/selection.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
 import { resolveIdentity } from "../project.js";
 import { type RunningRouter, startRouter } from "../router/router.js";
 import { selectSources } from "../router/selection.js";
 import { openSessionStore, processStartTicks } from "../session/store.js";
 import { type AgentName, locateAgent } from "./catalog.js";
-import { type CompressionProvider, planLaunch } from "./compression.js";
 import { buildInjection, TOKEN_ENV } from "./inject.js";
 import { createSignalRelay, LaunchStopped, type SignalRelay, signalStatus } from "./signal-relay.js";
 
@@ -99,12 +99,12 @@ async function launch(
 
     const store = openSessionStore(paths.stateDir);
     const plan = await relay.unlessStopped(
-      planLaunch({
+      selectCompression({
         agent: options.agent,
-        agentPath: located.path,
         knowledgeActive: router !== undefined,
         requested: options.compression,
         managedBin,
+        env: options.env,
       }),
     );
     const session = await store.create({
@@ -115,7 +115,7 @@ async function launch(
       pid_start_ticks: null,
       project: identity.id,
       knowledge_sources: sources,
-      compression: { requested: plan.requested, effective: plan.effective, reason: plan.reason },
+      compression: { requested: plan.requested, effective: plan.implementation, reason: plan.why },
     });
     started.sessionId = session.id;
     const runtimeDir = path.join(paths.stateDir, "run", session.id);
@@ -136,7 +136,10 @@ async function launch(
         IVOAI_PROJECT: identity.id,
         ...(router ? { [TOKEN_ENV]: router.capability, IVOAI_ROUTER_HOOKS_URL: router.endpoints.hooks } : {}),
       };
-      const [program, ...lead] = plan.command as [string, ...string[]];
+      const [program, ...lead] = compressionCommand(plan, options.agent, located.path) as [
+        string,
+        ...string[],
+      ];
       relay.check();
       // Same process group as ivoai: the terminal's ^C, ^Z and resizes reach the whole interactive stack.
       const child = spawn(program, [...lead, ...injection.args, ...options.args], {

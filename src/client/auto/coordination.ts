@@ -3,7 +3,7 @@
 // Mirroring never waits on the scheduling path: a slow or failing coordinator cannot slow ivoai down.
 import path from "node:path";
 import { IvoaiError } from "../../shared/errors.js";
-import { findExecutable } from "../agents/catalog.js";
+import { selectCoordinator } from "../components/selection.js";
 import type { TaskState } from "./contracts.js";
 import { createCoordinator, type LifecycleCoordinator, noCoordinator, opaqueTaskId } from "./coordinator.js";
 
@@ -20,13 +20,14 @@ export async function startCoordination(
   notice: (message: string) => void,
 ): Promise<Coordination> {
   if (kind === "none") return mirror(noCoordinator, session.sessionId, notice);
-  const command = await findExecutable("ruflo", session.managedBin, session.env);
-  if (!command) {
-    throw new IvoaiError(
-      "CONFIG_MISSING",
-      `[auto] coordinator = "ruflo" but ruflo is not installed (not on PATH nor in ${session.managedBin})`,
-    );
-  }
+  // The same decision doctor's coordinator row shows.
+  const selected = await selectCoordinator({
+    setting: kind,
+    managedBin: session.managedBin,
+    env: session.env,
+  });
+  const command = selected.command;
+  if (!selected.active || !command) throw new IvoaiError("CONFIG_MISSING", selected.why);
   const coordinator = createCoordinator("ruflo", { ruflo: { command } });
   const admission = await coordinator.admit({
     sessionId: session.sessionId,

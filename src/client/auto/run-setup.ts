@@ -6,6 +6,7 @@ import path from "node:path";
 import { IvoaiError } from "../../shared/errors.js";
 import { oneLine } from "../../shared/terminal-text.js";
 import { withTimeout } from "../../shared/timeout.js";
+import { selectCompression } from "../components/selection.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
 import { endOrphanedServers, opencodeHome } from "../frontend/server-marks.js";
 import { type RunningRouter, startRouter } from "../router/router.js";
@@ -124,6 +125,25 @@ export interface OpenedSession {
   resumedFrom: number | null;
   /** The words a later resume needs (task, brief, plan, worker results), kept privately while the run lasts. */
   journal: JournalWriter;
+}
+
+/** AUTO never compresses: it asks for direct through the launchers' one decision, so the record says why. */
+async function autoCompression(
+  planner: ExecutorName,
+  knowledgeActive: boolean,
+  bin: string,
+): Promise<SessionRecord["compression"]> {
+  const plan = await selectCompression({
+    agent: planner,
+    knowledgeActive,
+    requested: "direct",
+    managedBin: bin,
+  });
+  return {
+    requested: plan.requested,
+    effective: plan.implementation,
+    reason: `AUTO keeps knowledge exact; ${plan.why}`,
+  };
 }
 
 function managedBin(run: AutoRun): string {
@@ -246,7 +266,7 @@ export async function openSession(
     agent: planner,
     mode: "orchestrated",
     project,
-    compression: { requested: "direct", effective: "direct", reason: "AUTO keeps knowledge exact" },
+    compression: await autoCompression(planner, router !== null, managedBin(run)),
     auto: initial,
   });
   const journal = createJournalWriter(journalFile(stateDir, session.id), {

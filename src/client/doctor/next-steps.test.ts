@@ -23,6 +23,7 @@ const server = (over: Partial<ServerRow>): ServerRow => ({
   readiness: "ready",
   tls: "valid",
   protocol_version: 1,
+  features: { context: true, memory: true },
   detail: "",
   ...over,
 });

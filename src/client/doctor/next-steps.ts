@@ -75,3 +75,16 @@ export function reportNext(
   if (servers.length === 0) steps.push(CONNECT_FIRST_SERVER);
   return steps;
 }
+
+/** Next steps of the matrix rows that no component, file or server row covers. */
+export const MATRIX_NEXT = {
+  compression: (provider: string, managedBin: string, missing: boolean): string =>
+    missing
+      ? `optional: ${provider} runs from ${managedBin}/${provider}${provider === "headroom" ? " (it installs from PyPI)" : ""}; without it --compression ${provider} runs direct`
+      : `run '${managedBin}/${provider} --version' to see why its preflight fails; until then --compression ${provider} runs direct`,
+  coordinator:
+    'install ruflo (on PATH or in the managed bin) or set [auto] coordinator = "none" in config.toml; AUTO refuses to start until then',
+  skills: "reinstall ivoai (its package ships skills/ivoai-memory-context), or in a checkout: npm run skills",
+  userServer: (name: string): string =>
+    `ivoai mcp test ${name} shows what fails; ivoai mcp disable ${name} leaves it out`,
+} as const;
