@@ -5,6 +5,7 @@ import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { z } from "zod";
 import { IvoaiError } from "../shared/errors.js";
 import { LEGACY_SERVER_ID } from "./secrets.js";
+import { parseUserServers, renderUserServers, type UserServer } from "./user-mcp.js";
 
 /** An absolute path on the server's own origin: never "//host", "@host" or a scheme that would move it. */
 export const endpointPath = z
@@ -50,6 +51,8 @@ export interface ClientConfigDocument {
   /** The whole TOML document, unknown fields included. */
   raw: Record<string, unknown>;
   profiles: ServerProfile[];
+  /** The user's own MCP servers (`[mcp_servers.NAME]`). */
+  userServers: UserServer[];
   /** True when a legacy single-server layout was normalised. */
   migrated: boolean;
 }
@@ -82,18 +85,37 @@ export function parseClientConfig(text: string, file: string): ClientConfigDocum
     profiles.push({ id, ...parsed.data });
   }
   profiles.sort((a, b) => a.alias.localeCompare(b.alias));
-  return { raw, profiles, migrated };
+  const userServers = parseUserServers(raw.mcp_servers, file);
+  for (const server of userServers) {
+    if (profiles.some((profile) => profile.alias === server.name)) {
+      throw new IvoaiError(
+        "CONFIG_INVALID",
+        `${file}: mcp_servers.${server.name} has an ivoai server's alias`,
+      );
+    }
+  }
+  return { raw, profiles, userServers, migrated };
 }
 
-/** Serialises the document with `profiles` replacing the servers table; every other field is kept as read. */
-export function renderClientConfig(doc: ClientConfigDocument, profiles: readonly ServerProfile[]): string {
+/**
+ * Serialises the document with `profiles` replacing the servers table (and `userServers`, when given, the
+ * mcp_servers table); every other field is kept as read.
+ */
+export function renderClientConfig(
+  doc: ClientConfigDocument,
+  profiles: readonly ServerProfile[],
+  userServers?: readonly UserServer[],
+): string {
   const previous = (doc.raw.servers as Record<string, Record<string, unknown>> | undefined) ?? {};
   const servers: Record<string, unknown> = {};
   for (const { id, ...profile } of profiles) {
     // Keep unknown keys of an existing profile too.
     servers[id] = { ...(previous[id] ?? {}), ...dropUndefined(profile) };
   }
-  const { servers: _old, ...rest } = doc.raw;
+  const { servers: _old, mcp_servers: oldUser, ...rest } = doc.raw;
+  const previousUser = oldUser as Record<string, Record<string, unknown>> | undefined;
+  const users = userServers ? renderUserServers(previousUser, userServers) : previousUser;
+  if (users && Object.keys(users).length > 0) rest.mcp_servers = users;
   // The legacy [server] table is the legacy profile: once that profile is gone it must not come back.
   if (isLegacySection(rest.server) && !profiles.some((profile) => profile.id === LEGACY_SERVER_ID))
     delete rest.server;

@@ -6,9 +6,18 @@ export const LEGACY_SERVER_ID = "srv_legacy_default";
 
 const credentialSchema = z.object({ credential: z.string().min(1) });
 
+/** The secret values of one user MCP server: HTTP header values, stdio environment values. */
+const userServerSecretsSchema = z.object({
+  headers: z.record(z.string(), z.string()).default({}),
+  env: z.record(z.string(), z.string()).default({}),
+});
+export type UserServerSecrets = z.infer<typeof userServerSecretsSchema>;
+
 export const secretsV2Schema = z.object({
   schema: z.literal(2),
   servers: z.record(z.string(), credentialSchema),
+  /** Keyed by user MCP server name (`[mcp_servers.NAME]`); optional so earlier files stay valid. */
+  mcp_servers: z.record(z.string(), userServerSecretsSchema).optional(),
   /** Mirror of the legacy credential, kept only for the default profile so a rollback to schema 1 works. */
   server: credentialSchema.optional(),
 });

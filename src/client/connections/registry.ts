@@ -9,6 +9,7 @@ import {
 } from "../../config/client-config.js";
 import { type ClientPaths, clientPaths } from "../../config/client-paths.js";
 import { emptySecrets, parseSecrets, type SecretsV2 } from "../../config/secrets.js";
+import type { UserServer } from "../../config/user-mcp.js";
 import { assertReplaceable, writeFileAtomic } from "../../shared/atomic-file.js";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
 import { createFileLock } from "../../shared/file-lock.js";
@@ -16,6 +17,8 @@ import { planSecretWrites, renderSecrets } from "./secrets-plan.js";
 
 export interface RegistrySnapshot {
   profiles: ServerProfile[];
+  /** The user's own MCP servers; their header and env values are in `secrets.mcp_servers`. */
+  userServers: UserServer[];
   secrets: SecretsV2;
 }
 
@@ -51,7 +54,7 @@ export function openRegistry(env: NodeJS.ProcessEnv = process.env): ConnectionRe
     try {
       return parseClientConfig(await fs.readFile(paths.configFile, "utf8"), paths.configFile);
     } catch (error) {
-      if (errnoCode(error) === "ENOENT") return { raw: {}, profiles: [], migrated: false };
+      if (errnoCode(error) === "ENOENT") return { raw: {}, profiles: [], userServers: [], migrated: false };
       throw error;
     }
   };
@@ -82,7 +85,7 @@ export function openRegistry(env: NodeJS.ProcessEnv = process.env): ConnectionRe
 
   const read = async (): Promise<RegistrySnapshot> => {
     const [doc, { secrets }] = await Promise.all([loadDoc(), loadSecrets()]);
-    return { profiles: doc.profiles, secrets };
+    return { profiles: doc.profiles, userServers: doc.userServers, secrets };
   };
 
   const underLock = async <T>(run: () => Promise<T>): Promise<T> => {
@@ -106,12 +109,18 @@ export function openRegistry(env: NodeJS.ProcessEnv = process.env): ConnectionRe
         const { secrets } = await loadSecrets();
         const state = {
           profiles: doc.profiles.map((profile) => ({ ...profile })),
+          userServers: structuredClone(doc.userServers),
           secrets: structuredClone(secrets),
         };
         const result = change(state);
         const ids = (profiles: readonly ServerProfile[]) => profiles.map((profile) => profile.id);
         const writes = planSecretWrites(
-          { before: ids(doc.profiles), after: ids(state.profiles) },
+          {
+            before: ids(doc.profiles),
+            after: ids(state.profiles),
+            userBefore: doc.userServers.map((server) => server.name),
+            userAfter: state.userServers.map((server) => server.name),
+          },
           secrets,
           state.secrets,
         );
@@ -120,7 +129,7 @@ export function openRegistry(env: NodeJS.ProcessEnv = process.env): ConnectionRe
         const onDisk = renderSecrets(secrets);
         const interim = renderSecrets(writes.interim);
         if (interim !== onDisk) await writePrivate(paths.secretsFile, interim);
-        await writePrivate(paths.configFile, renderClientConfig(doc, state.profiles));
+        await writePrivate(paths.configFile, renderClientConfig(doc, state.profiles, state.userServers));
         const final = renderSecrets(writes.final);
         if (final !== interim) await writePrivate(paths.secretsFile, final);
         return result;
@@ -129,7 +138,7 @@ export function openRegistry(env: NodeJS.ProcessEnv = process.env): ConnectionRe
       underLock(async () => {
         const doc = await loadDoc();
         const { secrets } = await loadSecrets();
-        check({ profiles: doc.profiles, secrets });
+        check({ profiles: doc.profiles, userServers: doc.userServers, secrets });
         await assertReplaceable(paths.configFile);
         await assertReplaceable(paths.secretsFile);
         await fs.access(paths.configDir, constants.W_OK).catch((error: unknown) => {

@@ -6,6 +6,9 @@ import { LEGACY_SERVER_ID, type SecretsV2 } from "../../config/secrets.js";
 export interface ProfileIds {
   before: readonly string[];
   after: readonly string[];
+  /** The user MCP servers' names before and after (their secrets follow them the same way). */
+  userBefore?: readonly string[];
+  userAfter?: readonly string[];
 }
 
 /** The secrets.json versions to write, in order, around the config.toml write (see `planSecretWrites`). */
@@ -34,12 +37,23 @@ export function keepCredentialsOf(ids: readonly string[], secrets: SecretsV2): S
  * what no profile uses any more (a disconnected server's credential, the legacy `server` mirror).
  */
 export function planSecretWrites(ids: ProfileIds, old: SecretsV2, next: SecretsV2): SecretWrites {
-  const final = keepCredentialsOf(ids.after, next);
-  const kept = keepCredentialsOf(ids.before, old);
+  const final = keepUserSecretsOf(ids.userAfter, keepCredentialsOf(ids.after, next));
+  const kept = keepUserSecretsOf(ids.userBefore, keepCredentialsOf(ids.before, old));
   const interim: SecretsV2 = { ...final, servers: { ...kept.servers, ...final.servers } };
+  const userSecrets = { ...kept.mcp_servers, ...final.mcp_servers };
+  if (Object.keys(userSecrets).length > 0) interim.mcp_servers = userSecrets;
   const mirror = final.server ?? kept.server;
   if (mirror) interim.server = mirror;
   return { interim, final };
+}
+
+/** The user servers' secrets of `names` only (all of them when the caller does not say). */
+function keepUserSecretsOf(names: readonly string[] | undefined, secrets: SecretsV2): SecretsV2 {
+  const { mcp_servers, ...rest } = secrets;
+  if (!mcp_servers) return rest;
+  const wanted = names ? new Set(names) : undefined;
+  const kept = Object.entries(mcp_servers).filter(([name]) => !wanted || wanted.has(name));
+  return kept.length > 0 ? { ...rest, mcp_servers: Object.fromEntries(kept) } : rest;
 }
 
 /** secrets.json as it is written. */
