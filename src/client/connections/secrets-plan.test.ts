@@ -42,4 +42,17 @@ describe("planSecretWrites", () => {
     const ids = { before: [LEGACY_SERVER_ID], after: [LEGACY_SERVER_ID] };
     expect(planSecretWrites(ids, old, structuredClone(old)).final).toEqual(old);
   });
+
+  it("moves a user MCP server's secrets the same way: added before, dropped after config.toml", () => {
+    const docs = { headers: { Authorization: "H" }, env: {} };
+    const old: SecretsV2 = { schema: 2, servers: {}, mcp_servers: { docs } };
+    const next: SecretsV2 = { schema: 2, servers: {}, mcp_servers: {} };
+    const { interim, final } = planSecretWrites(
+      { before: [], after: [], userBefore: ["docs"], userAfter: [] },
+      old,
+      next,
+    );
+    expect(interim.mcp_servers).toEqual({ docs });
+    expect(final.mcp_servers).toBeUndefined();
+  });
 });
