@@ -202,9 +202,22 @@ describe("a probe that hangs", () => {
 describe("Ruflo", () => {
   const RUFLO = 'if [ "$1" = "--version" ]; then echo "ruflo v3.38.12"; exit 0; fi; exit 64';
 
-  it("present but not configured: none is active, and doctor says ruflo is there", async () => {
+  it("present with the default setting (auto): ruflo is active, its admission mandatory", async () => {
     const m = await machine("ruflo-present");
     await m.executable(m.managed, "ruflo", RUFLO);
+    const { report } = await doctor(m.env);
+    const row = rowOf(report, "coordinator");
+    expect(row).toMatchObject({ active: "ruflo", healthy: "yes", required: true, version: "ruflo v3.38.12" });
+    expect(row.why).toBe(
+      `ruflo: [auto] coordinator = "auto" and ruflo v3.38.12 at ${path.join(m.managed, "ruflo")}: ` +
+        "every orchestrated session passes its admission",
+    );
+  });
+
+  it("present but switched off (none): none is active, and doctor says ruflo is there", async () => {
+    const m = await machine("ruflo-off");
+    await m.executable(m.managed, "ruflo", RUFLO);
+    await m.config('[auto]\ncoordinator = "none"\n');
     const { report } = await doctor(m.env);
     const row = rowOf(report, "coordinator");
     expect(row).toMatchObject({ active: "none", healthy: "yes", required: false, version: "ruflo v3.38.12" });

@@ -1,9 +1,9 @@
-// The optional lifecycle coordinator, wired to a session: with `[auto] coordinator = "ruflo"` the session
-// starts only after Ruflo's admission passed, and tasks are mirrored to it by opaque id and state only.
+// The optional lifecycle coordinator, wired to a session: with `[auto] coordinator = "ruflo"`, or "auto" (the
+// default) while ruflo is installed, the session starts only after Ruflo's admission passed, and tasks are mirrored to it by opaque id and state only.
 // Mirroring never waits on the scheduling path: a slow or failing coordinator cannot slow ivoai down.
 import path from "node:path";
 import { IvoaiError } from "../../shared/errors.js";
-import { selectCoordinator } from "../components/selection.js";
+import { type CoordinatorSetting, selectCoordinator } from "../components/selection.js";
 import type { TaskState } from "./contracts.js";
 import { createCoordinator, type LifecycleCoordinator, noCoordinator, opaqueTaskId } from "./coordinator.js";
 
@@ -15,7 +15,7 @@ export interface Coordination {
 }
 
 export async function startCoordination(
-  kind: "none" | "ruflo",
+  kind: CoordinatorSetting,
   session: { sessionId: string; runtimeDir: string; managedBin: string; env: NodeJS.ProcessEnv },
   notice: (message: string) => void,
 ): Promise<Coordination> {
@@ -27,6 +27,9 @@ export async function startCoordination(
     env: session.env,
   });
   const command = selected.command;
+  // "auto" without ruflo installed: no coordinator (doctor's coordinator row says why).
+  if (kind === "auto" && selected.implementation === "none")
+    return mirror(noCoordinator, session.sessionId, notice);
   if (!selected.active || !command) throw new IvoaiError("CONFIG_MISSING", selected.why);
   const coordinator = createCoordinator("ruflo", { ruflo: { command } });
   const admission = await coordinator.admit({

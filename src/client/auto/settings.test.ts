@@ -21,7 +21,7 @@ describe("[auto] settings", () => {
       planner: "codex",
       workers: 2,
       quota_headroom_percent: 10,
-      coordinator: "none",
+      coordinator: "auto",
     });
     expect(await withConfig('[servers.x]\nalias = "x"\n')).toMatchObject({ workers: 2 });
   });

@@ -20,7 +20,8 @@ export const autoSettingsSchema = z
       .default(1800),
     /** Tasks whose estimated cost is below this run in the primary (delegating them is uneconomic). */
     min_worker_tokens: z.number().int().min(0).max(1_000_000).default(4000),
-    coordinator: z.enum(["none", "ruflo"]).default("none"),
+    /** "auto": Ruflo when installed (its admission then mandatory), none when not; "ruflo": required. */
+    coordinator: z.enum(["auto", "none", "ruflo"]).default("auto"),
     /** While nothing else happens, a progress line (heartbeat event) this often, in seconds. */
     progress_interval_sec: z.number().int().min(1).max(3600).default(60),
   })

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -78,5 +78,27 @@ describe("selectCoordinator", () => {
     const missing = await selectCoordinator({ setting: "ruflo", managedBin: path.join(bin, "m"), env });
     expect(missing).toMatchObject({ implementation: "ruflo", active: false, ok: false });
     expect(missing.why).toMatch(/coordinator = "ruflo" but ruflo is not installed/);
+  });
+
+  it("auto: none and why while ruflo is absent, ruflo (admission mandatory) once it is there", async () => {
+    const managed = path.join(bin, "auto-managed");
+    const env = { PATH: path.join(bin, "nowhere") };
+    const absent = await selectCoordinator({ setting: "auto", managedBin: managed, env });
+    expect(absent).toMatchObject({ implementation: "none", active: false, ok: true, command: null });
+    expect(absent.why).toMatch(
+      /^none: \[auto\] coordinator = "auto" and ruflo is not on PATH nor in .*admission$/,
+    );
+    await mkdir(managed, { recursive: true });
+    await writeFile(path.join(managed, "ruflo"), "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+    const present = await selectCoordinator({ setting: "auto", managedBin: managed, env });
+    expect(present).toMatchObject({ implementation: "ruflo", active: true, ok: true });
+    const broken = await selectCoordinator({
+      setting: "auto",
+      managedBin: managed,
+      env,
+      probeVersion: { timeoutMs: 2000 },
+    });
+    expect(broken).toMatchObject({ implementation: "ruflo", active: false, ok: false });
+    expect(broken.why).toMatch(/AUTO refuses to start$/);
   });
 });

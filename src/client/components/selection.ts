@@ -98,6 +98,9 @@ export function compressionCommand(
   return [agentPath];
 }
 
+/** `[auto] coordinator`: "auto" (the default) is Ruflo when installed, with its admission mandatory. */
+export type CoordinatorSetting = "auto" | "none" | "ruflo";
+
 export interface CoordinatorSelection {
   implementation: "ruflo" | "none";
   /** The implementation runs for orchestrated sessions (ruflo configured and found). */
@@ -115,7 +118,7 @@ export interface CoordinatorSelection {
  * --version is asked, bounded; AUTO skips that, since Ruflo's admission says the rest.
  */
 export async function selectCoordinator(input: {
-  setting: "none" | "ruflo";
+  setting: CoordinatorSetting;
   managedBin: string;
   env?: NodeJS.ProcessEnv;
   probeVersion?: { timeoutMs: number };
@@ -131,7 +134,7 @@ export async function selectCoordinator(input: {
   const found = `${version ?? "ruflo"} at ${command}`;
   const broken = probed && !probed.ok ? `${command} --version failed: ${probed.reason}` : null;
   const result = (active: boolean, ok: boolean, why: string): CoordinatorSelection => ({
-    implementation: input.setting,
+    implementation: input.setting === "none" || (input.setting === "auto" && !command) ? "none" : "ruflo",
     active,
     why,
     ok,
@@ -144,6 +147,25 @@ export async function selectCoordinator(input: {
       false,
       true,
       `none: [auto] coordinator = "none" (${state}; set it to "ruflo" for Ruflo's admission)`,
+    );
+  }
+  if (input.setting === "auto") {
+    if (!command)
+      return result(
+        false,
+        true,
+        `none: [auto] coordinator = "auto" and ruflo is ${where}: orchestrated sessions run without Ruflo's admission`,
+      );
+    if (broken)
+      return result(
+        false,
+        false,
+        `[auto] coordinator = "auto" found ruflo but ${broken}: AUTO refuses to start`,
+      );
+    return result(
+      true,
+      true,
+      `ruflo: [auto] coordinator = "auto" and ${found}: every orchestrated session passes its admission`,
     );
   }
   if (!command)

@@ -10,7 +10,7 @@ import type { NativeSqliteHealth } from "../../shared/native-sqlite.js";
 import { withTimeout } from "../../shared/timeout.js";
 import { readAutoSettings } from "../auto/settings.js";
 import { timedOutAfter } from "../components/probe.js";
-import { selectCompression, selectCoordinator } from "../components/selection.js";
+import { type CoordinatorSetting, selectCompression, selectCoordinator } from "../components/selection.js";
 import type { ComponentRow, ServerRow } from "./doctor.js";
 import {
   agentMatrixRow,
@@ -127,7 +127,7 @@ async function coordinatorRow(input: MatrixInput): Promise<MatrixRow> {
       });
     }
   }
-  let setting: "none" | "ruflo";
+  let setting: CoordinatorSetting;
   try {
     setting = (await readAutoSettings(input.configFile)).coordinator;
   } catch (error) {
