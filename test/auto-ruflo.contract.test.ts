@@ -207,57 +207,69 @@ describe("the ruflo coordinator against the real ruflo 3.38.12", () => {
   });
 });
 
-describe('ivoai auto with [auto] coordinator = "ruflo"', () => {
-  it("starts the session only after Ruflo's admission, and refuses to start without ruflo", async () => {
+/** A client with the fake agents and `config` as config.toml, ruflo on PATH; one scripted one-task plan. */
+async function autoMachine(xdg: string, config: string) {
+  const fakes = await installFakeClis(path.join(xdg, "fakes"));
+  const env = {
+    ...fakes.env,
+    PATH: `${fakes.binDir}:${path.dirname(command)}:${process.env.PATH}`,
+    XDG_CONFIG_HOME: path.join(xdg, "config"),
+    XDG_STATE_HOME: path.join(xdg, "state"),
+    XDG_DATA_HOME: path.join(xdg, "data"),
+    HOME: xdg,
+  };
+  await mkdir(path.join(xdg, "config", "ivoai"), { recursive: true, mode: 0o700 });
+  await writeFile(path.join(xdg, "config", "ivoai", "config.toml"), config);
+  const plan = {
+    tasks: [
+      {
+        id: "survey",
+        kind: "research",
+        instructions: "SECRET-INSTRUCTIONS survey the code",
+        depends_on: [],
+        signals: { complexity: 0.5, context_need: 0.5, risk: 0.3, ambiguity: 0.2, est_tokens: 30_000 },
+      },
+    ],
+  };
+  const script = () =>
+    fakes.script({
+      codex: {
+        turns: {
+          plan: [{ reply: plan }],
+          worker: [{ reply: { summary: "ok", findings: [], state_delta: [] } }],
+          consolidate: [{ reply: "done" }],
+        },
+      },
+      claude: {},
+    });
+  await script();
+  const withoutRuflo = { ...env, PATH: `${fakes.binDir}:${path.dirname(process.execPath)}:/usr/bin:/bin` };
+  return { env, withoutRuflo, script };
+}
+
+async function expectAdmittedRun(env: NodeJS.ProcessEnv, xdg: string): Promise<void> {
+  const result = await runIvoai(["auto", "--print", "Implement the canary stage", "--json"], {
+    env,
+    timeoutMs: 180_000,
+  });
+  expect(result.stderr).toMatch(/Ruflo admitted the session/);
+  expect(result.code).toBe(0);
+  const out = autoJsonLines(result.stdout).result as { tasks: { id: string; state: string }[] };
+  expect(out.tasks).toEqual([expect.objectContaining({ id: "survey", state: "done" })]);
+  // Ruflo's runtime subtree was private to the session and is gone with it.
+  const run = path.join(xdg, "state", "ivoai", "run");
+  expect(await readdir(run).catch(() => [])).toEqual([]);
+}
+
+describe("ivoai auto with Ruflo", () => {
+  it('coordinator = "ruflo": starts the session only after Ruflo\'s admission, refuses to start without ruflo', async () => {
     const xdg = await mkdtemp(path.join(tmpdir(), "ivoai-ruflo-auto-"));
     try {
-      const fakes = await installFakeClis(path.join(xdg, "fakes"));
-      const env = {
-        ...fakes.env,
-        PATH: `${fakes.binDir}:${path.dirname(command)}:${process.env.PATH}`,
-        XDG_CONFIG_HOME: path.join(xdg, "config"),
-        XDG_STATE_HOME: path.join(xdg, "state"),
-        XDG_DATA_HOME: path.join(xdg, "data"),
-        HOME: xdg,
-      };
-      await mkdir(path.join(xdg, "config", "ivoai"), { recursive: true, mode: 0o700 });
-      await writeFile(path.join(xdg, "config", "ivoai", "config.toml"), '[auto]\ncoordinator = "ruflo"\n');
-      const plan = {
-        tasks: [
-          {
-            id: "survey",
-            kind: "research",
-            instructions: "SECRET-INSTRUCTIONS survey the code",
-            depends_on: [],
-            signals: { complexity: 0.5, context_need: 0.5, risk: 0.3, ambiguity: 0.2, est_tokens: 30_000 },
-          },
-        ],
-      };
-      await fakes.script({
-        codex: {
-          turns: {
-            plan: [{ reply: plan }],
-            worker: [{ reply: { summary: "ok", findings: [], state_delta: [] } }],
-            consolidate: [{ reply: "done" }],
-          },
-        },
-        claude: {},
-      });
-      const result = await runIvoai(["auto", "--print", "Implement the canary stage", "--json"], {
-        env,
-        timeoutMs: 180_000,
-      });
-      expect(result.stderr).toMatch(/Ruflo admitted the session/);
-      expect(result.code).toBe(0);
-      const out = autoJsonLines(result.stdout).result as { tasks: { id: string; state: string }[] };
-      expect(out.tasks).toEqual([expect.objectContaining({ id: "survey", state: "done" })]);
-      // Ruflo's runtime subtree was private to the session and is gone with it.
-      const run = path.join(xdg, "state", "ivoai", "run");
-      expect(await readdir(run).catch(() => [])).toEqual([]);
-
+      const machine = await autoMachine(xdg, '[auto]\ncoordinator = "ruflo"\n');
+      await expectAdmittedRun(machine.env, xdg);
       // Without ruflo installed the session does not start, and says why.
       const missing = await runIvoai(["auto", "--print", "Implement the canary stage"], {
-        env: { ...env, PATH: `${fakes.binDir}:${path.dirname(process.execPath)}:/usr/bin:/bin` },
+        env: machine.withoutRuflo,
         timeoutMs: 60_000,
       });
       expect(missing.code).toBe(1);
@@ -266,6 +278,23 @@ describe('ivoai auto with [auto] coordinator = "ruflo"', () => {
       await rm(xdg, { recursive: true, force: true });
     }
   }, 240_000);
+
+  it("the default (auto): an installed ruflo's admission is mandatory, without one AUTO runs uncoordinated", async () => {
+    const xdg = await mkdtemp(path.join(tmpdir(), "ivoai-ruflo-default-"));
+    try {
+      const machine = await autoMachine(xdg, "");
+      await expectAdmittedRun(machine.env, xdg);
+      await machine.script();
+      const bare = await runIvoai(["auto", "--print", "Implement the canary stage", "--json"], {
+        env: machine.withoutRuflo,
+        timeoutMs: 180_000,
+      });
+      expect(bare.code).toBe(0);
+      expect(bare.stderr).not.toMatch(/Ruflo/);
+    } finally {
+      await rm(xdg, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
 
 async function realEntry(): Promise<string> {

@@ -3,7 +3,8 @@
 import { z } from "zod";
 import { IvoaiError } from "../shared/errors.js";
 
-export const USER_SERVER_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+/** Names beginning with "ivoai" are ivoai's own (ivoai-memory, ivoai-context in every agent). */
+export const USER_SERVER_NAME = /^(?!ivoai)[a-z][a-z0-9_-]{0,31}$/;
 const toolName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be an MCP tool name");
 const secretKey = z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, "must be a header or variable name");
 
@@ -68,7 +69,8 @@ export function parseUserServers(raw: unknown, file: string): UserServer[] {
   return servers.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-export const NAME_RULE = "a server name is a lower-case letter then up to 31 letters, digits, - or _";
+export const NAME_RULE =
+  'a server name is a lower-case letter then up to 31 letters, digits, - or _, and does not begin with "ivoai"';
 
 const KNOWN_KEYS = new Set(["transport", "command", "args", "cwd", "url", ...Object.keys(common)]);
 

@@ -9,6 +9,22 @@ export const TOKEN_ENV = "IVOAI_ROUTER_TOKEN";
 
 export interface RouterView {
   endpoints: { context: string; memory: string; hooks: string };
+  /** False when the router serves only the user's own MCP servers (no ivoai server selected). */
+  knowledge?: boolean;
+  /** The user's own MCP servers, each at its router endpoint, beside ivoai's. */
+  user?: readonly { name: string; url: string }[];
+}
+
+/** The MCP servers a CLI is given: ivoai's two (with knowledge) and the user's, by name. */
+function mcpEntries(router: RouterView): [string, string][] {
+  const ivoai: [string, string][] =
+    router.knowledge === false
+      ? []
+      : [
+          ["ivoai-memory", router.endpoints.memory],
+          ["ivoai-context", router.endpoints.context],
+        ];
+  return [...ivoai, ...(router.user ?? []).map((entry): [string, string] => [entry.name, entry.url])];
 }
 
 export interface PrivateFile {
@@ -42,10 +58,7 @@ export function buildInjection(agent: AgentName, input: InjectionInput): Injecti
       if (router) {
         // A shared background app-server started earlier would not see these per-process overrides.
         args.push("--no-daemon");
-        for (const [name, url] of [
-          ["ivoai-memory", router.endpoints.memory],
-          ["ivoai-context", router.endpoints.context],
-        ] as const) {
+        for (const [name, url] of mcpEntries(router)) {
           args.push(
             "-c",
             `mcp_servers.${name}.url=${toml(url)}`,
@@ -53,9 +66,11 @@ export function buildInjection(agent: AgentName, input: InjectionInput): Injecti
             `mcp_servers.${name}.bearer_token_env_var=${toml(TOKEN_ENV)}`,
           );
         }
-        args.push("-c", `developer_instructions=${toml(KNOWLEDGE_POLICY)}`);
-        // Codex calls `notify` after each turn with a JSON argument: the hook records it as an observation.
-        args.push("-c", `notify=[${[...input.hookCommand, "hook", "codex"].map(toml).join(",")}]`);
+        if (router.knowledge !== false) {
+          args.push("-c", `developer_instructions=${toml(KNOWLEDGE_POLICY)}`);
+          // Codex calls `notify` after each turn with a JSON argument: the hook records it as an observation.
+          args.push("-c", `notify=[${[...input.hookCommand, "hook", "codex"].map(toml).join(",")}]`);
+        }
       }
       return { args, env: {}, files: [] };
     }
@@ -67,11 +82,15 @@ export function buildInjection(agent: AgentName, input: InjectionInput): Injecti
         headers: { Authorization: `Bearer \${${TOKEN_ENV}}` },
       });
       const mcpConfig = {
-        mcpServers: {
-          "ivoai-memory": server(router.endpoints.memory),
-          "ivoai-context": server(router.endpoints.context),
-        },
+        mcpServers: Object.fromEntries(mcpEntries(router).map(([name, url]) => [name, server(url)])),
       };
+      if (router.knowledge === false) {
+        return {
+          args: ["--mcp-config", `${input.runtimeDir}/mcp.json`],
+          env: {},
+          files: [{ name: "mcp.json", content: JSON.stringify(mcpConfig, null, 2) }],
+        };
+      }
       const hook = (event: string) => [
         {
           hooks: [
@@ -120,13 +139,11 @@ export function buildInjection(agent: AgentName, input: InjectionInput): Injecti
         enabled: true,
         headers: { Authorization: `Bearer {env:${TOKEN_ENV}}` },
       });
-      const config = {
-        mcp: {
-          "ivoai-memory": remote(router.endpoints.memory),
-          "ivoai-context": remote(router.endpoints.context),
-        },
-        instructions: [`${input.runtimeDir}/ivoai-policy.md`],
-      };
+      const mcp = Object.fromEntries(mcpEntries(router).map(([name, url]) => [name, remote(url)]));
+      if (router.knowledge === false) {
+        return { args: [], env: { OPENCODE_CONFIG_CONTENT: JSON.stringify({ mcp }) }, files: [] };
+      }
+      const config = { mcp, instructions: [`${input.runtimeDir}/ivoai-policy.md`] };
       return {
         args: [],
         env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(config) },

@@ -8,6 +8,7 @@ import { IvoaiError } from "../../shared/errors.js";
 import { withTimeout } from "../../shared/timeout.js";
 import { type CompressionProvider, compressionCommand, selectCompression } from "../components/selection.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
+import { enabledUserServers } from "../connections/user-servers.js";
 import { resolveIdentity } from "../project.js";
 import { type RunningRouter, startRouter } from "../router/router.js";
 import { selectSources } from "../router/selection.js";
@@ -69,6 +70,7 @@ async function launch(
   // Knowledge: an explicit selection must be available; the automatic one only ever falls through.
   let router: RunningRouter | undefined;
   let sources: string[] = [];
+  let knowledge = false;
   let starting: Promise<RunningRouter> | undefined;
   const cleanups: (() => Promise<unknown>)[] = [
     // A router still starting when a signal stopped the launch is closed once it is up.
@@ -82,8 +84,9 @@ async function launch(
       const selected = await relay.unlessStopped(
         selectSources(options.registry, options.knowledgeSources, { checkReady: explicit, env: options.env }),
       );
-      if (selected.length > 0) {
-        starting = startRouter({ sources: selected, project: identity.id });
+      const userServers = await enabledUserServers(options.registry);
+      if (selected.length > 0 || userServers.length > 0) {
+        starting = startRouter({ sources: selected, userServers, project: identity.id });
         router = await relay.unlessStopped(
           withTimeout(starting, 5_000, "the knowledge router did not start"),
         );
@@ -91,6 +94,7 @@ async function launch(
         const running = router;
         cleanups.push(() => withTimeout(running.close(), 2_000).catch(() => undefined));
         sources = selected.map((source) => source.profile.alias);
+        knowledge = selected.length > 0;
       }
     } catch (error) {
       if (explicit || error instanceof LaunchStopped) throw error;
@@ -101,7 +105,7 @@ async function launch(
     const plan = await relay.unlessStopped(
       selectCompression({
         agent: options.agent,
-        knowledgeActive: router !== undefined,
+        knowledgeActive: knowledge,
         requested: options.compression,
         managedBin,
         env: options.env,
@@ -123,7 +127,7 @@ async function launch(
     try {
       await fs.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
       const injection = buildInjection(options.agent, {
-        router: router ? { endpoints: router.endpoints } : undefined,
+        router: router ? { endpoints: router.endpoints, knowledge, user: router.userEndpoints } : undefined,
         runtimeDir,
         hookCommand: options.selfCommand,
       });

@@ -17,6 +17,7 @@ import {
 } from "./router-state.js";
 import type { Source, SourceGroup } from "./selection.js";
 import type { EndpointName } from "./upstream.js";
+import { answerUserServer, USER_ROUTE, userServerVisible } from "./user-endpoint.js";
 
 /** Request headers an MCP exchange needs, forwarded as they are on a pass-through. */
 const PASSED_HEADERS = ["content-type", "accept", "mcp-protocol-version", "mcp-session-id", "last-event-id"];
@@ -58,6 +59,8 @@ export async function handleRequest(
   const route = (req.url ?? "").split("?")[0];
   const endpoint = endpointOfRoute(route);
   if (endpoint) return handleMcp(state, endpoint, req, body, res, access);
+  const user = USER_ROUTE.exec(route ?? "")?.[1];
+  if (user !== undefined) return handleUserMcp(state, user, req, body, res, access);
   if (route === "/hooks/memory" && req.method === "POST") return postHook(state, body, res, access);
   sendJson(res, 404, { error: "not_found" });
 }
@@ -82,6 +85,25 @@ async function handleMcp(
     return passThrough(state, source, endpointUrl(source.profile, endpoint), req, body, res);
   }
   const response = await answerWithOwnServer(state, endpoint, toWebRequest(req, body), access);
+  res.writeHead(response.status, { ...Object.fromEntries(response.headers), "cache-control": "no-store" });
+  res.end(Buffer.from(await response.arrayBuffer()));
+}
+
+/** `/mcp/user/NAME`: a server the capability may not reach is as absent as one that does not exist. */
+async function handleUserMcp(
+  state: RouterState,
+  name: string,
+  req: http.IncomingMessage,
+  body: Buffer,
+  res: http.ServerResponse,
+  access: Access,
+): Promise<void> {
+  const server = state.users.servers.find((entry) => entry.name === name);
+  if (!server || !userServerVisible(server, access)) return sendJson(res, 404, { error: "not_found" });
+  if (req.method === "GET") {
+    return sendJson(res, 405, { error: "method_not_allowed", message: "no server-initiated stream here" });
+  }
+  const response = await answerUserServer(state.users, server, toWebRequest(req, body));
   res.writeHead(response.status, { ...Object.fromEntries(response.headers), "cache-control": "no-store" });
   res.end(Buffer.from(await response.arrayBuffer()));
 }

@@ -1,10 +1,12 @@
 // The session router's state as one data record, with its limits and the two session capabilities: what the
 // request handling, the upstream lifecycle and the shutdown read and change.
+
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
 import { groupSources, type Source, type SourceGroup } from "./selection.js";
 import type { FederatedSurface } from "./surface.js";
 import type { EndpointName, UpstreamLimits, UpstreamPool } from "./upstream.js";
+import type { UserUpstreams } from "./user-endpoint.js";
 
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 export const MAX_UPSTREAM_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -30,6 +32,8 @@ export interface RouterState {
   readonly headers: Record<string, string>;
   readonly pool: UpstreamPool;
   readonly surface: FederatedSurface;
+  /** The user's own MCP servers, each at `/mcp/user/NAME`. */
+  readonly users: UserUpstreams;
   readonly full: Capability;
   readonly readOnly: Capability;
   /** Epoch ms after which neither capability is accepted. */

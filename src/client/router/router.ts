@@ -2,9 +2,11 @@
 // short-lived capability. Reads fan out and merge with provenance; writes go to exactly one destination.
 // This file wires the parts: the state record (router-state.ts), the HTTP handling (http-handler.ts), the
 // router's own MCP server (own-server.ts, tool-calls.ts, surface.ts) and the upstream pool (upstream.ts).
+
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { waitAtMost } from "../../shared/timeout.js";
+import type { ResolvedUserServer } from "../connections/user-servers.js";
 import { provenanceOf } from "./federation.js";
 import { listener } from "./http-handler.js";
 import {
@@ -18,11 +20,14 @@ import {
 import type { Source } from "./selection.js";
 import { createFederatedSurface } from "./surface.js";
 import { createUpstreamPool } from "./upstream.js";
+import { createUserUpstreams } from "./user-endpoint.js";
 
 export { CLOSE_GRACE_MS, MAX_REQUEST_BYTES, MAX_UPSTREAM_RESPONSE_BYTES } from "./router-state.js";
 
 export interface RouterOptions {
   sources: readonly Source[];
+  /** The user's own MCP servers to serve beside ivoai's, secrets resolved (kept in this process only). */
+  userServers?: readonly ResolvedUserServer[];
   /** Per-source deadline for a read, response body included. */
   deadlineMs?: number;
   project?: string;
@@ -36,6 +41,8 @@ export interface RouterOptions {
 export interface RunningRouter {
   url: string;
   endpoints: { context: string; memory: string; hooks: string };
+  /** One endpoint per user MCP server; `read_only` ones a worker's capability may reach too. */
+  userEndpoints: { name: string; url: string; read_only: boolean }[];
   capability: string;
   /**
    * A second capability for AUTO's read-only workers: it lists and calls only read-tier tools (whatever the
@@ -64,6 +71,11 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   return {
     url,
     endpoints: { context: `${url}/mcp/context`, memory: `${url}/mcp/memory`, hooks: `${url}/hooks/memory` },
+    userEndpoints: state.users.servers.map((server) => ({
+      name: server.name,
+      url: `${url}/mcp/user/${server.name}`,
+      read_only: server.read_only,
+    })),
     capability: state.full.token,
     readOnlyCapability: state.readOnly.token,
     expiresAt: new Date(state.expiresAt).toISOString(),
@@ -88,6 +100,7 @@ function routerState(options: RouterOptions): RouterState {
     headers,
     pool,
     surface,
+    users: createUserUpstreams(options.userServers ?? [], { timeoutMs: limits.deadlineMs }),
     full: mintCapability(),
     readOnly: mintCapability(),
     expiresAt: Date.now() + (options.capabilityTtlMs ?? 24 * 3_600_000),
@@ -109,5 +122,5 @@ async function closeRouter(state: RouterState, graceMs: number): Promise<void> {
     server.closeAllConnections();
     await waitAtMost(stopped, graceMs);
   }
-  await state.pool.close(graceMs);
+  await Promise.all([state.pool.close(graceMs), waitAtMost(state.users.close(), graceMs)]);
 }

@@ -12,6 +12,7 @@ function stuckRouter(): RunningRouter & { closes: number } {
     endpoints: { context: "", memory: "", hooks: "" },
     capability: "",
     readOnlyCapability: "",
+    userEndpoints: [],
     expiresAt: "",
     sources: [],
     close: () => {
