@@ -64,6 +64,8 @@ export interface KnowledgeAccess {
   endpoints: { memory: string; context: string };
   /** Name of the environment variable that holds the router capability (never its value in argv). */
   tokenEnv: string;
+  /** The user's own MCP servers at the router; a worker is given only the `read_only` ones. */
+  user?: readonly { name: string; url: string; read_only: boolean }[];
 }
 
 export interface StdioMcpServer {

@@ -89,6 +89,7 @@ export function turnKnowledge(ctx: EngineContext): KnowledgeAccess | null {
     ? {
         endpoints: { memory: ctx.router.endpoints.memory, context: ctx.router.endpoints.context },
         tokenEnv: TOKEN_ENV,
+        user: ctx.router.userEndpoints,
       }
     : null;
 }

@@ -8,6 +8,7 @@ import { oneLine } from "../../shared/terminal-text.js";
 import { withTimeout } from "../../shared/timeout.js";
 import { selectCompression } from "../components/selection.js";
 import type { ConnectionRegistry } from "../connections/registry.js";
+import { enabledUserServers } from "../connections/user-servers.js";
 import { endOrphanedServers, opencodeHome } from "../frontend/server-marks.js";
 import { type RunningRouter, startRouter } from "../router/router.js";
 import { selectSources } from "../router/selection.js";
@@ -217,8 +218,9 @@ export async function openKnowledge(run: AutoRun, project: string): Promise<Runn
     });
     run.sources = describeSelection(profiles, selected, options.knowledgeSources);
     if (selected.length === 0) return null;
+    const userServers = await enabledUserServers(options.registry);
     const router = await withTimeout(
-      startRouter({ sources: selected, project }),
+      startRouter({ sources: selected, userServers, project }),
       5_000,
       "the knowledge router did not start",
     );

@@ -4,7 +4,13 @@
 import path from "node:path";
 import { writeFileAtomic } from "../../../shared/atomic-file.js";
 import type { Executor, LimitInfo, QuotaSnapshot, TurnOutcome, TurnRequest } from "../contracts.js";
-import { assertServerName, endpointOf, KNOWLEDGE_SERVERS, mutationTools } from "./knowledge.js";
+import {
+  assertServerName,
+  endpointOf,
+  KNOWLEDGE_SERVERS,
+  mutationTools,
+  userServersFor,
+} from "./knowledge.js";
 import { classifyLimit, isoFrom, safeLine } from "./limits.js";
 import { failedBeforeStart } from "./outcome.js";
 import { runCliTurn, type StreamFormat, type TurnSink } from "./turn.js";
@@ -53,6 +59,14 @@ export function buildClaudeMcpConfig(request: Pick<ClaudeArgvInput, "role" | "kn
       mcpServers[server] = {
         type: "http",
         url: endpointOf(server, request.knowledge.endpoints),
+        headers: { Authorization: `Bearer \${${request.knowledge.tokenEnv}}` },
+      };
+    }
+    for (const server of userServersFor(request.role, request.knowledge)) {
+      assertServerName(server.name);
+      mcpServers[server.name] = {
+        type: "http",
+        url: server.url,
         headers: { Authorization: `Bearer \${${request.knowledge.tokenEnv}}` },
       };
     }

@@ -3,7 +3,7 @@
 import path from "node:path";
 import { writeFileAtomic } from "../../../shared/atomic-file.js";
 import type { Executor, TurnOutcome, TurnRequest } from "../contracts.js";
-import { assertServerName, endpointOf, KNOWLEDGE_SERVERS, readTools } from "./knowledge.js";
+import { assertServerName, endpointOf, KNOWLEDGE_SERVERS, readTools, userServersFor } from "./knowledge.js";
 import { classifyLimit } from "./limits.js";
 import { failedBeforeStart } from "./outcome.js";
 import { runCliTurn, type StreamFormat, type TurnSink } from "./turn.js";
@@ -54,6 +54,11 @@ export function codexMcpOverrides(
       set(server, "url", toml(endpointOf(server, request.knowledge.endpoints)));
       set(server, "bearer_token_env_var", toml(request.knowledge.tokenEnv));
       if (request.role === "worker") set(server, "enabled_tools", tomlList(readTools(server)));
+    }
+    for (const server of userServersFor(request.role, request.knowledge)) {
+      assertServerName(server.name);
+      set(server.name, "url", toml(server.url));
+      set(server.name, "bearer_token_env_var", toml(request.knowledge.tokenEnv));
     }
   }
   if (request.role === "primary") {

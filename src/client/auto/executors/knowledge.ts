@@ -33,3 +33,11 @@ export function assertServerName(name: string): void {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(name))
     throw new IvoaiError("CONFIG_INVALID", `invalid MCP server name ${JSON.stringify(name)}`);
 }
+
+/** The user MCP servers a turn is given: all for the primary, only those marked read-only for a worker. */
+export function userServersFor(
+  role: "primary" | "worker",
+  knowledge: { user?: readonly { name: string; url: string; read_only: boolean }[] },
+): { name: string; url: string }[] {
+  return (knowledge.user ?? []).filter((server) => role === "primary" || server.read_only);
+}
