@@ -10,6 +10,7 @@ export const COMMAND_MODULES = {
   executors: () => import("./commands/executors.js"),
   hook: () => import("./commands/hook.js"),
   install: () => import("./commands/install.js"),
+  mcp: () => import("./commands/mcp.js"),
   orchestrator: () => import("./commands/orchestrator.js"),
   "server-activation": () => import("./commands/server-activation.js"),
   "server-approvals": () => import("./commands/server-approvals.js"),

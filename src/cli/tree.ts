@@ -11,6 +11,7 @@ import { demoCommand } from "./commands/demo.js";
 import { executorsCommand } from "./commands/executors.js";
 import { hookCommand } from "./commands/hook.js";
 import { installCommands } from "./commands/install.js";
+import { mcpGroup } from "./commands/mcp.js";
 import { orchestratorMcpCommand } from "./commands/orchestrator.js";
 import { serverActivationGroup } from "./commands/server-activation.js";
 import { serverApprovalsGroup, serverAuditCommand } from "./commands/server-approvals.js";
@@ -40,6 +41,7 @@ export const COMMAND_TREE: GroupSpec = {
     disconnectGroup,
     doctorCommand,
     executorsCommand,
+    mcpGroup,
     projectGroup,
     routerGroup,
     hookCommand,

@@ -1,5 +1,9 @@
 // `ivoai doctor`, `ivoai project init|show`, `ivoai router serve`.
-import { openRegistry } from "../../client/connections/registry.js";
+
+import { DEFAULT_PROBE_TIMEOUT_MS } from "../../client/components/selection.js";
+import { openRegistry, type RegistrySnapshot } from "../../client/connections/registry.js";
+import { probeUserServer } from "../../client/connections/user-probe.js";
+import { resolveUserServer } from "../../client/connections/user-servers.js";
 import { type DoctorReport, runDoctor } from "../../client/doctor/doctor.js";
 import { describeIdentity, initProject, resolveIdentity } from "../../client/project.js";
 import { startRouter } from "../../client/router/router.js";
@@ -31,11 +35,23 @@ export const doctorCommand = defineCommand({
   },
   async run(ctx) {
     const seconds = ctx.options["probe-timeout"];
-    const report = await runDoctor(openRegistry(ctx.env), {
+    const registry = openRegistry(ctx.env);
+    const timeoutMs = seconds !== undefined ? seconds * 1000 : DEFAULT_PROBE_TIMEOUT_MS;
+    const snapshot = await registry.read().catch(() => undefined);
+    const userServers = (snapshot?.userServers ?? []).map((server) => ({
+      name: server.name,
+      enabled: server.enabled,
+      required: server.required,
+      probe: () =>
+        probeUserServer(resolveUserServer(snapshot as RegistrySnapshot, server.name), {
+          timeoutMs,
+          env: ctx.env,
+        }),
+    }));
+    const report = await runDoctor(registry, {
       env: ctx.env,
       ...(seconds !== undefined ? { probeTimeoutMs: seconds * 1000 } : {}),
-      // The MCP registry's probes join here once it lands.
-      userServers: [],
+      userServers,
     });
     ctx.out.data(report, renderDoctor);
     return report.status === "fail" ? 1 : 0;
