@@ -5,6 +5,7 @@ export const COMMAND_MODULES = {
   agents: () => import("./commands/agents.js"),
   auto: () => import("./commands/auto.js"),
   "client-tools": () => import("./commands/client-tools.js"),
+  components: () => import("./commands/components.js"),
   connect: () => import("./commands/connect.js"),
   demo: () => import("./commands/demo.js"),
   executors: () => import("./commands/executors.js"),

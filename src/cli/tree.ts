@@ -6,6 +6,7 @@ import { agentCommands, sessionGroup } from "./commands/agents.js";
 import { autoCommand } from "./commands/auto.js";
 import { doctorCommand, projectGroup, routerGroup } from "./commands/client-tools.js";
 import { completionCommand } from "./commands/completion.js";
+import { componentsCommand } from "./commands/components.js";
 import { connectGroup, disconnectGroup } from "./commands/connect.js";
 import { demoCommand } from "./commands/demo.js";
 import { executorsCommand } from "./commands/executors.js";
@@ -40,6 +41,7 @@ export const COMMAND_TREE: GroupSpec = {
     connectGroup,
     disconnectGroup,
     doctorCommand,
+    componentsCommand,
     executorsCommand,
     mcpGroup,
     projectGroup,

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { IvoaiError } from "../../shared/errors.js";
+import { COMPONENT_MANIFEST } from "./components.js";
 
 export type AgentName = "codex" | "claude" | "opencode";
 export const AGENTS: readonly AgentName[] = ["codex", "claude", "opencode"];
@@ -44,43 +45,23 @@ export const catalogueSchema = z.object({
 export type CatalogueEntry = z.infer<typeof catalogueEntrySchema>;
 export type Catalogue = z.infer<typeof catalogueSchema>;
 
-/** Reviewed pins; the contract test compares each integrity with `npm view PKG@VER dist.integrity`. */
-export const COMPILED_CATALOGUE: Catalogue = {
-  revision: 1,
-  max_install_bytes: DEFAULT_MAX_INSTALL_BYTES,
-  agents: [
-    {
-      agent: "codex",
-      package: "@openai/codex",
-      version: "0.171.0",
-      integrity:
-        "sha512-1IOFzL2Xg86tLdw6kDo3GoKbkQENgQi7TI6rlEvN132R7ngSw7SNOIQoTcnKzSZZ8kf9N9GynCweSoaFbqk2Eg==",
-      bins: ["codex"],
-      allow_scripts: false,
-      scripts_note: "none: the native binary comes as an optional dependency (@openai/codex-<platform>)",
-    },
-    {
-      agent: "claude",
-      package: "@anthropic-ai/claude-code",
-      version: "2.1.332",
-      integrity:
-        "sha512-tvSh6bLvEbd97APD31AnojOrRC3AmcRj5R8sF8QIQitu3x2ucOb1kKmTkGDw41kjva+CGJfpkt+wYouk6yv56Q==",
-      bins: ["claude"],
-      allow_scripts: true,
-      scripts_note: "postinstall (install.cjs) copies the optional platform binary over bin/claude.exe",
-    },
-    {
-      agent: "opencode",
-      package: "opencode-ai",
-      version: "1.18.33",
-      integrity:
-        "sha512-58P1ffLRXiAY4QeoABqUjqf6DEzm1ihpovvn9Ad+oOLbLiwK/rf88wruT9IATJ7AtNjmi8iA7pC8tN4o5y799Q==",
-      bins: ["opencode"],
-      allow_scripts: true,
-      scripts_note: "postinstall (postinstall.mjs) links the optional platform binary to bin/opencode.exe",
-    },
-  ],
-};
+/** The reviewed pins of the agents, read from manifest/components.json (the contract test compares each
+ * integrity with `npm view PKG@VER dist.integrity`). */
+export const COMPILED_CATALOGUE: Catalogue = catalogueSchema.parse({
+  revision: COMPONENT_MANIFEST.revision,
+  max_install_bytes: COMPONENT_MANIFEST.max_install_bytes,
+  agents: COMPONENT_MANIFEST.components
+    .filter((entry) => entry.kind === "agent")
+    .map((entry) => ({
+      agent: entry.name,
+      package: entry.package,
+      version: entry.version,
+      integrity: entry.integrity,
+      bins: entry.bins,
+      allow_scripts: entry.allow_scripts,
+      scripts_note: entry.scripts_note,
+    })),
+});
 
 /**
  * The compiled catalogue, or (test seam) the JSON file named by IVOAI_INSTALL_CATALOGUE, honoured only with

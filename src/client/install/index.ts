@@ -8,6 +8,7 @@ export {
   COMPILED_CATALOGUE,
   loadCatalogue,
 } from "./catalogue.js";
+export { COMPONENT_MANIFEST, type Component, currentPlatform, unsupportedReason } from "./components.js";
 export { managedBinDir } from "./generation.js";
 export {
   type AgentHealth,
