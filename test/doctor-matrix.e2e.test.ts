@@ -130,6 +130,9 @@ describe("a fresh machine", () => {
     expect(rowOf(report, "compression:caveman").why).toBe("direct: caveman preflight failed: not installed");
     expect(rowOf(report, "coordinator")).toMatchObject({ active: "none", healthy: "yes", required: false });
     expect(rowOf(report, "coordinator").why).toContain(`ruflo is not on PATH nor in ${fresh.managed}`);
+    expect(rowOf(report, "coordinator").next).toBe(
+      "optional: 'ivoai setup --with ruflo' installs the reviewed Ruflo for AUTO's admission",
+    );
     expect(rowOf(report, "skills")).toMatchObject({ status: "supported", healthy: "yes" });
     expect(report.next[0]).toBe("install the agent CLIs (codex, claude, opencode not found): ivoai setup");
 
@@ -221,6 +224,7 @@ describe("Ruflo", () => {
     const { report } = await doctor(m.env);
     const row = rowOf(report, "coordinator");
     expect(row).toMatchObject({ active: "none", healthy: "yes", required: false, version: "ruflo v3.38.12" });
+    expect(row.next).toBeNull();
     expect(row.why).toContain(`ruflo v3.38.12 at ${path.join(m.managed, "ruflo")} is installed`);
   });
 
@@ -250,7 +254,9 @@ describe("Ruflo", () => {
     expect(row.why).toMatch(
       /^\[auto\] coordinator = "ruflo" but ruflo is not installed .*: AUTO refuses to start$/,
     );
-    expect(report.next.some((step) => step.startsWith("coordinator: install ruflo"))).toBe(true);
+    expect(
+      report.next.some((step) => step.startsWith("coordinator: 'ivoai setup --with ruflo' installs")),
+    ).toBe(true);
   });
 });
 

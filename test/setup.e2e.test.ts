@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packFakeAgent } from "./fake-packages.js";
 import { BIN, type RunResult, runIvoai, tempDir } from "./helpers.js";
 
 const run = promisify(execFile);
@@ -13,37 +14,9 @@ let root: string;
 let cleanup: () => Promise<void>;
 const tarballs: Record<string, { file: string; integrity: string }> = {};
 
-/** A fake agent package: its bin honours --version; its postinstall records the environment it got. */
+/** A fake agent package (test/fake-packages.ts), kept by `name@version`. */
 async function pack(name: string, bin: string, version: string, versionExit = 0): Promise<void> {
-  const src = path.join(root, "src", `${name}-${version}`);
-  await fs.mkdir(path.join(src, "bin"), { recursive: true });
-  await fs.writeFile(
-    path.join(src, "package.json"),
-    JSON.stringify({
-      name,
-      version,
-      bin: { [bin]: `bin/${bin}.js` },
-      scripts: {
-        postinstall:
-          "node -e \"require('fs').writeFileSync('install-env.json', JSON.stringify(process.env))\"",
-      },
-    }),
-  );
-  await fs.writeFile(
-    path.join(src, "bin", `${bin}.js`),
-    `#!/usr/bin/env node\nif (process.argv[2] === "--version") { console.log("${bin}-cli ${version}"); process.exit(${versionExit}); }\n`,
-    { mode: 0o755 },
-  );
-  const out = path.join(root, "tgz");
-  await fs.mkdir(out, { recursive: true });
-  const { stdout } = await run("npm", ["pack", src, "--json", "--pack-destination", out], {
-    env: { ...process.env, npm_config_update_notifier: "false" },
-  });
-  const [info] = JSON.parse(stdout) as { filename: string; integrity: string }[];
-  tarballs[`${name}@${version}`] = {
-    file: path.join(out, info?.filename ?? ""),
-    integrity: info?.integrity ?? "",
-  };
+  tarballs[`${name}@${version}`] = await packFakeAgent(root, name, bin, version, versionExit);
 }
 
 interface Machine {

@@ -4,6 +4,7 @@ import { createInterface } from "node:readline/promises";
 import {
   AGENTS,
   type LifecycleDeps,
+  LOCKED_COMPONENTS,
   loadCatalogue,
   planUninstall,
   probeUpdate,
@@ -33,7 +34,9 @@ export const setupCommand = defineCommand({
   description:
     "Installs exact catalogue versions with npm (integrity checked, install scripts only where the catalogue " +
     "allows them, no credentials in npm's environment) into $XDG_DATA_HOME/ivoai and links them in " +
-    "$XDG_DATA_HOME/ivoai/bin. An agent already on PATH is recorded as pre_existing and left alone.",
+    "$XDG_DATA_HOME/ivoai/bin. An agent already on PATH is recorded as pre_existing and left alone. " +
+    "--with ruflo adds the Ruflo coordinator from its reviewed full lock (npm ci, no install scripts, its " +
+    "entry points' SHA-256 checked); a later setup or update keeps it.",
   json: true,
   options: {
     agents: {
@@ -43,16 +46,26 @@ export const setupCommand = defineCommand({
       choices: AGENTS,
       multiple: true,
     },
+    with: {
+      type: "enum",
+      value: "LIST",
+      description: "comma-separated optional components to install too (ruflo)",
+      choices: LOCKED_COMPONENTS,
+      multiple: true,
+    },
   },
   async run(ctx) {
     const requested = ctx.options.agents;
     const agents = requested.length > 0 ? [...new Set(requested)] : [...AGENTS];
-    const result = await setup(deps(ctx), agents);
+    const result = await setup(deps(ctx), agents, [...new Set(ctx.options.with)]);
     ctx.out.data(result, (r) =>
       [
         formatTable(
-          ["AGENT", "STATUS", "VERSION", "PATH"],
-          r.agents.map((row) => [row.agent, row.status, row.version ?? "-", row.path]),
+          ["NAME", "STATUS", "VERSION", "PATH"],
+          [
+            ...r.agents.map((row) => [row.agent, row.status, row.version ?? "-", row.path]),
+            ...r.components.map((row) => [row.component, row.status, row.version ?? "-", row.path]),
+          ],
         ),
         "",
         `managed agents are linked in ${r.bin_dir}; ownership recorded in ${r.manifest}`,
@@ -76,8 +89,11 @@ export const updateCommand = defineCommand({
     const renderProbe = (probe: Awaited<ReturnType<typeof probeUpdate>>["probe"]) =>
       [
         formatTable(
-          ["AGENT", "INSTALLED", "AVAILABLE", "CHANGE"],
-          probe.agents.map((row) => [row.agent, row.installed, row.available, row.change]),
+          ["NAME", "INSTALLED", "AVAILABLE", "CHANGE"],
+          [
+            ...probe.agents.map((row) => [row.agent, row.installed, row.available, row.change]),
+            ...probe.components.map((row) => [row.component, row.installed, row.available, row.change]),
+          ],
           "no managed agents",
         ),
         `data version ${probe.data.version} → ${probe.data.target}${probe.data.migrations.map((m) => `\n  migration ${m.id}: ${m.description}`).join("")}`,
@@ -128,6 +144,7 @@ export const rollbackCommand = defineCommand({
       [
         `rolled back to the state before the last update (snapshot ${r.snapshot})`,
         ...r.agents.map((row) => `  ${row.agent} ${row.version}`),
+        ...r.components.map((row) => `  ${row.component} ${row.version}`),
       ].join("\n"),
     );
     return 0;

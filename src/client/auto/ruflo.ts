@@ -200,7 +200,7 @@ async function admitSteps(state: RufloState, session: CoordinatedSession): Promi
   checkProfile(state.profile);
   const place: RufloPlace = {
     dir: await prepareDir(session.runtimeDir),
-    entry: await checkIntegrity(state.options.command),
+    entry: await checkRufloIntegrity(state.options.command),
   };
   await checkInstall(state, place);
   const swarmId = await initSwarm(state, place);
@@ -352,7 +352,7 @@ async function prepareDir(runtimeDir: string): Promise<string> {
  * package it loads (found the way the wrapper finds it) must be the pinned one, byte for byte at both
  * entry points. Returns the wrapper script to run.
  */
-async function checkIntegrity(command: string): Promise<string> {
+export async function checkRufloIntegrity(command: string): Promise<string> {
   const entry = await fs.realpath(command).catch(() => {
     throw new RufloCommandError(`ruflo executable ${command} does not exist`);
   });

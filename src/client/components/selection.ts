@@ -102,6 +102,7 @@ export function compressionCommand(
 export type CoordinatorSetting = "auto" | "none" | "ruflo";
 
 export interface CoordinatorSelection {
+  setting: CoordinatorSetting;
   implementation: "ruflo" | "none";
   /** The implementation runs for orchestrated sessions (ruflo configured and found). */
   active: boolean;
@@ -134,6 +135,7 @@ export async function selectCoordinator(input: {
   const found = `${version ?? "ruflo"} at ${command}`;
   const broken = probed && !probed.ok ? `${command} --version failed: ${probed.reason}` : null;
   const result = (active: boolean, ok: boolean, why: string): CoordinatorSelection => ({
+    setting: input.setting,
     implementation: input.setting === "none" || (input.setting === "auto" && !command) ? "none" : "ruflo",
     active,
     why,

@@ -211,9 +211,11 @@ export function compressionMatrixRows(
 
 /** The lifecycle coordinator AUTO uses; configured ruflo that cannot run is required (AUTO refuses then). */
 export function coordinatorMatrixRow(
-  selected: Pick<CoordinatorSelection, "implementation" | "active" | "why" | "ok" | "version">,
+  selected: Pick<CoordinatorSelection, "implementation" | "active" | "why" | "ok" | "version"> &
+    Partial<Pick<CoordinatorSelection, "setting" | "command">>,
 ): MatrixRow {
   const configured = selected.implementation === "ruflo";
+  const absent = selected.setting === "auto" && !selected.command;
   return row({
     component: "coordinator",
     status: selected.ok ? "supported" : "unsupported",
@@ -222,7 +224,7 @@ export function coordinatorMatrixRow(
     why: selected.why,
     required: configured,
     version: selected.version,
-    next: selected.ok ? null : MATRIX_NEXT.coordinator,
+    next: !selected.ok ? MATRIX_NEXT.coordinator : absent ? MATRIX_NEXT.coordinatorOptional : null,
   });
 }
 

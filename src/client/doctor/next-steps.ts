@@ -83,7 +83,10 @@ export const MATRIX_NEXT = {
       ? `optional: ${provider} runs from ${managedBin}/${provider}${provider === "headroom" ? " (it installs from PyPI)" : ""}; without it --compression ${provider} runs direct`
       : `run '${managedBin}/${provider} --version' to see why its preflight fails; until then --compression ${provider} runs direct`,
   coordinator:
-    'install ruflo (on PATH or in the managed bin) or set [auto] coordinator = "none" in config.toml; AUTO refuses to start until then',
+    "'ivoai setup --with ruflo' installs the reviewed Ruflo (or put ruflo 3.38.12 on PATH), or set [auto] " +
+    'coordinator = "none" in config.toml; AUTO refuses to start until then',
+  coordinatorOptional:
+    "optional: 'ivoai setup --with ruflo' installs the reviewed Ruflo for AUTO's admission",
   skills: "reinstall ivoai (its package ships skills/ivoai-memory-context), or in a checkout: npm run skills",
   userServer: (name: string): string =>
     `ivoai mcp test ${name} shows what fails; ivoai mcp disable ${name} leaves it out`,

@@ -33,6 +33,16 @@ export const catalogueEntrySchema = z.object({
   tarball: z.string().optional(),
 });
 
+/** A component installed with `npm ci` from the full lock compiled into ivoai (manifest/locks/NAME). */
+export const lockedEntrySchema = z.object({
+  name: z.enum(["ruflo"]),
+  package: catalogueEntrySchema.shape.package,
+  version: exactVersion,
+  /** Checked against the compiled lock before anything is installed. */
+  integrity: catalogueEntrySchema.shape.integrity,
+  bins: catalogueEntrySchema.shape.bins,
+});
+
 /** The most one agent generation may occupy on disk (the three official CLIs take about 1.2 GB). */
 export const DEFAULT_MAX_INSTALL_BYTES = 3 * 1024 ** 3;
 
@@ -40,9 +50,14 @@ export const catalogueSchema = z.object({
   revision: z.number().int().positive(),
   max_install_bytes: z.number().int().positive().default(DEFAULT_MAX_INSTALL_BYTES),
   agents: z.array(catalogueEntrySchema),
+  /** Optional components `setup --with NAME` installs from their lock (none when absent). */
+  components: z.array(lockedEntrySchema).default([]),
 });
 
 export type CatalogueEntry = z.infer<typeof catalogueEntrySchema>;
+export type LockedEntry = z.infer<typeof lockedEntrySchema>;
+export type LockedName = LockedEntry["name"];
+export const LOCKED_COMPONENTS: readonly LockedName[] = ["ruflo"];
 export type Catalogue = z.infer<typeof catalogueSchema>;
 
 /** The reviewed pins of the agents, read from manifest/components.json (the contract test compares each
@@ -60,6 +75,15 @@ export const COMPILED_CATALOGUE: Catalogue = catalogueSchema.parse({
       bins: entry.bins,
       allow_scripts: entry.allow_scripts,
       scripts_note: entry.scripts_note,
+    })),
+  components: COMPONENT_MANIFEST.components
+    .filter((entry) => entry.method === "npm-ci-lock")
+    .map((entry) => ({
+      name: entry.name,
+      package: entry.package,
+      version: entry.version,
+      integrity: entry.integrity,
+      bins: entry.bins,
     })),
 });
 
@@ -106,6 +130,12 @@ export function loadCatalogue(
 export function catalogueEntry(catalogue: Catalogue, agent: AgentName): CatalogueEntry {
   const entry = catalogue.agents.find((item) => item.agent === agent);
   if (!entry) throw new IvoaiError("NOT_FOUND", `the install catalogue has no entry for ${agent}`);
+  return entry;
+}
+
+export function lockedEntry(catalogue: Catalogue, name: LockedName): LockedEntry {
+  const entry = catalogue.components.find((item) => item.name === name);
+  if (!entry) throw new IvoaiError("NOT_FOUND", `the install catalogue has no entry for ${name}`);
   return entry;
 }
 

@@ -27,9 +27,14 @@ export const componentSchema = z
     platforms: z.union([z.literal("any"), z.array(z.string().regex(/^[a-z0-9]+-[a-z0-9]+$/))]),
     /** Platform → why it cannot be installed there. */
     unsupported: z.record(z.string(), z.string().min(1)).optional(),
+    /** For method npm-ci-lock: where its full lock lives and how it was written. */
+    lock: z.string().optional(),
     note: z.string().optional(),
   })
   .refine((entry) => entry.method !== "external" || entry.note, "an unpinned component says why in note")
+  .refine((entry) => (entry.method === "npm-ci-lock") === (entry.lock !== undefined), {
+    message: "a lock-installed component, and only one, names its lock",
+  })
   .refine((entry) => entry.method === "external" || (entry.version && entry.integrity && entry.package), {
     message: "a managed component has a package, an exact version and its integrity",
   });

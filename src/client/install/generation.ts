@@ -5,7 +5,8 @@ import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { errnoCode, IvoaiError } from "../../shared/errors.js";
-import { npmSpec } from "./catalogue.js";
+import { type LockedEntry, npmSpec } from "./catalogue.js";
+import { installLocked } from "./locked.js";
 import type { ManagedRecord } from "./manifest.js";
 import { globalNpmrc, runNpm } from "./npm.js";
 
@@ -21,6 +22,8 @@ const currentLink = (layout: InstallLayout) => path.join(agentsRoot(layout), "cu
 export interface InstallGenerationOptions {
   layout: InstallLayout;
   packages: readonly ManagedRecord[];
+  /** Components installed from their compiled lock beside the agents (GENERATION/NAME). */
+  locked?: readonly LockedEntry[];
   env: NodeJS.ProcessEnv;
   progress: (text: string) => void;
   /** The generation is refused (and removed) when it grows past this. */
@@ -28,7 +31,16 @@ export interface InstallGenerationOptions {
   timeoutMs?: number;
 }
 
-/** Installs `packages` into a new generation; on any failure (integrity included) the directory is removed. */
+/** A link in bin/: `name` → `target`, a path inside the generation. */
+export interface BinLink {
+  name: string;
+  target: string;
+}
+
+/**
+ * Installs `packages` (and the `locked` components) into a new generation; on any failure (integrity included)
+ * the directory is removed.
+ */
 export async function installGeneration(options: InstallGenerationOptions): Promise<string> {
   const { layout, packages } = options;
   const name = `g${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
@@ -55,17 +67,8 @@ export async function installGeneration(options: InstallGenerationOptions): Prom
       env: options.env,
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     };
-    options.progress(`installing ${packages.map((item) => `${item.package}@${item.version}`).join(", ")}`);
-    await runNpm(
-      ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--save-exact", "--loglevel=error"],
-      npm,
-    );
-    await verifyLockfile(dir, packages);
-    const scripted = packages.filter((item) => item.allow_scripts).map((item) => item.package);
-    if (scripted.length > 0) {
-      options.progress(`running the install scripts the catalogue allows: ${scripted.join(", ")}`);
-      await runNpm(["rebuild", ...scripted, "--loglevel=error"], npm);
-    }
+    if (packages.length > 0) await installAgents(dir, packages, npm, options.progress);
+    for (const entry of options.locked ?? []) await installLocked(dir, entry, npm, options.progress);
     const size = await treeBytes(dir);
     if (size > options.maxBytes)
       throw new IvoaiError(
@@ -90,6 +93,25 @@ export async function installGeneration(options: InstallGenerationOptions): Prom
   } finally {
     // npm's download cache would double the disk used (about 0.5 GB for the official CLIs): not kept.
     await fs.rm(path.join(npmHome, "cache"), { recursive: true, force: true });
+  }
+}
+
+async function installAgents(
+  dir: string,
+  packages: readonly ManagedRecord[],
+  npm: Parameters<typeof runNpm>[1],
+  progress: (text: string) => void,
+): Promise<void> {
+  progress(`installing ${packages.map((item) => `${item.package}@${item.version}`).join(", ")}`);
+  await runNpm(
+    ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--save-exact", "--loglevel=error"],
+    npm,
+  );
+  await verifyLockfile(dir, packages);
+  const scripted = packages.filter((item) => item.allow_scripts).map((item) => item.package);
+  if (scripted.length > 0) {
+    progress(`running the install scripts the catalogue allows: ${scripted.join(", ")}`);
+    await runNpm(["rebuild", ...scripted, "--loglevel=error"], npm);
   }
 }
 
@@ -133,7 +155,7 @@ export async function currentGeneration(layout: InstallLayout): Promise<string |
 export async function promoteGeneration(
   layout: InstallLayout,
   generation: string | null,
-  bins: readonly string[],
+  bins: readonly BinLink[],
 ): Promise<void> {
   await fs.mkdir(agentsRoot(layout), { recursive: true, mode: 0o700 });
   if (generation === null) await fs.rm(currentLink(layout), { force: true });
@@ -141,9 +163,9 @@ export async function promoteGeneration(
   const binDir = managedBinDir(layout);
   await fs.mkdir(binDir, { recursive: true, mode: 0o755 });
   for (const bin of bins)
-    await replaceSymlink(path.join(binDir, bin), `../agents/current/node_modules/.bin/${bin}`);
+    await replaceSymlink(path.join(binDir, bin.name), `../agents/current/${bin.target}`);
   for (const name of await fs.readdir(binDir)) {
-    if (!bins.includes(name)) await fs.rm(path.join(binDir, name), { force: true });
+    if (!bins.some((bin) => bin.name === name)) await fs.rm(path.join(binDir, name), { force: true });
   }
 }
 

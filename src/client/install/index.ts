@@ -6,6 +6,8 @@ export {
   type Catalogue,
   type CatalogueEntry,
   COMPILED_CATALOGUE,
+  LOCKED_COMPONENTS,
+  type LockedName,
   loadCatalogue,
 } from "./catalogue.js";
 export { COMPONENT_MANIFEST, type Component, currentPlatform, unsupportedReason } from "./components.js";

@@ -7,19 +7,30 @@ import type { ClientPaths } from "../../config/client-paths.js";
 import { DATA_VERSION, type Migration, migrationPath, probeDataVersion } from "../../config/migrations.js";
 import { IvoaiError, isIvoaiError } from "../../shared/errors.js";
 import { createFileLock } from "../../shared/file-lock.js";
-import { type AgentName, type Catalogue, type CatalogueEntry, catalogueEntry } from "./catalogue.js";
 import {
+  type AgentName,
+  type Catalogue,
+  type CatalogueEntry,
+  catalogueEntry,
+  type LockedEntry,
+  type LockedName,
+  lockedEntry,
+} from "./catalogue.js";
+import {
+  type BinLink,
   findPreExisting,
   installGeneration,
   managedBinDir,
   promoteGeneration,
   pruneGenerations,
 } from "./generation.js";
+import { lockedBinTarget } from "./locked.js";
 import {
   type AgentRecord,
   type InstallManifest,
   type ManagedRecord,
   managedAgents,
+  managedComponents,
   manifestFile,
   readManifest,
   writeManifest,
@@ -60,24 +71,41 @@ async function withInstallLock<T>(paths: ClientPaths, run: () => Promise<T>): Pr
   }
 }
 
-function managedFrom(entry: CatalogueEntry): ManagedRecord {
+function managedFrom(entry: CatalogueEntry | LockedEntry): ManagedRecord {
   return {
     status: "managed",
     package: entry.package,
     version: entry.version,
     integrity: entry.integrity,
     bins: entry.bins,
-    allow_scripts: entry.allow_scripts,
-    ...(entry.tarball ? { tarball: entry.tarball } : {}),
+    allow_scripts: "allow_scripts" in entry ? entry.allow_scripts : false,
+    ...("tarball" in entry && entry.tarball ? { tarball: entry.tarball } : {}),
     installed_at: now(),
   };
 }
 
-/** Installs every managed agent of `agents` as one new generation (not yet promoted); returns its name. */
-function installManaged(deps: LifecycleDeps, agents: Record<string, AgentRecord>): Promise<string> {
+/** What one generation holds: the agents and the lock-installed components, each managed or pre_existing. */
+interface Installed {
+  agents: Record<string, AgentRecord>;
+  components: Record<string, AgentRecord>;
+}
+
+/** Installs everything managed in `installed` as one new generation (not yet promoted); returns its name. */
+function installManaged(deps: LifecycleDeps, installed: Installed): Promise<string> {
+  const locked = managedComponents(installed).map(([name, record]) => {
+    const entry = lockedEntry(deps.catalogue, name as LockedName);
+    if (entry.version !== record.version || entry.integrity !== record.integrity)
+      throw new IvoaiError(
+        "CONFLICT",
+        `${name} ${record.version} is installed and this ivoai's reviewed lock is for ${entry.version}: ` +
+          "run 'ivoai update' first; nothing was installed",
+      );
+    return entry;
+  });
   return installGeneration({
     layout: layoutOf(deps),
-    packages: managedAgents({ agents }).map(([, record]) => record),
+    packages: managedAgents(installed).map(([, record]) => record),
+    locked,
     env: deps.env,
     progress: deps.progress,
     maxBytes: deps.catalogue.max_install_bytes,
@@ -86,77 +114,133 @@ function installManaged(deps: LifecycleDeps, agents: Record<string, AgentRecord>
 
 const layoutOf = (deps: LifecycleDeps) => ({ dataDir: deps.paths.dataDir, cacheDir: deps.paths.cacheDir });
 
-const binsOf = (agents: Record<string, AgentRecord>) =>
-  Object.values(agents).flatMap((record) => (record.status === "managed" ? record.bins : []));
+/** The links bin/ gets for `installed`: an agent's from the generation's node_modules, a component's from its own. */
+const binsOf = (installed: Installed): BinLink[] => [
+  ...managedAgents(installed).flatMap(([, record]) =>
+    record.bins.map((name) => ({ name, target: `node_modules/.bin/${name}` })),
+  ),
+  ...managedComponents(installed).flatMap(([component, record]) =>
+    record.bins.map((name) => ({ name, target: lockedBinTarget(component as LockedName, name) })),
+  ),
+];
+
+/** A requested agent's or component's record: pre_existing when its executable is on PATH, else managed. */
+async function recordFor(
+  deps: LifecycleDeps,
+  entry: CatalogueEntry | LockedEntry,
+  label: string,
+): Promise<AgentRecord> {
+  const layout = layoutOf(deps);
+  const found = (await Promise.all(entry.bins.map((bin) => findPreExisting(bin, layout, deps.env)))).find(
+    Boolean,
+  );
+  if (!found) return managedFrom(entry);
+  deps.progress(`${label}: already installed at ${found}; leaving it alone (pre_existing)`);
+  return { status: "pre_existing", path: found, recorded_at: now() };
+}
+
+export interface SetupRow {
+  status: "managed" | "pre_existing";
+  version: string | null;
+  path: string;
+}
 
 export interface SetupResult {
   generation: string | null;
   bin_dir: string;
   manifest: string;
-  agents: { agent: string; status: "managed" | "pre_existing"; version: string | null; path: string }[];
+  agents: ({ agent: string } & SetupRow)[];
+  /** The components asked for with --with (none by default). */
+  components: ({ component: string } & SetupRow)[];
 }
 
-/** Installs the requested agents that are not already on PATH; records the others as pre_existing. */
-export function setup(deps: LifecycleDeps, requested: readonly AgentName[]): Promise<SetupResult> {
+/**
+ * Installs the requested agents and lock-installed components that are not already on PATH, as one new
+ * generation beside what an earlier setup installed; records the others as pre_existing.
+ */
+export function setup(
+  deps: LifecycleDeps,
+  requested: readonly AgentName[],
+  components: readonly LockedName[] = [],
+): Promise<SetupResult> {
   const layout = layoutOf(deps);
   return withInstallLock(deps.paths, async () => {
     const previous = await readManifest(deps.paths.stateDir);
-    const agents: Record<string, AgentRecord> = { ...(previous?.agents ?? {}) };
-    const toInstall: AgentName[] = [];
-    for (const agent of requested) {
-      const entry = catalogueEntry(deps.catalogue, agent);
-      if (agents[agent]?.status === "managed") continue;
-      const found = (await Promise.all(entry.bins.map((bin) => findPreExisting(bin, layout, deps.env)))).find(
-        Boolean,
-      );
-      if (found) {
-        deps.progress(`${agent}: already installed at ${found}; leaving it alone (pre_existing)`);
-        agents[agent] = { status: "pre_existing", path: found, recorded_at: now() };
-      } else {
-        agents[agent] = managedFrom(entry);
-        toInstall.push(agent);
-      }
-    }
+    const installed: Installed = {
+      agents: { ...(previous?.agents ?? {}) },
+      components: { ...(previous?.components ?? {}) },
+    };
+    let changed = false;
+    const want = async (
+      records: Record<string, AgentRecord>,
+      name: string,
+      entry: CatalogueEntry | LockedEntry,
+    ) => {
+      if (records[name]?.status === "managed") return;
+      records[name] = await recordFor(deps, entry, name);
+      if (records[name].status === "managed") changed = true;
+    };
+    for (const agent of requested) await want(installed.agents, agent, catalogueEntry(deps.catalogue, agent));
+    for (const name of components) await want(installed.components, name, lockedEntry(deps.catalogue, name));
     let generation = previous?.generation ?? null;
-    if (toInstall.length > 0) {
-      generation = await installManaged(deps, agents);
-      await promoteGeneration(layout, generation, binsOf(agents));
+    if (changed) {
+      generation = await installManaged(deps, installed);
+      await promoteGeneration(layout, generation, binsOf(installed));
     }
     const manifest: InstallManifest = {
       schema: 1,
       catalogue_revision: deps.catalogue.revision,
       generation,
       data_version: previous?.data_version ?? (await probeDataVersion(deps.paths)),
-      agents,
+      ...installed,
       // A new generation replaces the one a rollback would return to.
-      previous: toInstall.length > 0 ? null : (previous?.previous ?? null),
+      previous: changed ? null : (previous?.previous ?? null),
       updated_at: now(),
     };
     await writeManifest(deps.paths.stateDir, manifest);
     // Only once the manifest names the promoted generation: a crash here leaves a stray directory, not a lie.
-    if (toInstall.length > 0) await pruneGenerations(layout, [generation]);
+    if (changed) await pruneGenerations(layout, [generation]);
+    const row = (name: string, record: AgentRecord | undefined): SetupRow =>
+      record?.status === "managed"
+        ? {
+            status: "managed",
+            version: record.version,
+            path: path.join(managedBinDir(layout), record.bins[0] ?? name),
+          }
+        : { status: "pre_existing", version: null, path: record?.path ?? "" };
     return {
       generation,
       bin_dir: managedBinDir(layout),
       manifest: manifestFile(deps.paths.stateDir),
-      agents: requested.map((agent) => {
-        const record = agents[agent] as AgentRecord;
-        return record.status === "managed"
-          ? {
-              agent,
-              status: "managed",
-              version: record.version,
-              path: path.join(managedBinDir(layout), record.bins[0] ?? agent),
-            }
-          : { agent, status: "pre_existing", version: null, path: record.path };
-      }),
+      agents: requested.map((agent) => ({ agent, ...row(agent, installed.agents[agent]) })),
+      components: components.map((component) => ({
+        component,
+        ...row(component, installed.components[component]),
+      })),
     };
   });
 }
 
+interface VersionChange {
+  installed: string;
+  available: string;
+  change: "upgrade" | "downgrade" | "none";
+}
+
+function versionChange(
+  record: ManagedRecord,
+  entry: Pick<CatalogueEntry, "version" | "integrity">,
+): VersionChange {
+  const same = entry.version === record.version && entry.integrity === record.integrity;
+  const change = same ? "none" : compareVersions(entry.version, record.version) < 0 ? "downgrade" : "upgrade";
+  return { installed: record.version, available: entry.version, change };
+}
+
 export interface UpdateProbe {
   catalogue_revision: { installed: number; available: number };
-  agents: { agent: string; installed: string; available: string; change: "upgrade" | "downgrade" | "none" }[];
+  agents: ({ agent: string } & VersionChange)[];
+  /** The lock-installed components (`setup --with`), each moved to this build's reviewed lock. */
+  components: ({ component: string } & VersionChange)[];
   data: { version: number; target: number; migrations: { id: string; description: string }[] };
   up_to_date: boolean;
 }
@@ -167,16 +251,14 @@ export async function probeUpdate(
 ): Promise<{ probe: UpdateProbe; manifest: InstallManifest }> {
   const manifest = await readManifest(deps.paths.stateDir);
   if (!manifest) throw new IvoaiError("NOT_FOUND", NOT_SET_UP);
-  const agents = managedAgents(manifest).map(([agent, record]) => {
-    const entry = catalogueEntry(deps.catalogue, agent as AgentName);
-    const same = entry.version === record.version && entry.integrity === record.integrity;
-    const change = same
-      ? "none"
-      : compareVersions(entry.version, record.version) < 0
-        ? "downgrade"
-        : "upgrade";
-    return { agent, installed: record.version, available: entry.version, change } as const;
-  });
+  const agents = managedAgents(manifest).map(([agent, record]) => ({
+    agent,
+    ...versionChange(record, catalogueEntry(deps.catalogue, agent as AgentName)),
+  }));
+  const components = managedComponents(manifest).map(([component, record]) => ({
+    component,
+    ...versionChange(record, lockedEntry(deps.catalogue, component as LockedName)),
+  }));
   const version = await probeDataVersion(deps.paths);
   const migrations = migrationPath(version, DATA_VERSION).map(({ id, description }) => ({ id, description }));
   return {
@@ -184,8 +266,9 @@ export async function probeUpdate(
     probe: {
       catalogue_revision: { installed: manifest.catalogue_revision, available: deps.catalogue.revision },
       agents,
+      components,
       data: { version, target: DATA_VERSION, migrations },
-      up_to_date: agents.every((row) => row.change === "none") && migrations.length === 0,
+      up_to_date: [...agents, ...components].every((row) => row.change === "none") && migrations.length === 0,
     },
   };
 }
@@ -225,14 +308,17 @@ export interface AgentHealth {
   detail: string;
 }
 
-/** Runs each managed agent's `--version` from ivoai's bin dir: it must start and report the pinned version. */
+/**
+ * Runs each managed agent's and component's `--version` from ivoai's bin dir: it must start and report the
+ * pinned version.
+ */
 export async function checkManagedAgents(
   paths: ClientPaths,
   manifest: InstallManifest,
 ): Promise<AgentHealth[]> {
   const binDir = managedBinDir({ dataDir: paths.dataDir, cacheDir: paths.cacheDir });
   return Promise.all(
-    managedAgents(manifest).map(async ([agent, record]) => {
+    [...managedAgents(manifest), ...managedComponents(manifest)].map(async ([agent, record]) => {
       const bin = path.join(binDir, record.bins[0] ?? agent);
       return new Promise<AgentHealth>((resolve) => {
         execFile(
@@ -261,13 +347,18 @@ export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
       return { probe, updated: false, snapshot: null, generation: manifest.generation, doctor: [] };
     const snapshot = await createSnapshot(deps.paths.stateDir, await filesToSnapshot(deps.paths));
     deps.progress(`snapshot ${snapshot} taken`);
-    const agents: Record<string, AgentRecord> = { ...manifest.agents };
+    const installed: Installed = { agents: { ...manifest.agents }, components: { ...manifest.components } };
     for (const row of probe.agents)
       if (row.change !== "none")
-        agents[row.agent] = managedFrom(catalogueEntry(deps.catalogue, row.agent as AgentName));
+        installed.agents[row.agent] = managedFrom(catalogueEntry(deps.catalogue, row.agent as AgentName));
+    for (const row of probe.components)
+      if (row.change !== "none")
+        installed.components[row.component] = managedFrom(
+          lockedEntry(deps.catalogue, row.component as LockedName),
+        );
     let generation = manifest.generation;
-    if (probe.agents.some((row) => row.change !== "none")) {
-      generation = await installManaged(deps, agents);
+    if ([...probe.agents, ...probe.components].some((row) => row.change !== "none")) {
+      generation = await installManaged(deps, installed);
     }
     const applied: Migration[] = [];
     const next: InstallManifest = {
@@ -275,7 +366,7 @@ export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
       catalogue_revision: deps.catalogue.revision,
       generation,
       data_version: probe.data.target,
-      agents,
+      ...installed,
       previous: { generation: manifest.generation, snapshot },
       updated_at: now(),
     };
@@ -285,7 +376,7 @@ export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
         await step.up(deps.paths);
         applied.push(step);
       }
-      await promoteGeneration(layout, generation, binsOf(agents));
+      await promoteGeneration(layout, generation, binsOf(installed));
       await writeManifest(deps.paths.stateDir, next);
       deps.progress("checking the updated agents (doctor)");
       const doctor = await checkManagedAgents(deps.paths, next);
@@ -304,7 +395,7 @@ export async function update(deps: LifecycleDeps): Promise<UpdateResult> {
       for (const step of applied.reverse()) await step.down(deps.paths).catch(() => undefined);
       try {
         await restoreSnapshot(deps.paths.stateDir, snapshot);
-        await promoteGeneration(layout, manifest.generation, binsOf(manifest.agents));
+        await promoteGeneration(layout, manifest.generation, binsOf(manifest));
         if (generation !== manifest.generation) await pruneGenerations(layout, [manifest.generation]);
       } catch (undo) {
         throw new IvoaiError(
@@ -328,6 +419,7 @@ export interface RollbackResult {
   generation: string | null;
   restored: string[];
   agents: { agent: string; version: string }[];
+  components: { component: string; version: string }[];
 }
 
 /**
@@ -365,8 +457,8 @@ export async function rollback(
         );
     }
     const index = await restoreSnapshot(deps.paths.stateDir, snapshot);
-    const restored = (await readManifest(deps.paths.stateDir)) ?? { ...manifest, agents: {} };
-    await promoteGeneration(layout, generation, binsOf(restored.agents));
+    const restored = (await readManifest(deps.paths.stateDir)) ?? { ...manifest, agents: {}, components: {} };
+    await promoteGeneration(layout, generation, binsOf(restored));
     await writeManifest(deps.paths.stateDir, { ...restored, generation, previous: null, updated_at: now() });
     await pruneGenerations(layout, [generation]);
     return {
@@ -374,6 +466,10 @@ export async function rollback(
       generation,
       restored: index.files.map((file) => file.path),
       agents: managedAgents(restored).map(([agent, record]) => ({ agent, version: record.version })),
+      components: managedComponents(restored).map(([component, record]) => ({
+        component,
+        version: record.version,
+      })),
     };
   });
 }

@@ -35,6 +35,8 @@ export const manifestSchema = z.object({
   /** ivoai's persisted-data version (config, secrets, sessions) after the last setup/update. */
   data_version: z.number().int(),
   agents: z.record(z.string(), agentRecordSchema),
+  /** Components installed from a compiled lock (`setup --with ruflo`), or found on PATH; none in older files. */
+  components: z.record(z.string(), agentRecordSchema).default({}),
   /** What `ivoai rollback` returns to: the generation and snapshot taken by the last update. */
   previous: z.object({ generation: z.string().nullable(), snapshot: z.string() }).nullable(),
   updated_at: z.string(),
@@ -72,7 +74,18 @@ export async function writeManifest(stateDir: string, manifest: InstallManifest)
 export function managedAgents(
   manifest: Pick<InstallManifest, "agents"> | undefined,
 ): [string, ManagedRecord][] {
-  return Object.entries(manifest?.agents ?? {}).filter(
+  return managedOf(manifest?.agents);
+}
+
+/** The components ivoai installed from their lock (not those found on PATH). */
+export function managedComponents(
+  manifest: Pick<InstallManifest, "components"> | undefined,
+): [string, ManagedRecord][] {
+  return managedOf(manifest?.components);
+}
+
+function managedOf(records: Record<string, AgentRecord> | undefined): [string, ManagedRecord][] {
+  return Object.entries(records ?? {}).filter(
     (entry): entry is [string, ManagedRecord] => entry[1].status === "managed",
   );
 }
