@@ -100,5 +100,21 @@ describe("selectCoordinator", () => {
     });
     expect(broken).toMatchObject({ implementation: "ruflo", active: false, ok: false });
     expect(broken.why).toMatch(/AUTO refuses to start$/);
+    await writeFile(path.join(managed, "ruflo"), "#!/bin/sh\necho 'ruflo v3.42.5'\n", { mode: 0o755 });
+    const other = await selectCoordinator({
+      setting: "auto",
+      managedBin: managed,
+      env,
+      probeVersion: { timeoutMs: 2000 },
+    });
+    expect(other).toMatchObject({
+      implementation: "ruflo",
+      active: false,
+      ok: false,
+      version: "ruflo v3.42.5",
+    });
+    expect(other.why).toContain(
+      "is ruflo v3.42.5, not the reviewed ruflo v3.38.12 (its admission refuses it;",
+    );
   });
 });

@@ -3,7 +3,11 @@
 // preflight never stops a launch: the seed's fallback is Direct.
 import path from "node:path";
 import { type AgentName, findExecutable } from "../agents/catalog.js";
+import { COMPONENT_MANIFEST } from "../install/index.js";
 import { firstLine, runProbe } from "./probe.js";
+
+/** What `ruflo --version` prints for the release manifest/components.json pins (the one admission accepts). */
+const REVIEWED_RUFLO = `ruflo v${COMPONENT_MANIFEST.components.find((entry) => entry.name === "ruflo")?.version}`;
 
 export type CompressionProvider = "direct" | "caveman" | "headroom";
 export const COMPRESSION_PROVIDERS = [
@@ -133,7 +137,13 @@ export async function selectCoordinator(input: {
       : null;
   const version = probed?.ok ? firstLine(probed.stdout).slice(0, 40) || null : null;
   const found = `${version ?? "ruflo"} at ${command}`;
-  const broken = probed && !probed.ok ? `${command} --version failed: ${probed.reason}` : null;
+  const broken =
+    probed && !probed.ok
+      ? `${command} --version failed: ${probed.reason}`
+      : probed && version !== REVIEWED_RUFLO
+        ? `${command} is ${version ?? "(no version)"}, not the reviewed ${REVIEWED_RUFLO} (its admission refuses it; ` +
+          "'ivoai setup --with ruflo' installs the reviewed one)"
+        : null;
   const result = (active: boolean, ok: boolean, why: string): CoordinatorSelection => ({
     setting: input.setting,
     implementation: input.setting === "none" || (input.setting === "auto" && !command) ? "none" : "ruflo",
