@@ -74,7 +74,9 @@ beforeAll(async () => {
   await writeFile(
     path.join(config, "config.toml"),
     '[servers.srv_a]\nalias = "acme"\npurpose = "handbook"\nurl = "https://a.example"\n\n' +
-      '[servers.srv_b]\nalias = "mind-1"\npurpose = "mind"\nredundancy_group = "mind-prod"\nurl = "https://b.example"\n',
+      '[servers.srv_b]\nalias = "mind-1"\npurpose = "mind"\nredundancy_group = "mind-prod"\nurl = "https://b.example"\n\n' +
+      '[mcp_servers.notes]\ntransport = "stdio"\ncommand = "node"\nargs = ["notes.js"]\n\n' +
+      '[mcp_servers.docs]\ntransport = "http"\nurl = "https://mcp.example/mcp"\nenabled = false\n',
     { mode: 0o600 },
   );
   await writeFile(
@@ -93,7 +95,7 @@ beforeAll(async () => {
 afterAll(() => cleanup());
 
 describe("completion of run-time values", () => {
-  it("bash offers server aliases, knowledge sources and pending approval ids", async () => {
+  it("bash offers server aliases, knowledge sources, pending approval ids and the user's MCP servers", async () => {
     const script = (await runIvoai(["completion", "bash"], { env })).stdout;
     const probe = `
 source /dev/stdin <<'IVOAI_COMPLETION'
@@ -105,6 +107,8 @@ show ivoai disconnect server m
 show ivoai codex --knowledge-source ""
 show ivoai server approvals approve --root ${root} ""
 show ivoai server approvals show --root ${path.join(dir, "nothing")} ""
+show ivoai mcp test ""
+show ivoai mcp add ""
 `;
     const result = await run("bash", ["--norc", "--noprofile", "-c", probe]);
     expect(result.stderr).toBe("");
@@ -114,6 +118,8 @@ show ivoai server approvals show --root ${path.join(dir, "nothing")} ""
       "ivoai codex --knowledge-source |acme mind-1 handbook mind mind-prod",
       `ivoai server approvals approve --root ${root} |--help --debug --json --root --reason ${pending}`,
       `ivoai server approvals show --root ${path.join(dir, "nothing")} |--help --debug --json --root`,
+      "ivoai mcp test |--help --debug --json --timeout docs notes",
+      "ivoai mcp add |--help --debug --json --url --header-stdin --env-stdin --read-only --allow --prefix --disabled --required",
       "",
     ]);
   });

@@ -19,7 +19,7 @@ import type { Output } from "./output.js";
 import { closestMatch } from "./suggest.js";
 
 /** Values only known at run time, which completion asks `ivoai completion SHELL --values KIND` for. */
-export const DYNAMIC_VALUE_KINDS = ["server-alias", "knowledge-source", "approval-id"] as const;
+export const DYNAMIC_VALUE_KINDS = ["server-alias", "knowledge-source", "approval-id", "mcp-server"] as const;
 export type DynamicValueKind = (typeof DYNAMIC_VALUE_KINDS)[number];
 
 export interface PositionalSpec {

@@ -1,6 +1,7 @@
-// The run-time values completion offers (server aliases, knowledge sources, pending approval ids), printed for
-// the completion scripts by `ivoai completion SHELL --values KIND`. Read-only and quick; never a credential
-// (config.toml only, never secrets.json); any problem completes nothing rather than print an error mid-line.
+// The run-time values completion offers (server aliases, knowledge sources, pending approval ids, the user's own
+// MCP servers), printed for the completion scripts by `ivoai completion SHELL --values KIND`. Read-only and
+// quick; never a credential (config.toml only, never secrets.json); any problem completes nothing rather than
+// print an error mid-line.
 import { promises as fs } from "node:fs";
 import { parseClientConfig } from "../config/client-config.js";
 import { clientPaths } from "../config/client-paths.js";
@@ -23,9 +24,9 @@ export interface CompletionValuesOptions {
   now?: Date;
 }
 
-async function serverProfiles(env: NodeJS.ProcessEnv) {
+async function clientConfig(env: NodeJS.ProcessEnv) {
   const file = clientPaths(env).configFile;
-  return parseClientConfig(await fs.readFile(file, "utf8"), file).profiles;
+  return parseClientConfig(await fs.readFile(file, "utf8"), file);
 }
 
 async function valuesOf(
@@ -39,7 +40,13 @@ async function valuesOf(
       description: `pending ${row.tool} since ${row.created_at}`,
     }));
   }
-  const profiles = await serverProfiles(options.env);
+  const config = await clientConfig(options.env);
+  if (kind === "mcp-server")
+    return config.userServers.map((server) => ({
+      value: server.name,
+      description: `your MCP server (${server.transport})${server.enabled === false ? ", disabled" : ""}`,
+    }));
+  const profiles = config.profiles;
   const aliases = profiles.map((profile) => ({
     value: profile.alias,
     description: `server (purpose ${profile.purpose})${profile.enabled ? "" : ", disabled"}`,

@@ -9,7 +9,12 @@ import { defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { readStdin } from "../secret-input.js";
 
-const NAME = { name: "NAME", description: "the server's local name", required: true } as const;
+const NAME = {
+  name: "NAME",
+  description: "the server's local name",
+  required: true,
+  complete: "mcp-server",
+} as const;
 
 /** What list/show print of a server: every field but secret values (their names: "stored"). */
 function describe(server: UserServer) {
@@ -34,7 +39,8 @@ const addCommand = defineCommand({
     "  ivoai mcp add notes --read-only --allow search -- node notes-server.js",
   json: true,
   positionals: [
-    NAME,
+    // A new name: completing the existing ones would only offer names add refuses.
+    { name: "NAME", description: "the server's local name", required: true },
     { name: "COMMAND", description: "a stdio server's command and arguments", variadic: true },
   ],
   options: {
