@@ -2,7 +2,7 @@
 // and a Streamable HTTP server that wants an Authorization header (from stdin), each tested, listed without
 // secret values, probed by doctor; a stopped server's row is unhealthy with the reason, and fails doctor when
 // it is required.
-import { readFileSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -124,6 +124,36 @@ describe("ivoai mcp", () => {
     expect(probe.ms).toBeGreaterThanOrEqual(0);
     const docs = await ivoai(["mcp", "test", "docs"]);
     expect(docs.stdout).toMatch(/^docs: ok in \d+ ms, 1 tools: lookup/);
+  });
+
+  it("a launch gives the agent both (no secret in its argv), and session show names them", async () => {
+    const bin = path.join(dir.dir, "agent-bin");
+    mkdirSync(bin, { recursive: true });
+    const FAKE = path.resolve("test/fixtures/fake-agent.mjs");
+    writeFileSync(
+      path.join(bin, "codex"),
+      `#!/bin/sh\nFAKE_AGENT_NAME=codex exec "${process.execPath}" "${FAKE}" "$@"\n`,
+      { mode: 0o755 },
+    );
+    const record = path.join(dir.dir, "agent-record.json");
+    const launched = await runIvoai(["codex"], {
+      env: { ...env, PATH: `${bin}:${process.env.PATH ?? ""}`, FAKE_AGENT_RECORD: record },
+      timeoutMs: 60_000,
+    });
+    expect(launched.code, launched.stderr).toBe(0);
+    const argv = (JSON.parse(readFileSync(record, "utf8")) as { argv: string[] }).argv;
+    const urls = argv.filter((arg) => /^mcp_servers\.[a-z-]+\.url=/.test(arg));
+    expect(urls.map((arg) => arg.split(".")[1])).toEqual(["docs", "tools"]);
+    expect(argv.join(" ")).not.toContain("secret-");
+    const sessions = JSON.parse((await ivoai(["session", "list", "--json"])).stdout).sessions as {
+      id: string;
+      mcp_servers: string[];
+    }[];
+    const session = sessions.at(-1);
+    expect(session?.mcp_servers).toEqual(["docs", "tools"]);
+    expect((await ivoai(["session", "show", session?.id ?? ""])).stdout).toContain(
+      "  your MCP:    docs, tools\n",
+    );
   });
 
   it("doctor probes each, and a stopped server is unhealthy with why (failing doctor when required)", async () => {

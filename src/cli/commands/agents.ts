@@ -102,6 +102,7 @@ function renderSession(s: SessionView): string {
     `  exit:        ${s.exit_code ?? (s.exit_signal ? `signal ${s.exit_signal}` : "-")}`,
     `  project:     ${oneLine(s.project)}`,
     `  knowledge:   ${s.knowledge_sources.join(", ") || "none"}`,
+    ...(s.mcp_servers.length > 0 ? [`  your MCP:    ${s.mcp_servers.join(", ")}`] : []),
     `  compression: requested ${s.compression.requested}, effective ${s.compression.effective} (${s.compression.reason})`,
     ...(s.error ? [`  error:       ${oneLine(s.error)}`] : []),
     ...(s.auto?.repo ? renderRepo(s.auto.repo) : []),

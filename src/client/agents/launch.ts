@@ -119,6 +119,7 @@ async function launch(
       pid_start_ticks: null,
       project: identity.id,
       knowledge_sources: sources,
+      mcp_servers: router ? router.userEndpoints.map((server) => server.name) : [],
       compression: { requested: plan.requested, effective: plan.implementation, reason: plan.why },
     });
     started.sessionId = session.id;

@@ -258,6 +258,7 @@ export async function openSession(
     pid: process.pid,
     pid_start_ticks: processStartTicks(process.pid),
     knowledge_sources: router ? router.sources.map((source) => source.alias) : [],
+    mcp_servers: router ? router.userEndpoints.map((server) => server.name) : [],
   };
   if (options.resume) return takeOver(run, store, options.resume, identity, router, project);
   const initial = initialAutoState(planner, run.workers);
@@ -304,7 +305,7 @@ async function takeOver(
   run: AutoRun,
   store: SessionStore,
   resume: NonNullable<AutoOptions["resume"]>,
-  identity: Pick<SessionRecord, "status" | "pid" | "pid_start_ticks" | "knowledge_sources">,
+  identity: Pick<SessionRecord, "status" | "pid" | "pid_start_ticks" | "knowledge_sources" | "mcp_servers">,
   router: RunningRouter | null,
   project: string,
 ): Promise<OpenedSession> {

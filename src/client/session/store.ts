@@ -24,6 +24,8 @@ export const sessionRecordSchema = z.object({
   exit_signal: z.string().nullable(),
   project: z.string(),
   knowledge_sources: z.array(z.string()),
+  /** The user's own MCP servers (`ivoai mcp add`) the session was given, by name; none in older records. */
+  mcp_servers: z.array(z.string()).default([]),
   compression: z.object({ requested: z.string(), effective: z.string(), reason: z.string().max(200) }),
   error: z.string().max(300).nullable(),
   /** Orchestrated sessions only: the plan and its progress, metadata only (never prompts or answers). */
@@ -73,7 +75,11 @@ function viewOf(record: SessionRecord): SessionView {
 
 export interface SessionStore {
   create(
-    fields: Omit<SessionRecord, "id" | "started_at" | "ended_at" | "exit_code" | "exit_signal" | "error">,
+    fields: Omit<
+      SessionRecord,
+      "id" | "started_at" | "ended_at" | "exit_code" | "exit_signal" | "error" | "mcp_servers"
+    > &
+      Partial<Pick<SessionRecord, "mcp_servers">>,
   ): Promise<SessionRecord>;
   /** `guard` sees the record under the lock first and may throw to refuse the change (a compare-and-set). */
   update(
@@ -116,6 +122,7 @@ export function openSessionStore(stateDir: string): SessionStore {
     create: (fields) =>
       withLock(async () => {
         const record: SessionRecord = {
+          mcp_servers: [],
           ...fields,
           id: newId("ses_"),
           started_at: new Date().toISOString(),
