@@ -13,7 +13,7 @@ import rufloLock from "../manifest/locks/ruflo/package-lock.json" with { type: "
 import { createRufloCoordinator } from "../src/client/auto/ruflo.js";
 import { COMPILED_CATALOGUE } from "../src/client/install/catalogue.js";
 import { type PackedFake, packFakeAgent } from "./fake-packages.js";
-import { runIvoai, tempDir } from "./helpers.js";
+import { homeEnv, runIvoai, tempDir } from "./helpers.js";
 
 const run = promisify(execFile);
 let root: string;
@@ -27,12 +27,8 @@ async function machine(name: string, extraPath: string[] = []) {
   await fs.mkdir(home, { recursive: true });
   const catalogue = path.join(home, "catalogue.json");
   const env: NodeJS.ProcessEnv = {
-    HOME: home,
+    ...homeEnv(home),
     PATH: [...extraPath, path.dirname(process.execPath), "/usr/bin", "/bin"].join(path.delimiter),
-    XDG_CONFIG_HOME: path.join(home, ".config"),
-    XDG_DATA_HOME: path.join(home, ".local/share"),
-    XDG_STATE_HOME: path.join(home, ".local/state"),
-    XDG_CACHE_HOME: path.join(home, ".cache"),
     IVOAI_INSTALL_CATALOGUE: catalogue,
     IVOAI_UNSAFE_TEST_CATALOGUE: "1",
   };

@@ -56,6 +56,19 @@ export function startsSession(args: readonly string[]): boolean {
   return args[0] === "auto" || (args[0] === "session" && (args[1] === "start" || args[1] === "resume"));
 }
 
+/** A user's own HOME and XDG roots under `home` (config, data, state, cache), as a fresh machine has them. */
+export function homeEnv(
+  home: string,
+): Record<"HOME" | `XDG_${"CONFIG" | "DATA" | "STATE" | "CACHE"}_HOME`, string> {
+  return {
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, ".config"),
+    XDG_DATA_HOME: path.join(home, ".local/share"),
+    XDG_STATE_HOME: path.join(home, ".local/state"),
+    XDG_CACHE_HOME: path.join(home, ".cache"),
+  };
+}
+
 export async function tempDir(
   prefix = "ivoai-test-",
 ): Promise<{ dir: string; cleanup: () => Promise<void> }> {

@@ -7,7 +7,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packFakeAgent } from "./fake-packages.js";
-import { BIN, type RunResult, runIvoai, tempDir } from "./helpers.js";
+import { BIN, homeEnv, type RunResult, runIvoai, tempDir } from "./helpers.js";
 
 const run = promisify(execFile);
 let root: string;
@@ -35,12 +35,8 @@ async function machine(name: string, extraPath: string[] = []): Promise<Machine>
   await fs.mkdir(home, { recursive: true });
   const catalogue = path.join(home, "catalogue.json");
   const env = {
-    HOME: home,
+    ...homeEnv(home),
     PATH: [...extraPath, path.dirname(process.execPath), "/usr/bin", "/bin"].join(path.delimiter),
-    XDG_CONFIG_HOME: path.join(home, ".config"),
-    XDG_DATA_HOME: path.join(home, ".local/share"),
-    XDG_STATE_HOME: path.join(home, ".local/state"),
-    XDG_CACHE_HOME: path.join(home, ".cache"),
     OPENAI_API_KEY: "sk-test-must-not-reach-npm",
     ANTHROPIC_API_KEY: "sk-ant-must-not-reach-npm",
     NPM_TOKEN: "npm-token-must-not-reach-npm",
