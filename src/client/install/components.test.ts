@@ -1,7 +1,13 @@
-// The component manifest's schema: exact pins only, a reason for every unpinned entry and every platform left out.
+// The component manifest's schema: exact pins only, a reason for every unpinned entry and every platform left out;
+// setup refuses a platform the manifest rules out.
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { clientPaths } from "../../config/client-paths.js";
 import { COMPILED_CATALOGUE } from "./catalogue.js";
 import { COMPONENT_MANIFEST, componentSchema, unsupportedReason } from "./components.js";
+import { setup } from "./lifecycle.js";
 
 const managed = {
   name: "x",
@@ -52,5 +58,30 @@ describe("manifest/components.json", () => {
     expect(unsupportedReason(ruflo, "linux-arm64")).toMatch(/not reviewed on linux-arm64/);
     expect(unsupportedReason(ruflo, "linux-x64")).toBeNull();
     expect(unsupportedReason(ruflo, "win32-x64")).toMatch(/no reviewed build for win32-x64/);
+  });
+});
+
+describe("setup on a platform the manifest rules out", () => {
+  it("refuses before anything is installed, naming each component and why", async () => {
+    const home = await mkdtemp(path.join(tmpdir(), "ivoai-platform-"));
+    try {
+      const deps = {
+        paths: clientPaths({ HOME: home }),
+        catalogue: COMPILED_CATALOGUE,
+        env: { HOME: home, PATH: "" },
+        progress: () => undefined,
+        platform: "linux-arm64",
+      };
+      await expect(setup(deps, ["codex"], ["ruflo"])).rejects.toThrow(
+        "cannot install on linux-arm64: ruflo: not reviewed on linux-arm64: its optional native dependencies " +
+          "were not checked there; nothing was installed (ivoai components lists why)",
+      );
+      await expect(setup({ ...deps, platform: "win32-x64" }, ["codex"])).rejects.toThrow(
+        /cannot install on win32-x64: codex: no reviewed build for win32-x64/,
+      );
+      expect(await readdir(home)).toEqual([]);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });

@@ -3,6 +3,7 @@
 
 import { z } from "zod";
 import manifestJson from "../../../manifest/components.json" with { type: "json" };
+import { IvoaiError } from "../../shared/errors.js";
 
 const exactVersion = z
   .string()
@@ -54,6 +55,20 @@ export const COMPONENT_MANIFEST: ComponentManifest = componentManifestSchema.par
 /** This machine's platform as the manifest names it (`linux-x64`). */
 export function currentPlatform(): string {
   return `${process.platform}-${process.arch}`;
+}
+
+/** Refuses, before anything is installed, the components of `names` the manifest says `platform` cannot have. */
+export function refuseUnsupported(names: readonly string[], platform = currentPlatform()): void {
+  const refused = names.flatMap((name) => {
+    const component = COMPONENT_MANIFEST.components.find((entry) => entry.name === name);
+    const why = component ? unsupportedReason(component, platform) : null;
+    return why ? [`${name}: ${why}`] : [];
+  });
+  if (refused.length > 0)
+    throw new IvoaiError(
+      "CONFLICT",
+      `cannot install on ${platform}: ${refused.join("; ")}; nothing was installed (ivoai components lists why)`,
+    );
 }
 
 /** Why `component` cannot be installed on `platform`, or null when it can. */

@@ -16,6 +16,7 @@ import {
   type LockedName,
   lockedEntry,
 } from "./catalogue.js";
+import { refuseUnsupported } from "./components.js";
 import {
   type BinLink,
   findPreExisting,
@@ -48,6 +49,8 @@ export interface LifecycleDeps {
   catalogue: Catalogue;
   env: NodeJS.ProcessEnv;
   progress: (text: string) => void;
+  /** The platform as manifest/components.json names it (default this machine's). */
+  platform?: string;
 }
 
 const now = () => new Date().toISOString();
@@ -158,12 +161,13 @@ export interface SetupResult {
  * Installs the requested agents and lock-installed components that are not already on PATH, as one new
  * generation beside what an earlier setup installed; records the others as pre_existing.
  */
-export function setup(
+export async function setup(
   deps: LifecycleDeps,
   requested: readonly AgentName[],
   components: readonly LockedName[] = [],
 ): Promise<SetupResult> {
   const layout = layoutOf(deps);
+  refuseUnsupported([...requested, ...components], deps.platform);
   return withInstallLock(deps.paths, async () => {
     const previous = await readManifest(deps.paths.stateDir);
     const installed: Installed = {
