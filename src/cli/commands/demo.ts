@@ -103,7 +103,8 @@ export const demoCommand = defineCommand({
       }
     } finally {
       if (ctx.options.keep) ctx.out.note(`kept the server tree at ${root}`);
-      else await rm(root, { recursive: true, force: true });
+      // Retried: on a loaded machine a store's last file (a SQLite -wal or -shm) can still be going away.
+      else await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     }
     return 0;
   },
