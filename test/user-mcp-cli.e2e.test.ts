@@ -3,15 +3,13 @@
 // secret values, probed by doctor; a stopped server's row is unhealthy with the reason, and fails doctor when
 // it is required.
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import path from "node:path";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runIvoai, tempDir } from "./helpers.js";
+import { startUserHttpServer, USER_STDIO_FIXTURE } from "./user-mcp-servers.js";
 
-const FIXTURE = path.resolve("test/fixtures/user-stdio-mcp.mjs");
+const FIXTURE = USER_STDIO_FIXTURE;
 const ENV_SECRET = "env-secret-91d2f0";
 const HEADER_SECRET = "Bearer header-secret-5c7a11";
 
@@ -19,26 +17,6 @@ let dir: { dir: string; cleanup(): Promise<void> };
 let env: NodeJS.ProcessEnv;
 let http: Server;
 let url: string;
-
-/** A Streamable HTTP MCP server (stateless) with one tool, `lookup`, answering 401 without the header. */
-async function startHttpServer(): Promise<Server> {
-  const server = createServer(async (req, res) => {
-    if (req.headers.authorization !== HEADER_SECRET) {
-      res.writeHead(401).end();
-      return;
-    }
-    const mcp = new McpServer({ name: "user-http-fixture", version: "1.0.0" });
-    mcp.registerTool("lookup", {}, async () => ({ content: [{ type: "text", text: "found" }] }));
-    const transport = new StreamableHTTPServerTransport({
-      enableJsonResponse: true,
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res);
-    res.on("close", () => void mcp.close());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return server;
-}
 
 beforeAll(async () => {
   dir = await tempDir("ivoai-user-mcp-");
@@ -50,8 +28,7 @@ beforeAll(async () => {
     XDG_STATE_HOME: path.join(base, "state"),
     XDG_CACHE_HOME: path.join(base, "cache"),
   };
-  http = await startHttpServer();
-  url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  ({ server: http, url } = await startUserHttpServer(HEADER_SECRET));
 });
 afterAll(async () => {
   await new Promise((resolve) => http?.close(resolve));
