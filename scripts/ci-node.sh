@@ -23,7 +23,6 @@ SKIP_24=(
   "test/frontend-*.test.ts"
   "test/*.contract.test.ts"
   "test/inspector-strict.e2e.test.ts"
-  "test/user-mcp-agents.e2e.test.ts"
   "test/web-mcp-clients.e2e.test.ts"
   "test/web-mcp-conformance.e2e.test.ts"
 )
