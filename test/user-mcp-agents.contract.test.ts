@@ -247,11 +247,61 @@ beforeAll(async () => {
   expectSecretsOnlyInSecretsFile();
 }, 900_000);
 
+/** The processes (but this one) that run with the test's environment, by pid with their argv. */
+function processesOfThisTest(): Map<number, string> {
+  const found = new Map<number, string>();
+  if (!env) return found;
+  for (const [pid, argv] of processArgv())
+    if (pid !== process.pid && processEnv(pid).includes(`XDG_STATE_HOME=${env.XDG_STATE_HOME}`))
+      found.set(pid, argv.slice(0, 200));
+  return found;
+}
+
+/** `step` within `ms`, or an error naming it and the processes still running with the test's environment. */
+async function within<T>(name: string, ms: number, step: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const left = [...processesOfThisTest()].map(([pid, argv]) => `${pid}: ${argv}`);
+      reject(new Error(`${name}: not done after ${ms} ms; still running: ${left.join("; ") || "none"}`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([step, gaveUp]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 afterAll(async () => {
-  await ivoaiServer?.stop();
-  await new Promise((resolve) => (http ? http.close(resolve) : resolve(undefined)));
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+  // Each test waited for its launch's process tree to close its stdio, so nothing of the test's should be left to
+  // hold the fixture's connections or the server; what is, is ended (and an ivoai left running fails the file).
+  // No wait here is unbounded: CI hung in this hook once, and a bound says which step and what was still running.
+  const left = processesOfThisTest();
+  if (left.size > 0) console.warn(`ended what the test left running: ${[...left.values()].join("; ")}`);
+  for (const pid of left.keys()) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
+  if (ivoaiServer) {
+    const stopped = ivoaiServer.stop();
+    await within("the ivoai server's graceful stop", 60_000, stopped).catch(async (error: unknown) => {
+      await ivoaiServer.stop("SIGKILL");
+      throw error;
+    });
+  }
+  if (http) {
+    const closed = new Promise((resolve) => http.close(resolve));
+    http.closeAllConnections();
+    await within("the user HTTP server's close", 30_000, closed);
+  }
+  for (const cleanup of cleanups.reverse()) await within("removing the test's folders", 60_000, cleanup());
+  const ivoaiLeft = [...left.values()].filter((argv) => argv.includes(BIN));
+  expect(ivoaiLeft, `no ivoai outlives its test (all left: ${[...left.values()].join("; ")})`).toEqual([]);
+}, 240_000);
 
 /** Codex app-server's JSON-RPC: its MCP servers with their tools (answer id 1); no login needed. */
 const APP_SERVER_LISTING = [
