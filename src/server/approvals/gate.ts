@@ -5,6 +5,7 @@ import { IvoaiError } from "../../shared/errors.js";
 import { newId } from "../../shared/tokens.js";
 import type { AuditLog } from "../audit/store.js";
 import { type PageInput, preparePageWrite } from "../memory/page-write.js";
+import { writerSession } from "../memory/session-term.js";
 import type {
   ApprovalPage,
   ApprovalRecord,
@@ -194,9 +195,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
         },
         // Re-derived from the stored request at apply time, so the applied write is exactly what was shown.
         (approval) =>
-          approval.action === "write_page"
-            ? preparePageWrite(approval.payload as unknown as PageInput)
-            : undefined,
+          approval.action === "write_page" ? preparePageWrite(appliedInput(approval)) : undefined,
       );
       if (outcome.outcome !== "already_decided") {
         await deps.audit?.record({
@@ -223,6 +222,16 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       return ids;
     },
   };
+}
+
+/**
+ * The page an approved request writes: its stored input, whose session is the proposer's (a request filed before
+ * inputs carried it gets it from the request's requester and session id).
+ */
+export function appliedInput(approval: ApprovalRecord): PageInput {
+  const input = approval.payload as unknown as PageInput;
+  if (input.session !== undefined || !approval.session_id) return input;
+  return { ...input, session: writerSession(approval.requester, approval.session_id) };
 }
 
 /** The fields of `value` that are set (exactOptionalPropertyTypes: undefined is not "absent"). */

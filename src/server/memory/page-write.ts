@@ -19,6 +19,11 @@ export interface PageInput {
   relations?: Readonly<Record<string, readonly string[]>>;
   expires_at?: string;
   author: string;
+  /**
+   * The session the server saw write the page (writerSession: the proposer's agent session, or a promoted
+   * episode's hook session), kept through approval; front matter's `session:` wins over it.
+   */
+  session?: string;
 }
 
 export const MAX_PAGE_BYTES = 1024 * 1024;
@@ -101,7 +106,8 @@ export function preparePageWrite(input: PageInput): PageWrite {
     day === undefined
       ? []
       : [...new Set([...dayTerms(day), ...[...dateExpressionTerms(body, day).keys()].flatMap(withPeriods)])];
-  const marker = meta.session === undefined ? [] : [sessionMarker(meta.session)];
+  const session = meta.session ?? input.session;
+  const marker = session === undefined || session.trim() === "" ? [] : [sessionMarker(session)];
   return {
     ...fields,
     author: input.author,

@@ -8,6 +8,7 @@ import { lineDiff } from "./diff.js";
 import { GLOBAL_SCOPE, normalizePagePath, normalizeScope } from "./page-path.js";
 import { type PageInput, preparePageWrite } from "./page-write.js";
 import type { MemorySearcher } from "./query.js";
+import { writerSession } from "./session-term.js";
 import { type EpisodeRecord, FEEDBACK_KINDS, type MemoryStore, type PageRecord } from "./store.js";
 
 export const MEMORY_INSTRUCTIONS =
@@ -408,6 +409,7 @@ function writePageTool({ store }: MemoryToolsDeps): ToolSpec {
         path: args.path,
         body: args.body,
         author: context.client.id,
+        ...(context.sessionId ? { session: writerSession(context.client.id, context.sessionId) } : {}),
         ...(args.title ? { title: args.title } : {}),
         ...(args.tags ? { tags: args.tags } : {}),
         ...(args.relations ? { relations: args.relations } : {}),
@@ -513,6 +515,8 @@ function promoteEpisodeTool({ store }: MemoryToolsDeps): ToolSpec {
         path: args.path,
         body,
         author: context.client.id,
+        // The conversation the event happened in, whichever session promotes it.
+        session: writerSession(event.credential_id, event.session_id),
       };
       return proposePageWrite(
         store,
