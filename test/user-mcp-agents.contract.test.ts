@@ -18,6 +18,7 @@ import { codexMcpOverrides } from "../src/client/auto/executors/index.js";
 import { openRegistry } from "../src/client/connections/registry.js";
 import { enabledUserServers } from "../src/client/connections/user-servers.js";
 import { startRouter } from "../src/client/router/router.js";
+import { waitAtMost } from "../src/shared/timeout.js";
 import { writeTree } from "./context-helpers.js";
 import {
   BIN,
@@ -257,20 +258,13 @@ function processesOfThisTest(): Map<number, string> {
   return found;
 }
 
-/** `step` within `ms`, or an error naming it and the processes still running with the test's environment. */
-async function within<T>(name: string, ms: number, step: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const gaveUp = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const left = [...processesOfThisTest()].map(([pid, argv]) => `${pid}: ${argv}`);
-      reject(new Error(`${name}: not done after ${ms} ms; still running: ${left.join("; ") || "none"}`));
-    }, ms);
-  });
-  try {
-    return await Promise.race([step, gaveUp]);
-  } finally {
-    clearTimeout(timer);
+/** Awaits `step`; when it has not settled within `ms`, fails naming it and what still runs with the test's environment. */
+async function within(name: string, ms: number, step: Promise<unknown>): Promise<void> {
+  if (!(await waitAtMost(step, ms))) {
+    const left = [...processesOfThisTest()].map(([pid, argv]) => `${pid}: ${argv}`);
+    throw new Error(`${name}: not done after ${ms} ms; still running: ${left.join("; ") || "none"}`);
   }
+  await step;
 }
 
 afterAll(async () => {
