@@ -195,6 +195,32 @@ export async function connectMcp(
   return client;
 }
 
+/** What an ivoai tool returns in structuredContent: its status and data (and, on some tools, telemetry). */
+export type ToolEnvelope = { status: string; data: Record<string, unknown> };
+
+/** Calls tool `name` through an MCP client and returns its envelope. */
+export async function callTool<E extends ToolEnvelope = ToolEnvelope>(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<E> {
+  return (await client.callTool({ name, arguments: args })).structuredContent as E;
+}
+
+/** Approves or rejects approval request `id` over HTTP with an approvals:decide bearer, as a person's tool would. */
+export function decideApproval(
+  serverUrl: string,
+  approver: string,
+  id: string,
+  verb: "approve" | "reject",
+): Promise<Response> {
+  return fetch(`${serverUrl}/v1/approvals/${id}/${verb}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${approver}`, "content-type": "application/json" },
+    body: JSON.stringify({ reason: "reviewed" }),
+  });
+}
+
 /** Registers `docs` as the filesystem connector "docs" of an initialised server tree (no ingest). */
 export async function addDocsConnector(root: string, docs: string): Promise<void> {
   const result = await runIvoai([

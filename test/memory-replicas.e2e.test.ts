@@ -4,6 +4,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  callTool,
   connectMcp,
   enrolledCredential,
   initRoot,
@@ -14,16 +15,11 @@ import {
 } from "./helpers.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "./postgres.js";
 
-type Envelope = { status: string; data: Record<string, unknown> };
-
 const memoryClient = (url: string, token: string): Promise<Client> =>
   connectMcp(`${url}/v1/memory/mcp`, token, {
     "x-ivoai-session-id": "sess-r",
     "x-ivoai-project": "git:acme/api",
   });
-
-const call = async (client: Client, name: string, args: Record<string, unknown>) =>
-  (await client.callTool({ name, arguments: args })).structuredContent as Envelope;
 
 describe("memory on PostgreSQL with two replicas", async () => {
   let database: ThrowawayDatabase | undefined;
@@ -60,10 +56,10 @@ describe("memory on PostgreSQL with two replicas", async () => {
     const agentB = await memoryClient(b.url, await enrolledCredential(b.url, rootB));
     clients.push(agentA, agentB);
     // Both indexes are loaded (and empty) before anything is written.
-    expect((await call(agentA, "memory_query", { query: "axolotl replica" })).data.count).toBe(0);
-    expect((await call(agentB, "memory_query", { query: "axolotl replica" })).data.count).toBe(0);
+    expect((await callTool(agentA, "memory_query", { query: "axolotl replica" })).data.count).toBe(0);
+    expect((await callTool(agentB, "memory_query", { query: "axolotl replica" })).data.count).toBe(0);
 
-    const proposed = await call(agentA, "memory_write_page", {
+    const proposed = await callTool(agentA, "memory_write_page", {
       path: "decisions/replicas",
       body: "# Replicas\n\nThe axolotl replica pattern keeps one queue per region.",
     });
@@ -92,7 +88,7 @@ describe("memory on PostgreSQL with two replicas", async () => {
     expect(cli.code).toBe(outcomes[2] === "applied" ? 0 : 1);
 
     for (const agent of [agentA, agentB]) {
-      const found = await call(agent, "memory_query", { query: "axolotl replica" });
+      const found = await callTool(agent, "memory_query", { query: "axolotl replica" });
       expect(
         (found.data.results as { path: string; version: number }[]).map((r) => [r.path, r.version]),
       ).toEqual([["decisions/replicas", 1]]);

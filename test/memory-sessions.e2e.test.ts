@@ -4,7 +4,9 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  callTool,
   connectMcp,
+  decideApproval,
   enrolledCredential,
   initRoot,
   type RunningServer,
@@ -12,11 +14,7 @@ import {
   tempDir,
 } from "./helpers.js";
 
-type Envelope = { status: string; data: Record<string, unknown> };
 type Result = { path: string; via: string[]; neighbour_of?: { path: string; type: string } };
-
-const call = async (client: Client, name: string, args: Record<string, unknown>) =>
-  (await client.callTool({ name, arguments: args })).structuredContent as Envelope;
 
 describe("memory sessions of plain pages", () => {
   let root: string;
@@ -47,17 +45,18 @@ describe("memory sessions of plain pages", () => {
   };
   /** Proposes a page and approves it through the gate, as a person would. */
   const write = async (client: Client, pagePath: string, body: string) => {
-    const pending = await call(client, "memory_write_page", { path: pagePath, body });
+    const pending = await callTool(client, "memory_write_page", { path: pagePath, body });
     expect(pending.status).toBe("PENDING_HUMAN_APPROVAL");
-    const response = await fetch(`${server.url}/v1/approvals/${pending.data.approval_id}/approve`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${approver}`, "content-type": "application/json" },
-      body: JSON.stringify({ reason: "reviewed" }),
-    });
+    const response = await decideApproval(
+      server.url,
+      approver,
+      pending.data.approval_id as string,
+      "approve",
+    );
     expect(response.status).toBe(200);
   };
   const query = async (client: Client, text: string) =>
-    (await call(client, "memory_query", { query: text, limit: 10 })).data.results as Result[];
+    (await callTool(client, "memory_query", { query: text, limit: 10 })).data.results as Result[];
 
   it("ranks a plain turn with its session's window; other sessions, even with the same id, never share it", async () => {
     const token = await enrolledCredential(server.url, root);
@@ -95,10 +94,19 @@ describe("memory sessions of plain pages", () => {
     expect(paths).not.toContain("t9");
   });
 
-  it("gives pages written without a session id no window", async () => {
-    const loner = await agent(await enrolledCredential(server.url, root));
-    await write(loner, "t10", "Gunther: The espresso machine is broken.");
-    await write(loner, "t11", "Terry: Call the repairman.");
-    expect((await query(loner, "espresso")).map((result) => result.path)).toEqual(["t10"]);
+  it("gives pages written without a session id, or with one the server refuses, no window", async () => {
+    // An agent's header is untrusted: over 256 characters or with a space it names no session (the header's pattern).
+    const hostile = [undefined, "s".repeat(257), "scene one"];
+    const drinks = ["espresso", "cappuccino", "macchiato"];
+    for (const [index, session] of hostile.entries()) {
+      const drink = drinks[index] as string;
+      const loner = await agent(await enrolledCredential(server.url, root), session);
+      await write(loner, `u${index}a`, `Gunther: The ${drink} machine is broken.`);
+      await write(loner, `u${index}b`, "Terry: Call the repairman.");
+      // (Feedback expansion may bring an earlier loner's "machine is broken" page; never a session's neighbour.)
+      const results = await query(loner, drink);
+      expect(results[0]?.path).toBe(`u${index}a`);
+      expect(results.filter((result) => result.path.endsWith("b") || result.neighbour_of)).toEqual([]);
+    }
   });
 });

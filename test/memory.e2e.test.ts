@@ -7,7 +7,9 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   BIN,
+  callTool,
   connectMcp,
+  decideApproval,
   enrolledCredential,
   initRoot,
   type RunningServer,
@@ -31,8 +33,8 @@ const memoryClient = (url: string, token: string, session: string): Promise<Clie
     "x-ivoai-project": "git:acme/api",
   });
 
-const call = async (client: Client, name: string, args: Record<string, unknown>) =>
-  (await client.callTool({ name, arguments: args })).structuredContent as Envelope;
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  callTool<Envelope>(client, name, args);
 
 describe("memory end to end", () => {
   let root: string;
@@ -54,12 +56,7 @@ describe("memory end to end", () => {
     await cleanup();
   });
 
-  const decide = (id: string, verb: "approve" | "reject") =>
-    fetch(`${server.url}/v1/approvals/${id}/${verb}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${approver}`, "content-type": "application/json" },
-      body: JSON.stringify({ reason: "reviewed" }),
-    });
+  const decide = (id: string, verb: "approve" | "reject") => decideApproval(server.url, approver, id, verb);
 
   it("keeps an agent's write pending and invisible, then visible once after approval", async () => {
     const pending = await call(agent, "memory_write_page", {
