@@ -1,10 +1,13 @@
 // `ivoai server eval` as an operator meets it: a tiny corpus ingested through the built CLI, judged queries in
 // the BEIR layout, the report as text and JSON, bad flags, and a run that changes nothing but the audit log.
-import { stat, writeFile } from "node:fs/promises";
+import { readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogueSnapshot, rootAndDocs } from "./context-helpers.js";
+import { rootAndDocs } from "./context-helpers.js";
 import { addDocsConnector, initRoot, runIvoai } from "./helpers.js";
+import { createThrowawayDatabase, usePostgres } from "./postgres.js";
 
 const DOCS = {
   "runbooks/deploy.md":
@@ -15,8 +18,49 @@ const DOCS = {
   "guides/laptops.md": "# Laptops\n\nNew laptops are ordered from the hardware catalogue by your manager.",
 };
 
-describe("server eval end to end", () => {
+type Backend = "sqlite" | "postgres";
+
+/** Every row of every store but the audit log's: what a read-only command must leave exactly as it was. */
+async function storeRows(root: string, backend: Backend, url: string): Promise<string> {
+  const tables: Record<string, unknown[]> = {};
+  if (backend === "sqlite") {
+    const dataDir = path.join(root, "var/lib/ivoai");
+    for (const entry of await readdir(dataDir, { recursive: true })) {
+      if (!entry.endsWith(".sqlite") || entry.startsWith("audit")) continue;
+      const db = new Database(path.join(dataDir, entry), { readonly: true });
+      try {
+        const names = db
+          .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+          .all() as {
+          name: string;
+        }[];
+        for (const { name } of names)
+          tables[`${entry}:${name}`] = db.prepare(`SELECT * FROM "${name}"`).all();
+      } finally {
+        db.close();
+      }
+    }
+    expect(Object.keys(tables)).toContain("context/catalogue.sqlite:chunks");
+    return JSON.stringify(tables);
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ schema: string; name: string }>(
+      "SELECT table_schema AS schema, table_name AS name FROM information_schema.tables WHERE table_schema LIKE 'ivoai_%' AND table_schema <> 'ivoai_audit' ORDER BY 1, 2",
+    );
+    for (const { schema, name } of rows)
+      tables[`${schema}.${name}`] = (await client.query(`SELECT * FROM ${schema}."${name}" ORDER BY 1`)).rows;
+    expect(Object.keys(tables)).toContain("ivoai_context.chunks");
+    return JSON.stringify(tables);
+  } finally {
+    await client.end();
+  }
+}
+
+describe.each<Backend>(["sqlite", "postgres"])("server eval end to end on %s", (backend) => {
   let root: string;
+  let pgUrl = "";
   let queries: string;
   let qrels: string;
   const cleanups: (() => Promise<void>)[] = [];
@@ -36,6 +80,12 @@ describe("server eval end to end", () => {
     const made = await rootAndDocs(DOCS, cleanups);
     root = made.root;
     await initRoot(root);
+    if (backend === "postgres") {
+      const db = await createThrowawayDatabase();
+      cleanups.push(() => db.drop());
+      pgUrl = db.url;
+      await usePostgres(root, pgUrl);
+    }
     await addDocsConnector(root, made.docs);
     expect((await runIvoai(["server", "ingest", "--root", root])).code).toBe(0);
     queries = path.join(root, "queries.jsonl");
@@ -126,14 +176,14 @@ describe("server eval end to end", () => {
   });
 
   it("changes neither the catalogue nor the index, and leaves one audit record without query text", async () => {
-    const before = catalogueSnapshot(root);
+    const before = await storeRows(root, backend, pgUrl);
     const audited = async () =>
       JSON.parse(
         (await runIvoai(["server", "audit", "--root", root, "--kind", "retrieval_eval", "--json"])).stdout,
       ).events as { actor: string; detail: Record<string, unknown> }[];
     const count = (await audited()).length;
     expect((await runIvoai(evalArgs("--k", "3"))).code).toBe(0);
-    expect(catalogueSnapshot(root)).toBe(before);
+    expect(await storeRows(root, backend, pgUrl)).toBe(before);
     // The search index's snapshot is the gateway's to write: eval only reads.
     await expect(stat(path.join(root, "var/lib/ivoai/context/lexical-index.snapshot"))).rejects.toMatchObject(
       {
