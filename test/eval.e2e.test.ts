@@ -6,7 +6,14 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rootAndDocs } from "./context-helpers.js";
-import { addDocsConnector, initRoot, runIvoai } from "./helpers.js";
+import {
+  addDocsConnector,
+  connectMcp,
+  enrolledCredential,
+  initRoot,
+  runIvoai,
+  startServer,
+} from "./helpers.js";
 import { createThrowawayDatabase, usePostgres } from "./postgres.js";
 
 const DOCS = {
@@ -202,5 +209,54 @@ describe.each<Backend>(["sqlite", "postgres"])("server eval end to end on %s", (
       judged_documents: 3,
     });
     expect(JSON.stringify(events)).not.toContain("vacation requests");
+  });
+
+  it("--from-feedback judges by the documents a real MCP client opened after its searches", async () => {
+    const empty = await runIvoai(["server", "eval", "--root", root, "--from-feedback"]);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain("no judgments in the audit log yet");
+    const server = await startServer(root);
+    try {
+      const client = await connectMcp(
+        `${server.url}/v1/mcp/context`,
+        await enrolledCredential(server.url, root),
+      );
+      try {
+        type Found = { structuredContent?: { data?: { results?: { document_id: string; path: string }[] } } };
+        const search = async (query: string) =>
+          ((await client.callTool({ name: "context_search", arguments: { query } })) as Found)
+            .structuredContent?.data?.results ?? [];
+        const [vacation] = await search("vacation requests portal");
+        expect(vacation?.path).toBe("guides/vacation.md");
+        await client.callTool({
+          name: "context_get_document",
+          arguments: { document_id: vacation?.document_id },
+        });
+        // The agent opens the second result, by its resource: the judgment says the first was not what it wanted.
+        const found = await search("release pipeline");
+        expect(found.map((r) => r.path)).toEqual(["runbooks/deploy.md", "runbooks/rollback.md"]);
+        await client.readResource({ uri: "ivoai://context/docs/runbooks/rollback.md" });
+        await search("nothing opened after this search");
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await server.stop();
+    }
+    const result = await runIvoai(["server", "eval", "--root", root, "--from-feedback", "--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({
+      source: "feedback",
+      queries: 2,
+      judged_documents: 2,
+      judged_documents_retrieved: 2,
+    });
+    // Query 1 found its document first (MRR 1), query 2 second (MRR 1/2).
+    expect(report.methods[0].mrr10.mean).toBeCloseTo(0.75, 10);
+    expect(report.methods[0].recall.mean).toBe(1);
+    const both = await runIvoai(["server", "eval", "--root", root, "--from-feedback", "--queries", queries]);
+    expect(both.code).toBe(2);
   });
 });

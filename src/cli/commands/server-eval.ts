@@ -7,6 +7,9 @@ import type { SearchHit, SearchMode } from "../../server/context/search.js";
 import type { ContextService } from "../../server/context/service.js";
 import {
   type EvalReport,
+  FEEDBACK_TOOLS,
+  FEEDBACK_WINDOW_MS,
+  feedbackJudgments,
   type HitIds,
   type Judgments,
   readJudgments,
@@ -43,6 +46,10 @@ export const serverEvalCommand = defineCommand({
       description: "queries, one JSON object a line (BEIR queries.jsonl)",
     },
     qrels: { type: "string", value: "FILE", description: "relevance judgments (BEIR qrels.tsv)" },
+    "from-feedback": {
+      type: "boolean",
+      description: "judge by what agents opened after a context_search (from the audit log) instead of files",
+    },
     k: { type: "integer", value: "N", min: 1, max: 100, default: 10, description: "recall@k's cut-off" },
     compare: {
       type: "enum",
@@ -64,10 +71,22 @@ export const serverEvalCommand = defineCommand({
   },
   async run(ctx) {
     const { queries, qrels, k, compare, seed } = ctx.options;
-    if (queries === undefined || qrels === undefined)
-      throw new IvoaiError("USAGE", "give the judgments: --queries FILE.jsonl with --qrels FILE.tsv");
-    const judgments = await readJudgments(queries, qrels);
+    const fromFeedback = ctx.options["from-feedback"];
+    if (fromFeedback && (queries !== undefined || qrels !== undefined))
+      throw new IvoaiError(
+        "USAGE",
+        "--from-feedback takes no --queries/--qrels: give one source of judgments",
+      );
+    if (!fromFeedback && (queries === undefined || qrels === undefined))
+      throw new IvoaiError(
+        "USAGE",
+        "give the judgments: --queries FILE.jsonl with --qrels FILE.tsv, or --from-feedback",
+      );
     const paths = await requireServerTree(ctx, ["contextDir", "auditDir"]);
+    const judgments =
+      queries !== undefined && qrels !== undefined
+        ? await readJudgments(queries, qrels)
+        : await feedbackFrom(paths);
     const progress = createProgress(
       process.stderr,
       !ctx.json && (process.stderr.isTTY === true || ctx.options.progress),
@@ -79,7 +98,7 @@ export const serverEvalCommand = defineCommand({
         methods,
         k,
         seed,
-        source: "qrels",
+        source: fromFeedback ? "feedback" : "qrels",
         search: async (query, mode, limit) =>
           (await context.searcher.search(query, { limit, mode })).map(hitIds),
         onProgress: (done, total) => progress.update(`eval: ${done}/${total} queries`),
@@ -91,6 +110,30 @@ export const serverEvalCommand = defineCommand({
     return 0;
   },
 });
+
+/** Judgments from the audit log's searches and the documents opened after them; none is a clear error. */
+async function feedbackFrom(paths: ServerPaths): Promise<Judgments> {
+  const audit = await openAuditLogOn(await resolveStoreBackend(paths), paths);
+  const events = await (async () => {
+    try {
+      const lists = await Promise.all(
+        FEEDBACK_TOOLS.map((tool) =>
+          audit.list({ kind: "tool_call", tool, status: "SUCCESS", limit: 100_000 }),
+        ),
+      );
+      return lists.flat();
+    } finally {
+      await audit.close();
+    }
+  })();
+  const judgments = feedbackJudgments(events);
+  if (judgments.queries.length === 0)
+    throw new IvoaiError(
+      "NOT_FOUND",
+      `no judgments in the audit log yet: it needs agents' context_search calls followed within ${FEEDBACK_WINDOW_MS / 60_000} minutes by a document they opened`,
+    );
+  return judgments;
+}
 
 /** The methods asked for, or lexical (and hybrid when the tree has an embedder); hybrid without one is refused. */
 function chooseMethods(asked: readonly SearchMode[], context: ContextService): SearchMode[] {
@@ -104,12 +147,12 @@ function chooseMethods(asked: readonly SearchMode[], context: ContextService): S
   return methods as SearchMode[];
 }
 
-/** The ids a judged document may carry for this hit: CONNECTOR:PATH, PATH, PATH less its extension, its stem. */
+/** The ids a judged document may carry for this hit: its id, CONNECTOR:PATH, PATH, PATH less its extension, its stem. */
 function hitIds(hit: SearchHit): HitIds {
-  const { connector, rel_path: relPath } = hit.document;
+  const { id, connector, rel_path: relPath } = hit.document;
   const extension = path.posix.extname(relPath);
   const stem = extension ? relPath.slice(0, -extension.length) : relPath;
-  return [...new Set([`${connector}:${relPath}`, relPath, stem, path.posix.basename(stem)])];
+  return [...new Set([`${connector}:${relPath}`, id, relPath, stem, path.posix.basename(stem)])];
 }
 
 /** One audit record of the run: who, which methods, how many queries; no query text. */

@@ -1,5 +1,7 @@
 // What the rest of ivoai may use of retrieval evaluation.
+
 export { bootstrapMean, type Interval, pairedDifference } from "./bootstrap.js";
+export { FEEDBACK_TOOLS, FEEDBACK_WINDOW_MS, feedbackJudgments } from "./feedback.js";
 export {
   type EvalQuery,
   type Judgments,
