@@ -144,6 +144,10 @@ describe.each<Backend>(["sqlite", "postgres"])("server eval end to end on %s", (
       expect(lexical[metric].low).toBeLessThanOrEqual(lexical[metric].mean);
       expect(lexical[metric].high).toBeGreaterThanOrEqual(lexical[metric].mean);
     }
+    // Asked for, progress goes to stderr and leaves stdout the same document.
+    const shown = await runIvoai(evalArgs("--json", "--k", "5", "--progress"));
+    expect(shown.stderr).toContain("eval: 1/3 queries");
+    expect(shown.stdout).toBe(result.stdout);
     // The same input prints the same report.
     expect((await runIvoai(evalArgs("--json", "--k", "5"))).stdout).toBe(result.stdout);
   });
@@ -209,6 +213,8 @@ describe.each<Backend>(["sqlite", "postgres"])("server eval end to end on %s", (
       judged_documents: 3,
     });
     expect(JSON.stringify(events)).not.toContain("vacation requests");
+    const table = await runIvoai(["server", "audit", "--root", root, "--kind", "retrieval_eval"]);
+    expect(table.stdout).toMatch(/retrieval_eval\s+eval lexical on 3 queries\s+operator:/);
   });
 
   it("--from-feedback judges by the documents a real MCP client opened after its searches", async () => {

@@ -89,7 +89,7 @@ export const serverEvalCommand = defineCommand({
         : await feedbackFrom(paths);
     const progress = createProgress(
       process.stderr,
-      !ctx.json && (process.stderr.isTTY === true || ctx.options.progress),
+      ctx.options.progress || (!ctx.json && process.stderr.isTTY === true),
     );
     const report = await withContext(ctx, async (context) => {
       const methods = chooseMethods(compare, context);
