@@ -20,6 +20,7 @@ export const COMMAND_MODULES = {
   "server-console": () => import("./commands/server-console.js"),
   "server-context": () => import("./commands/server-context.js"),
   "server-enrollment": () => import("./commands/server-enrollment.js"),
+  "server-eval": () => import("./commands/server-eval.js"),
   "server-init": () => import("./commands/server-init.js"),
   "server-ops": () => import("./commands/server-ops.js"),
   "server-start": () => import("./commands/server-start.js"),

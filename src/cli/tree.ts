@@ -21,6 +21,7 @@ import { serverClientsGroup } from "./commands/server-clients.js";
 import { serverConsoleGroup } from "./commands/server-console.js";
 import { serverConnectorGroup, serverIngestCommand, serverSearchCommand } from "./commands/server-context.js";
 import { serverEnrollmentGroup } from "./commands/server-enrollment.js";
+import { serverEvalCommand } from "./commands/server-eval.js";
 import { serverInitCommand } from "./commands/server-init.js";
 import { serverStatusCommand, serverStopCommand, serverSystemdGroup } from "./commands/server-ops.js";
 import { serverStartCommand } from "./commands/server-start.js";
@@ -65,6 +66,7 @@ export const COMMAND_TREE: GroupSpec = {
         serverConnectorGroup,
         serverIngestCommand,
         serverSearchCommand,
+        serverEvalCommand,
         serverApprovalsGroup,
         serverAuditCommand,
         serverActivationGroup,

@@ -112,6 +112,7 @@ export const AUDIT_KINDS = [
   "approval_expired",
   "page_expired",
   "client_revoked",
+  "retrieval_eval",
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 

@@ -324,7 +324,9 @@ export function createServerAuditCommand(deps: ApprovalCommandDeps = REAL_APPROV
                   String(row.id),
                   row.at,
                   row.kind,
-                  String(row.detail.approval_id ?? row.detail.path ?? ""),
+                  row.kind === "retrieval_eval"
+                    ? `eval ${String(row.detail.methods)} on ${String(row.detail.queries)} queries`
+                    : String(row.detail.approval_id ?? row.detail.path ?? ""),
                   row.actor,
                   String(row.detail.outcome ?? ""),
                   "",

@@ -35,9 +35,12 @@ export interface ToolCallEvent {
   detail?: Record<string, unknown>;
 }
 
-/** A person's or the system's decision: approvals, expiry, and revoking a client (`client_revoked`). */
+/**
+ * A person's or the system's decision: approvals, expiry, revoking a client (`client_revoked`), and an operator's
+ * measurement of retrieval (`retrieval_eval`: methods and counts, no query text).
+ */
 export interface DecisionEvent {
-  kind: "approval_decision" | "page_expired" | "approval_expired" | "client_revoked";
+  kind: "approval_decision" | "page_expired" | "approval_expired" | "client_revoked" | "retrieval_eval";
   actor: string;
   detail: Record<string, unknown>;
 }

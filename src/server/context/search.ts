@@ -1,6 +1,7 @@
 // Retrieval over the catalogue: the lexical index (kept in step with the catalogue's generation), optional
 // vector fusion, one best passage per document, and a snippet.
 
+import { IvoaiError } from "../../shared/errors.js";
 import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval/analyzer.js";
 import { makeSnippet } from "../retrieval/snippet.js";
 import { createSyncedIndex } from "../retrieval/synced-index.js";
@@ -20,7 +21,11 @@ export interface SearchOptions {
   limit: number;
   /** Only documents of this connector. */
   connector?: string;
+  /** `lexical`: the lexical ranking alone; `hybrid`: fused with the vectors (needs an embedder). Default: hybrid when vectors are active. */
+  mode?: SearchMode;
 }
+
+export type SearchMode = "lexical" | "hybrid";
 
 export interface ContextSearcher {
   search(query: string, options: SearchOptions): Promise<SearchHit[]>;
@@ -85,7 +90,13 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
       const depth = limit * 4 + 20;
       const lexical = index.search(analyzeQuery(query, index.languages()), { limit: depth });
       let ranked = lexical.map((hit) => ({ seq: hit.key, score: hit.score }));
-      if (deps.vectors?.active()) {
+      if (options.mode === "hybrid" && !deps.vectors?.active()) {
+        throw new IvoaiError(
+          "CONFIG_INVALID",
+          "hybrid search needs an embedder: set [context.embedder] in server.toml and ingest again",
+        );
+      }
+      if (options.mode !== "lexical" && deps.vectors?.active()) {
         const semantic = await deps.vectors.search(query, depth);
         const fused = new Map<number, number>();
         const fuse = (seq: number, rank: number) =>

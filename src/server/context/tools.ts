@@ -103,6 +103,9 @@ export function contextSearchData(query: string, hits: readonly SearchHit[]): z.
   return { query, count: results.length, results, untrusted: true as const };
 }
 
+/** How much of a search's query its audit event keeps. */
+export const SEARCH_AUDIT_QUERY_CHARS = 512;
+
 export function createContextTools(deps: ContextToolsDeps): ToolSpec[] {
   return [
     defineTool({
@@ -140,7 +143,8 @@ export function createContextTools(deps: ContextToolsDeps): ToolSpec[] {
           results.length === 0
             ? `No documents match "${args.query}".`
             : `${UNTRUSTED_NOTICE}\n\n${lines.join("\n")}`;
-        return { data, text };
+        // The query (the agent's words about the documents, no secret) pairs this search with what is opened next.
+        return { data, text, audit: { query: args.query.slice(0, SEARCH_AUDIT_QUERY_CHARS) } };
       },
     }),
     defineTool({
@@ -173,6 +177,7 @@ export function createContextTools(deps: ContextToolsDeps): ToolSpec[] {
         return {
           data: { document: describeDoc(doc), text: body, untrusted: true as const },
           text: `${UNTRUSTED_NOTICE}\n\n# ${doc.title} (${doc.connector}:${doc.rel_path})\n\n${body}`,
+          audit: { document_id: doc.id },
         };
       },
     }),

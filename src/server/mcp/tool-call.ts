@@ -178,7 +178,8 @@ async function runRead(
   context: ToolContext,
 ): Promise<Ran> {
   const outcome = await tool.run(args as never, context);
-  if (outcome.text.length <= state.maxResultChars) return { outcome, isError: false };
+  if (outcome.text.length <= state.maxResultChars)
+    return { outcome, isError: false, ...(outcome.audit ? { detail: outcome.audit } : {}) };
   await context.log?.("warning", {
     message: "The result is too large to return",
     tool: tool.name,

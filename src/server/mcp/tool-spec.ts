@@ -25,6 +25,11 @@ export interface ToolOutcome<Data extends object = object> {
   data: Data;
   /** What a model reads; document text inside must already be labelled untrusted. */
   text: string;
+  /**
+   * What the audit event's detail says the call was about (a search's query, the document read), so that
+   * `server eval --from-feedback` can pair searches with what was opened after them; never a secret.
+   */
+  audit?: Record<string, unknown>;
 }
 
 interface ToolSpecBase<Shape extends z.ZodRawShape> {
