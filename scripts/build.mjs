@@ -26,7 +26,8 @@ const common = {
   format: "esm",
   target: "node20.19",
   // pg-native: node-postgres's optional libpq binding, which ivoai never asks for (pure-JS pg is bundled).
-  external: ["better-sqlite3", "pg-native"],
+  // onnxruntime-node: the optional native runtime of [context.embedder] provider = "onnx", imported lazily.
+  external: ["better-sqlite3", "pg-native", "onnxruntime-node"],
   define: { __IVOAI_VERSION__: JSON.stringify(pkg.version) },
   banner: {
     js: [

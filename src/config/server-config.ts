@@ -1,10 +1,36 @@
 // The server's non-secret TOML settings: schema, defaults, load and atomic save.
 import { promises as fs } from "node:fs";
+import path from "node:path";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { z } from "zod";
 import { writeFileAtomic } from "../shared/atomic-file.js";
 import { errnoCode, IvoaiError } from "../shared/errors.js";
 import { durationSetting, sizeSetting } from "./setting-types.js";
+
+/** How stored vectors are kept: int8 with one scale per vector (a quarter of the size), or float32. */
+const vectorFormat = z.enum(["int8", "float32"]).default("int8");
+
+const onnxEmbedderSchema = z.object({
+  provider: z.literal("onnx"),
+  /** The operator's model folder: the ONNX file and the Hugging Face tokenizer.json (nothing is downloaded). */
+  model_dir: z.string().refine((dir) => path.isAbsolute(dir), "model_dir must be an absolute path"),
+  model: z.string().default("intfloat/multilingual-e5-small"),
+  /** The ONNX file inside model_dir. */
+  model_file: z.string().default("model.onnx"),
+  /** SHA-256 of every file ivoai loads from model_dir, by its name there; checked before each load. */
+  sha256: z
+    .record(z.string(), z.string().regex(/^[0-9a-fA-F]{64}$/, "a pin is 64 hex digits (sha256sum)"))
+    .default({}),
+  dims: z.number().int().positive().default(384),
+  /** Tokens per text, special tokens included (longer texts are cut). */
+  max_length: z.number().int().min(2).max(8192).default(512),
+  query_prefix: z.string().default("query: "),
+  passage_prefix: z.string().default("passage: "),
+  batch_size: z.number().int().positive().max(1024).default(16),
+  /** onnxruntime's intra-op threads (0: its default, one per core). */
+  threads: z.number().int().min(0).max(256).default(1),
+  vector_format: vectorFormat,
+});
 
 const embedderSchema = z.discriminatedUnion("provider", [
   z.object({ provider: z.literal("none") }),
@@ -14,13 +40,17 @@ const embedderSchema = z.discriminatedUnion("provider", [
     model: z.string().default("intfloat/multilingual-e5-small"),
     dims: z.number().int().positive().default(384),
     timeout_ms: z.number().int().positive().default(30_000),
+    vector_format: vectorFormat,
   }),
-  z.object({
-    provider: z.literal("local"),
-    model_dir: z.string(),
-    model: z.string().default("intfloat/multilingual-e5-small"),
-    dims: z.number().int().positive().default(384),
-  }),
+  onnxEmbedderSchema,
+  // Earlier releases' transformers.js provider: refused with what to write instead.
+  z
+    .object({ provider: z.literal("local") })
+    .loose()
+    .refine(() => false, {
+      message:
+        'provider "local" was replaced by "onnx": write provider = "onnx", model_dir and sha256 = { "model.onnx" = "…", "tokenizer.json" = "…" } (see the README)',
+    }),
 ]);
 
 export const contextConfigSchema = z

@@ -186,8 +186,10 @@ async function openParts(
   if (memory.service) keep(memory.service);
   const sweepTimer = startSweep(memory, config, options.logger);
   onFailure(() => clearInterval(sweepTimer));
-  // Load the lexical index before serving, so the first search does not pay for it.
+  // Load the lexical index before serving, so the first search does not pay for it; an onnx model whose files
+  // do not match their pins refuses the start here.
   await context.searcher.refresh().catch(failed);
+  await context.vectors?.ready().catch(failed);
   return { oauth, store, enrollment, audit, consoleStore, context, memory, sweepTimer };
 }
 

@@ -7,6 +7,7 @@ import { loadServerConfig, parseServerConfig } from "../../config/server-config.
 import type { ServerPaths } from "../../config/server-paths.js";
 import { IvoaiError } from "../../shared/errors.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
+import { createEmbedder } from "../context/embedder.js";
 import { catalogueFile } from "../context/service.js";
 import { vectorIndexName } from "../context/vectors.js";
 import { memoryFile } from "../memory/service.js";
@@ -117,10 +118,10 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
         when: "on start",
       },
       vector_index:
-        embedder.provider === "none"
+        embedder.provider === "none" || embedder.provider === "local"
           ? null
           : {
-              name: vectorIndexName(embedder),
+              name: vectorIndexName(createEmbedder(embedder) ?? embedder),
               provider: embedder.provider,
               when: "re-embedded from the catalogue at the next ingest",
             },

@@ -4,7 +4,7 @@ import type { ChangeSignal } from "../store/postgres.js";
 import type { SqlDatabase, SqlExecutor } from "../store/sql.js";
 import type { Catalogue } from "./catalogue-model.js";
 import { openCatalogueStore } from "./catalogue-store.js";
-import type { VectorStore } from "./vectors.js";
+import { decodeVector, encodeVector, type StoredVector, type VectorStore } from "./vector-matrix.js";
 
 export { CATALOGUE_CHANNEL } from "./catalogue-sql.js";
 
@@ -18,12 +18,11 @@ export function postgresVectorStore(db: SqlExecutor): VectorStore {
           : "SELECT chunk_id, vector FROM chunk_vectors WHERE index_name = $1 AND dims = $2",
         ids ? [name, dims, ids] : [name, dims],
       );
-      const map = new Map<string, Float32Array>();
+      const map = new Map<string, StoredVector>();
       for (const row of rows) {
-        if (row.vector.length !== dims * 4) continue;
-        const vector = new Float32Array(dims);
-        for (let d = 0; d < dims; d++) vector[d] = row.vector.readFloatLE(d * 4);
-        map.set(row.chunk_id, vector);
+        // float32 (dims × 4 bytes, earlier releases) or int8 with its scale (4 + dims): see vector-matrix.ts.
+        const vector = decodeVector(row.vector, dims);
+        if (vector) map.set(row.chunk_id, vector);
       }
       return map;
     },
@@ -31,12 +30,7 @@ export function postgresVectorStore(db: SqlExecutor): VectorStore {
       const ids = [...added.keys()];
       for (let from = 0; from < ids.length; from += 1000) {
         const slice = ids.slice(from, from + 1000);
-        const blobs = slice.map((id) => {
-          const vector = added.get(id) as Float32Array;
-          const blob = Buffer.alloc(dims * 4);
-          for (let d = 0; d < dims; d++) blob.writeFloatLE(vector[d] as number, d * 4);
-          return blob;
-        });
+        const blobs = slice.map((id) => encodeVector(added.get(id) as StoredVector));
         await db.run(
           `INSERT INTO chunk_vectors (index_name, chunk_id, dims, vector)
            SELECT $1, id, $2, vector FROM unnest($3::text[], $4::bytea[]) AS v(id, vector)

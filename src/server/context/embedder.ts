@@ -1,6 +1,8 @@
-// The Embedder seam: none (lexical only, the default), tei (HTTP, the seed's TEI service) or local
-// (in-process ONNX from a local model directory, remote loading off). E5 prefixes are applied here, once.
+// The Embedder seam: none (lexical only, the default), tei (HTTP, the seed's TEI service) or onnx (in process, an
+// operator-supplied model folder pinned by SHA-256: onnx/). TEI's E5 prefixes are applied here, onnx's from config.
+import type { ServerConfig } from "../../config/server-config.js";
 import { IvoaiError } from "../../shared/errors.js";
+import { createOnnxEmbedder } from "./onnx/onnx-embedder.js";
 
 export type EmbeddingKind = "query" | "passage";
 
@@ -8,13 +10,14 @@ export interface Embedder {
   /** Model name as configured (part of the vector index name). */
   model: string;
   dims: number;
+  /** What else the vectors depend on (pins, prefixes), so that a change names a new index. */
+  fingerprint?: string;
+  /** Loads and checks what the embedder needs before the first text (a server start waits for it). */
+  ready?(): Promise<void>;
   embed(texts: readonly string[], kind: EmbeddingKind): Promise<Float32Array[]>;
 }
 
-export type EmbedderConfig =
-  | { provider: "none" }
-  | { provider: "tei"; url: string; model: string; dims: number; timeout_ms?: number }
-  | { provider: "local"; model_dir: string; model: string; dims: number };
+export type EmbedderConfig = ServerConfig["context"]["embedder"];
 
 /** E5 models are trained with these prefixes; every provider goes through this. */
 export function e5Prefix(text: string, kind: EmbeddingKind): string {
@@ -27,8 +30,11 @@ export function createEmbedder(config: EmbedderConfig): Embedder | undefined {
       return undefined;
     case "tei":
       return createTeiEmbedder(config);
+    case "onnx":
+      return createOnnxEmbedder(config);
     case "local":
-      return createLocalEmbedder(config);
+      // The schema refuses it; a config built in code still gets the same word.
+      throw new IvoaiError("CONFIG_INVALID", 'context.embedder: provider "local" was replaced by "onnx"');
   }
 }
 
@@ -83,44 +89,6 @@ function createTeiEmbedder(config: Extract<EmbedderConfig, { provider: "tei" }>)
       }
       if (!response.ok) throw new IvoaiError("NETWORK", `embedding service answered ${response.status}`);
       return checkVectors(await response.json(), texts.length, config.dims, "embedding service");
-    },
-  };
-}
-
-/** transformers.js from a local model directory; the package is optional and loaded only when configured. */
-function createLocalEmbedder(config: Extract<EmbedderConfig, { provider: "local" }>): Embedder {
-  type Extractor = (input: string[], options: object) => Promise<{ tolist(): number[][] }>;
-  let extractor: Promise<Extractor> | undefined;
-  const load = async (): Promise<Extractor> => {
-    const specifier = "@huggingface/transformers";
-    let module: {
-      env: { allowRemoteModels: boolean; allowLocalModels: boolean; localModelPath: string };
-      pipeline(task: string, model: string, options: object): Promise<Extractor>;
-    };
-    try {
-      module = await import(specifier);
-    } catch {
-      throw new IvoaiError(
-        "CONFIG_INVALID",
-        "the local embedder needs the optional package @huggingface/transformers (npm install it beside ivoai)",
-      );
-    }
-    module.env.allowRemoteModels = false;
-    module.env.allowLocalModels = true;
-    module.env.localModelPath = config.model_dir;
-    return module.pipeline("feature-extraction", config.model, { local_files_only: true });
-  };
-  return {
-    model: config.model,
-    dims: config.dims,
-    async embed(texts, kind) {
-      if (texts.length === 0) return [];
-      extractor ??= load();
-      const output = await (await extractor)(
-        texts.map((text) => e5Prefix(text, kind)),
-        { pooling: "mean", normalize: true },
-      );
-      return checkVectors(output.tolist(), texts.length, config.dims, "local model");
     },
   };
 }

@@ -14,7 +14,7 @@ import { type IngestProgress, type IngestQuotas, type IngestSummary, ingestConne
 import { createWorkerPreparer } from "./prepare-pool.js";
 import { type ContextSearcher, createContextSearcher } from "./search.js";
 import { type ContextHealth, createContextTools } from "./tools.js";
-import { createVectorRetriever, type VectorRetriever } from "./vectors.js";
+import { createVectorRetriever, type VectorFormat, type VectorRetriever } from "./vectors.js";
 
 export interface ConnectorSummary extends ConnectorRecord {
   documents: number;
@@ -104,6 +104,7 @@ export function openContextService(options: ContextServiceOptions): ContextServi
         cacheDir: path.join(paths.contextDir, "vectors"),
         logger,
         ...(catalogue.vectorStore ? { store: catalogue.vectorStore } : {}),
+        format: vectorFormatOf(config.context.embedder),
       })
     : undefined;
   const searcher = createContextSearcher({
@@ -239,4 +240,9 @@ export async function ensureContextDir(paths: ServerPaths): Promise<void> {
   } catch {
     throw new IvoaiError("CONFIG_MISSING", `no server under ${paths.root}: run 'ivoai server init' first`);
   }
+}
+
+/** The configured vector format (int8 unless a provider says float32). */
+function vectorFormatOf(embedder: ContextServiceOptions["config"]["context"]["embedder"]): VectorFormat {
+  return "vector_format" in embedder && embedder.vector_format === "float32" ? "float32" : "int8";
 }
