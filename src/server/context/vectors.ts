@@ -6,6 +6,7 @@ import { errnoCode } from "../../shared/errors.js";
 import type { Logger } from "../../shared/logger.js";
 import type { Catalogue } from "./catalogue.js";
 import type { Embedder } from "./embedder.js";
+import { topRowsByDot } from "./vector-scan.js";
 
 export const VECTOR_SCHEMA = 1;
 
@@ -181,14 +182,10 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
       await this.sync();
       const [vector] = await embedder.embed([query], "query");
       if (!vector) return [];
-      const scored: { seq: number; score: number }[] = [];
-      for (let row = 0; row < rows.length; row++) {
-        let dot = 0;
-        const base = row * dims;
-        for (let d = 0; d < dims; d++) dot += (matrix[base + d] as number) * (vector[d] as number);
-        scored.push({ seq: (rows[row] as { seq: number }).seq, score: dot });
-      }
-      return scored.sort((a, b) => b.score - a.score || a.seq - b.seq).slice(0, limit);
+      return topRowsByDot(matrix, dims, vector, limit).map((hit) => ({
+        seq: (rows[hit.row] as { seq: number }).seq,
+        score: hit.score,
+      }));
     },
   };
 }
