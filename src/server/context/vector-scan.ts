@@ -1,12 +1,16 @@
 // The exact vector scan's inner loop: dot products over a row-major matrix into one reused score array, and the
 // best `limit` rows chosen with a bounded heap (no object per row, no sort of every row).
 
-/** Rows of `matrix` (rows × dims) with the highest dot product with `query`, best first, ties by row. */
+/**
+ * Rows of `matrix` (rows × dims) with the highest dot product with `query`, best first, ties by row; over the
+ * first `axes` of each row only when given.
+ */
 export function topRowsByDot(
   matrix: Float32Array,
   dims: number,
   query: Float32Array,
   limit: number,
+  axes = dims,
 ): { row: number; score: number }[] {
   const rows = dims > 0 ? Math.floor(matrix.length / dims) : 0;
   const k = Math.min(limit, rows);
@@ -41,7 +45,7 @@ export function topRowsByDot(
   };
   for (let row = 0, base = 0; row < rows; row++, base += dims) {
     let dot = 0;
-    for (let d = 0; d < dims; d++) dot += (matrix[base + d] as number) * (query[d] as number);
+    for (let d = 0; d < axes; d++) dot += (matrix[base + d] as number) * (query[d] as number);
     if (size < k) {
       heapScore[size] = dot;
       heapRow[size] = row;
@@ -60,4 +64,39 @@ export function topRowsByDot(
   const out: { row: number; score: number }[] = [];
   for (let i = 0; i < size; i++) out.push({ row: heapRow[i] as number, score: heapScore[i] as number });
   return out.sort((a, b) => b.score - a.score || a.row - b.row);
+}
+
+/**
+ * Two-stage scan for vectors whose leading axes carry most of the energy (an LSA space, axes by singular value):
+ * every row scored on the first `prefix` axes, the best `candidates` re-scored on all. Exact when candidates ≥ rows.
+ */
+export function topRowsByPrefixDot(
+  matrix: Float32Array,
+  dims: number,
+  query: Float32Array,
+  limit: number,
+  options: { prefix: number; candidates: number },
+): { row: number; score: number }[] {
+  const rows = dims > 0 ? Math.floor(matrix.length / dims) : 0;
+  const prefix = Math.min(options.prefix, dims);
+  if (rows <= options.candidates || prefix >= dims) return topRowsByDot(matrix, dims, query, limit);
+  return rescore(topRowsByDot(matrix, dims, query, options.candidates, prefix), matrix, dims, query, limit);
+}
+
+function rescore(
+  picked: readonly { row: number }[],
+  matrix: Float32Array,
+  dims: number,
+  query: Float32Array,
+  limit: number,
+): { row: number; score: number }[] {
+  return picked
+    .map(({ row }) => {
+      let dot = 0;
+      for (let d = 0, base = row * dims; d < dims; d++)
+        dot += (matrix[base + d] as number) * (query[d] as number);
+      return { row, score: dot };
+    })
+    .sort((a, b) => b.score - a.score || a.row - b.row)
+    .slice(0, limit);
 }

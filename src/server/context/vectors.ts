@@ -6,7 +6,7 @@ import { errnoCode } from "../../shared/errors.js";
 import type { Logger } from "../../shared/logger.js";
 import type { Catalogue } from "./catalogue.js";
 import type { Embedder } from "./embedder.js";
-import { topRowsByDot } from "./vector-scan.js";
+import { topRowsByDot, topRowsByPrefixDot } from "./vector-scan.js";
 
 export const VECTOR_SCHEMA = 1;
 
@@ -52,6 +52,11 @@ export interface VectorRetrieverDeps {
   batchSize?: number;
   /** Default: the file in cacheDir. */
   store?: VectorStore;
+  /**
+   * For embedders whose leading axes carry most of the signal (the corpus embedder's LSA): above `candidates`
+   * rows, score every row on the first `prefix` axes and re-score the best `candidates` on all (vector-scan.ts).
+   */
+  prefixScan?: { prefix: number; candidates: number };
 }
 
 const MAGIC = "IVV1";
@@ -182,7 +187,10 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
       await this.sync();
       const [vector] = await embedder.embed([query], "query");
       if (!vector) return [];
-      return topRowsByDot(matrix, dims, vector, limit).map((hit) => ({
+      const top = deps.prefixScan
+        ? topRowsByPrefixDot(matrix, dims, vector, limit, deps.prefixScan)
+        : topRowsByDot(matrix, dims, vector, limit);
+      return top.map((hit) => ({
         seq: (rows[hit.row] as { seq: number }).seq,
         score: hit.score,
       }));
