@@ -129,7 +129,11 @@ export function createCorpusVectorRetriever(deps: CorpusVectorDeps): CorpusVecto
     Math.abs(count - model.trainedChunks) > policy.retrain_growth * Math.max(1, model.trainedChunks) ||
     JSON.stringify(model.params) !== JSON.stringify(deps.params);
 
+  let checked = -1;
   const run = async () => {
+    // The model can only have changed (here or on another replica) with the catalogue: the generation is cheap.
+    const generation = await catalogue.generation();
+    if (generation === checked && inner) return inner.sync();
     const count = await catalogue.chunkCount();
     const stored = await models.head();
     if (stored && stored !== model?.id) {
@@ -150,6 +154,7 @@ export function createCorpusVectorRetriever(deps: CorpusVectorDeps): CorpusVecto
         ms: Date.now() - started,
       });
     }
+    checked = generation;
     return inner ? inner.sync() : { embedded: 0, total: 0 };
   };
 
