@@ -15,51 +15,62 @@ export function topRowsByDot(
   const rows = dims > 0 ? Math.floor(matrix.length / dims) : 0;
   const k = Math.min(limit, rows);
   if (k <= 0) return [];
-  // A min-heap of (score, row) on parallel arrays: the root is the worst of the best k so far.
-  const heapScore = new Float64Array(k);
-  const heapRow = new Int32Array(k);
-  let size = 0;
-  const worse = (i: number, j: number) =>
-    (heapScore[i] as number) < (heapScore[j] as number) ||
-    ((heapScore[i] as number) === (heapScore[j] as number) &&
-      (heapRow[i] as number) > (heapRow[j] as number));
-  const swap = (i: number, j: number) => {
-    const s = heapScore[i] as number;
-    heapScore[i] = heapScore[j] as number;
-    heapScore[j] = s;
-    const r = heapRow[i] as number;
-    heapRow[i] = heapRow[j] as number;
-    heapRow[j] = r;
-  };
-  const down = (from: number) => {
-    for (let i = from; ; ) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < size && worse(l, m)) m = l;
-      if (r < size && worse(r, m)) m = r;
-      if (m === i) return;
-      swap(i, m);
-      i = m;
-    }
-  };
+  // First every score, in one tight loop (no closure, no allocation per row); then the selection.
+  const scores = new Float64Array(rows);
   for (let row = 0, base = 0; row < rows; row++, base += dims) {
     let dot = 0;
     for (let d = 0; d < axes; d++) dot += (matrix[base + d] as number) * (query[d] as number);
+    scores[row] = dot;
+  }
+  return selectTop(scores, k);
+}
+
+/** The `k` best (score, row) pairs, best first, ties by row: a min-heap on parallel arrays. */
+function selectTop(scores: Float64Array, k: number): { row: number; score: number }[] {
+  const heapScore = new Float64Array(k);
+  const heapRow = new Int32Array(k);
+  let size = 0;
+  for (let row = 0; row < scores.length; row++) {
+    const score = scores[row] as number;
+    let i: number;
     if (size < k) {
-      heapScore[size] = dot;
-      heapRow[size] = row;
-      for (let i = size++; i > 0; ) {
+      i = size++;
+      // Sift up.
+      while (i > 0) {
         const parent = (i - 1) >> 1;
-        if (!worse(i, parent)) break;
-        swap(i, parent);
+        const ps = heapScore[parent] as number;
+        if (ps < score || (ps === score && (heapRow[parent] as number) > row)) break;
+        heapScore[i] = ps;
+        heapRow[i] = heapRow[parent] as number;
         i = parent;
       }
-    } else if (dot > (heapScore[0] as number)) {
-      heapScore[0] = dot;
-      heapRow[0] = row;
-      down(0);
+      heapScore[i] = score;
+      heapRow[i] = row;
+      continue;
     }
+    // Rows come in order, so an equal score never displaces the root (its row is smaller).
+    if (!(score > (heapScore[0] as number))) continue;
+    i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= size) break;
+      const r = l + 1;
+      let m = l;
+      if (
+        r < size &&
+        ((heapScore[r] as number) < (heapScore[l] as number) ||
+          ((heapScore[r] as number) === (heapScore[l] as number) &&
+            (heapRow[r] as number) > (heapRow[l] as number)))
+      )
+        m = r;
+      const ms = heapScore[m] as number;
+      if (score < ms || (score === ms && row > (heapRow[m] as number))) break;
+      heapScore[i] = ms;
+      heapRow[i] = heapRow[m] as number;
+      i = m;
+    }
+    heapScore[i] = score;
+    heapRow[i] = row;
   }
   const out: { row: number; score: number }[] = [];
   for (let i = 0; i < size; i++) out.push({ row: heapRow[i] as number, score: heapScore[i] as number });
