@@ -5,7 +5,7 @@
 // start time and RSS are its own, not the ingest's.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -66,6 +66,7 @@ async function main(): Promise<void> {
   const measured = Number(arg("queries") ?? "2000");
   const warmup = 200;
   const keptRoot = arg("root");
+  const hybrid = arg("embedder") === "corpus";
 
   const tree = keptRoot ? undefined : await createBenchTree("latency");
   const root = keptRoot ? path.resolve(keptRoot) : (tree?.root as string);
@@ -74,6 +75,11 @@ async function main(): Promise<void> {
     if (!existsSync(paths.configFile)) {
       await mkdir(root, { recursive: true });
       await initServer({ root, publicUrl: "http://127.0.0.1:0", listen: "127.0.0.1:0" });
+    }
+    // --embedder=corpus: the hybrid (the corpus embedder learned at ingest, fused with the lexical ranking).
+    if (hybrid) {
+      const toml = await readFile(paths.configFile, "utf8");
+      await writeFile(paths.configFile, toml.replace('provider = "none"', 'provider = "corpus"'));
     }
     const open = async () =>
       openContextService({
@@ -175,7 +181,7 @@ async function main(): Promise<void> {
       "# search-latency",
       "",
       `context_search (limit 10) through /v1/mcp/context with one persistent official MCP client over loopback HTTP, ` +
-        `lexical only. ${stats.chunks} chunks in ${stats.documents} documents (${(stats.bytes / 1e6).toFixed(0)} MB). ` +
+        `${hybrid ? "hybrid: lexical fused with the corpus embedder (LSA, defaults)" : "lexical only"}. ${stats.chunks} chunks in ${stats.documents} documents (${(stats.bytes / 1e6).toFixed(0)} MB). ` +
         `${measured} queries (cranfield, adi and faquad query texts) after ${warmup} warm-up. The gateway runs in ` +
         `its own process. ${machineLine()}, load average ${loadavg()[1]?.toFixed(1)} (5 min) at the end, ${new Date().toISOString()}.`,
       "",
@@ -196,7 +202,7 @@ async function main(): Promise<void> {
     ].join("\n");
     process.stdout.write(`${report}\n`);
     if (!process.argv.includes("--no-save")) {
-      const name = million ? "search-latency-1m.md" : "search-latency.md";
+      const name = `search-latency${million ? "-1m" : ""}${hybrid ? "-corpus" : ""}.md`;
       await writeFile(path.resolve("bench/results", name), report);
     }
   } finally {

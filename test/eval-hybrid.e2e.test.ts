@@ -65,6 +65,7 @@ describe("server eval: lexical against hybrid", () => {
           model: "intfloat/multilingual-e5-small",
           dims: DIMS,
           timeout_ms: 5000,
+          vector_format: "int8",
         },
       },
     });

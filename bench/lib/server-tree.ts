@@ -2,7 +2,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { loadServerConfig } from "../../src/config/server-config.js";
+import { loadServerConfig, type ServerConfig } from "../../src/config/server-config.js";
 import { serverPaths } from "../../src/config/server-paths.js";
 import { type ContextService, openContextService } from "../../src/server/context/service.js";
 import { initServer } from "../../src/server/init.js";
@@ -14,7 +14,11 @@ export interface BenchTree {
   cleanup(): Promise<void>;
 }
 
-export async function createBenchTree(prefix: string): Promise<BenchTree> {
+/** `edit` changes the loaded server.toml settings before the service opens (e.g. another embedder). */
+export async function createBenchTree(
+  prefix: string,
+  edit: (config: ServerConfig) => ServerConfig = (config) => config,
+): Promise<BenchTree> {
   const root = await mkdtemp(path.join(tmpdir(), `ivoai-bench-${prefix}-`));
   await initServer({ root, publicUrl: "http://127.0.0.1:0", listen: "127.0.0.1:0" });
   const paths = serverPaths(root);
@@ -23,7 +27,7 @@ export async function createBenchTree(prefix: string): Promise<BenchTree> {
     async open() {
       return openContextService({
         paths,
-        config: await loadServerConfig(paths.configFile),
+        config: edit(await loadServerConfig(paths.configFile)),
         logger: silentLogger,
         // Ingest workers run the built binary, as `ivoai server ingest` does.
         workerEntry: path.resolve("dist/ivoai.mjs"),

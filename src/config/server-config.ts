@@ -51,7 +51,35 @@ const embedderSchema = z.discriminatedUnion("provider", [
       message:
         'provider "local" was replaced by "onnx": write provider = "onnx", model_dir and sha256 = { "model.onnx" = "…", "tokenizer.json" = "…" } (see the README)',
     }),
+  z.object({
+    provider: z.literal("corpus"),
+    /** LSA axes; defaults tuned on the dev sets (bench/results/tune-corpus.md). */
+    dims: z.number().int().min(8).max(1024).default(128),
+    min_df: z.number().int().min(1).default(1),
+    max_df_ratio: z.number().gt(0).max(1).default(0.5),
+    weighting: z.enum(["tfidf", "log-entropy"]).default("tfidf"),
+    sigma_power: z.number().min(0).max(2).default(1),
+    power_iterations: z.number().int().min(0).max(10).default(2),
+    max_vocabulary: z.number().int().positive().default(60_000),
+    /** Retrain when the chunk count moved this share from the trained one (0.25: +25 %). */
+    retrain_growth: z.number().gt(0).default(0.25),
+    train_sample: z.number().int().positive().default(20_000),
+    min_chunks: z.number().int().min(2).default(20),
+    /** LSA vectors are small; float32 keeps their minor axes exact (int8 is a quarter of the bytes). */
+    vector_format: z.enum(["int8", "float32"]).default("float32"),
+  }),
 ]);
+
+const fusionSchema = z
+  .object({
+    /** Reciprocal-rank-fusion constant (default 100 with the corpus embedder, 60 with a model). */
+    rrf_k: z.number().positive().optional(),
+    /** The vector ranking's weight against the lexical ranking's 1 (default 0.2 with corpus, 1 with a model). */
+    vector_weight: z.number().min(0).optional(),
+    /** Candidates from each ranking: limit × depth_factor + 20. */
+    depth_factor: z.number().int().min(1).max(50).default(4),
+  })
+  .prefault({});
 
 export const contextConfigSchema = z
   .object({
@@ -60,6 +88,7 @@ export const contextConfigSchema = z
     max_bytes: sizeSetting().prefault("4GiB"),
     max_chunks: z.number().int().positive().default(2_000_000),
     embedder: embedderSchema.default({ provider: "none" }),
+    fusion: fusionSchema,
   })
   .prefault({});
 

@@ -121,7 +121,11 @@ export async function createBackup(options: CreateBackupOptions): Promise<Backup
         embedder.provider === "none" || embedder.provider === "local"
           ? null
           : {
-              name: vectorIndexName(createEmbedder(embedder) ?? embedder),
+              // The corpus model's id (kept with the catalogue) completes its index name.
+              name:
+                embedder.provider === "corpus"
+                  ? vectorIndexName({ model: "corpus-<model id>", dims: embedder.dims })
+                  : vectorIndexName(createEmbedder(embedder) ?? embedder),
               provider: embedder.provider,
               when: "re-embedded from the catalogue at the next ingest",
             },

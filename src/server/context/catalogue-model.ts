@@ -1,5 +1,6 @@
 // The catalogue's records and contract, shared by its one implementation (catalogue-store.ts) and its users.
 import type { LastIngest } from "../../protocol/console-api.js";
+import type { CorpusModelStore } from "./corpus-store.js";
 import type { VectorStore } from "./vectors.js";
 
 export interface ConnectorRecord {
@@ -145,6 +146,8 @@ export interface Catalogue {
   stats(): Promise<CatalogueStats>;
   /** PostgreSQL: where embeddings are shared between replicas (SQLite servers keep them in a cache file). */
   vectorStore?: VectorStore;
+  /** PostgreSQL: where the corpus embedder's model is kept (SQLite servers keep it in a file beside the catalogue). */
+  corpusModels?: CorpusModelStore;
   /** PostgreSQL with notifications: whether the catalogue may have changed since last asked (see ChangeSignal). */
   changes?: { takeChanged(): boolean };
   /** SQLite closes at once; PostgreSQL's pool ends asynchronously. */

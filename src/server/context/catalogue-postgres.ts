@@ -4,6 +4,7 @@ import type { ChangeSignal } from "../store/postgres.js";
 import type { SqlDatabase, SqlExecutor } from "../store/sql.js";
 import type { Catalogue } from "./catalogue-model.js";
 import { openCatalogueStore } from "./catalogue-store.js";
+import { postgresCorpusModelStore } from "./corpus-store.js";
 import { decodeVector, encodeVector, type StoredVector, type VectorStore } from "./vector-matrix.js";
 
 export { CATALOGUE_CHANNEL } from "./catalogue-sql.js";
@@ -53,5 +54,9 @@ export function postgresVectorStore(db: SqlExecutor): VectorStore {
  */
 export async function openPostgresCatalogue(db: SqlDatabase, changes?: ChangeSignal): Promise<Catalogue> {
   if (db.dialect !== "postgres") throw new Error("openPostgresCatalogue needs a PostgreSQL connection");
-  return openCatalogueStore(db, { ...(changes ? { changes } : {}), vectorStore: postgresVectorStore(db) });
+  const catalogue = await openCatalogueStore(db, {
+    ...(changes ? { changes } : {}),
+    vectorStore: postgresVectorStore(db),
+  });
+  return { ...catalogue, corpusModels: postgresCorpusModelStore(db) };
 }

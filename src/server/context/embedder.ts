@@ -32,6 +32,9 @@ export function createEmbedder(config: EmbedderConfig): Embedder | undefined {
       return createTeiEmbedder(config);
     case "onnx":
       return createOnnxEmbedder(config);
+    case "corpus":
+      // Learned from the catalogue, not from settings alone: corpus-vectors.ts builds it.
+      return undefined;
     case "local":
       // The schema refuses it; a config built in code still gets the same word.
       throw new IvoaiError("CONFIG_INVALID", 'context.embedder: provider "local" was replaced by "onnx"');

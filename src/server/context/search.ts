@@ -6,6 +6,7 @@ import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval
 import { makeSnippet } from "../retrieval/snippet.js";
 import { createSyncedIndex } from "../retrieval/synced-index.js";
 import type { Catalogue, DocumentRecord } from "./catalogue.js";
+import { DEFAULT_FUSION, type FusionParams, fuseRankings, fusionDepth } from "./fusion.js";
 import type { VectorRetriever } from "./vectors.js";
 
 export const MAX_SEARCH_RESULTS = 100;
@@ -39,6 +40,8 @@ export interface ContextSearcher {
 export interface ContextSearcherDeps {
   catalogue: Catalogue;
   vectors?: VectorRetriever;
+  /** How the vector ranking is fused with the lexical one (default DEFAULT_FUSION). */
+  fusion?: FusionParams;
   /** Where the lexical index persists itself, so a start loads it instead of reading every chunk. */
   snapshotFile?: string;
   /** A snapshot that could not be used or written (searches are unaffected). */
@@ -46,9 +49,6 @@ export interface ContextSearcherDeps {
   /** Whether the index writes its snapshot by itself when enough changed (the gateway); else only `persist()`. */
   autoPersist?: boolean;
 }
-
-/** Reciprocal-rank-fusion constant (Cormack et al.). */
-const RRF_K = 60;
 
 export function createContextSearcher(deps: ContextSearcherDeps): ContextSearcher {
   const { catalogue } = deps;
@@ -87,7 +87,8 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
     async search(query, options) {
       await refresh();
       const limit = Math.max(1, Math.min(options.limit, MAX_SEARCH_RESULTS));
-      const depth = limit * 4 + 20;
+      const fusion = deps.fusion ?? DEFAULT_FUSION;
+      const depth = fusionDepth(limit, fusion);
       const lexical = index.search(analyzeQuery(query, index.languages()), { limit: depth });
       let ranked = lexical.map((hit) => ({ seq: hit.key, score: hit.score }));
       if (options.mode === "hybrid" && !deps.vectors?.active()) {
@@ -98,14 +99,7 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
       }
       if (options.mode !== "lexical" && deps.vectors?.active()) {
         const semantic = await deps.vectors.search(query, depth);
-        const fused = new Map<number, number>();
-        const fuse = (seq: number, rank: number) =>
-          fused.set(seq, (fused.get(seq) ?? 0) + 1 / (RRF_K + rank + 1));
-        for (const [rank, hit] of lexical.entries()) fuse(hit.key, rank);
-        for (const [rank, hit] of semantic.entries()) fuse(hit.seq, rank);
-        ranked = [...fused]
-          .map(([seq, score]) => ({ seq, score }))
-          .sort((a, b) => b.score - a.score || a.seq - b.seq);
+        ranked = fuseRankings(ranked, semantic, fusion);
       }
       const best: { seq: number; score: number; documentId: string }[] = [];
       const taken = new Set<string>();

@@ -9,7 +9,10 @@ import type { ToolSpec } from "../mcp/endpoint.js";
 import { resolveStoreBackend } from "../store/backend.js";
 import { type Catalogue, type ConnectorRecord, openSqliteCatalogue } from "./catalogue.js";
 import { type ConnectorType, closeAll, createConnector, gitListFiles, openRoot } from "./connectors/index.js";
+import { fileCorpusModelStore } from "./corpus-store.js";
+import { createCorpusVectorRetriever } from "./corpus-vectors.js";
 import { createEmbedder } from "./embedder.js";
+import { CORPUS_FUSION, DEFAULT_FUSION } from "./fusion.js";
 import { type IngestProgress, type IngestQuotas, type IngestSummary, ingestConnector } from "./ingest.js";
 import { createWorkerPreparer } from "./prepare-pool.js";
 import { type ContextSearcher, createContextSearcher } from "./search.js";
@@ -89,6 +92,32 @@ export function indexSnapshotFile(paths: ServerPaths): string {
   return path.join(paths.contextDir, "lexical-index.snapshot");
 }
 
+/** The vector side configured: none, an embedding model (tei, onnx), or the corpus embedder learned here. */
+function openVectors(options: ContextServiceOptions, catalogue: Catalogue): VectorRetriever | undefined {
+  const { paths, logger } = options;
+  const config = options.config.context.embedder;
+  const cacheDir = path.join(paths.contextDir, "vectors");
+  const store = catalogue.vectorStore ? { store: catalogue.vectorStore } : {};
+  const format = vectorFormatOf(config);
+  if (config.provider === "corpus") {
+    const { provider: _, retrain_growth, train_sample, min_chunks, vector_format: __, ...params } = config;
+    return createCorpusVectorRetriever({
+      catalogue,
+      params,
+      policy: { retrain_growth, train_sample, min_chunks },
+      models: catalogue.corpusModels ?? fileCorpusModelStore(path.join(paths.contextDir, "corpus-model.bin")),
+      cacheDir,
+      logger,
+      format,
+      ...store,
+    });
+  }
+  const embedder = createEmbedder(config);
+  return embedder
+    ? createVectorRetriever({ catalogue, embedder, cacheDir, logger, format, ...store })
+    : undefined;
+}
+
 /** What a connector may be named (also the `source` of a context resource URI). */
 export const CONNECTOR_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
@@ -96,20 +125,18 @@ export function openContextService(options: ContextServiceOptions): ContextServi
   const { paths, config, logger } = options;
   const now = options.now ?? (() => new Date());
   const catalogue = options.catalogue ?? openSqliteCatalogue(catalogueFile(paths));
-  const embedder = createEmbedder(config.context.embedder);
-  const vectors = embedder
-    ? createVectorRetriever({
-        catalogue,
-        embedder,
-        cacheDir: path.join(paths.contextDir, "vectors"),
-        logger,
-        ...(catalogue.vectorStore ? { store: catalogue.vectorStore } : {}),
-        format: vectorFormatOf(config.context.embedder),
-      })
-    : undefined;
+  const vectors = openVectors(options, catalogue);
+  const fusion = config.context.fusion;
+  const base = config.context.embedder.provider === "corpus" ? CORPUS_FUSION : DEFAULT_FUSION;
   const searcher = createContextSearcher({
     catalogue,
     ...(vectors ? { vectors } : {}),
+    fusion: {
+      k: fusion.rrf_k ?? base.k,
+      vectorWeight: fusion.vector_weight ?? base.vectorWeight,
+      depthFactor: fusion.depth_factor,
+      depthExtra: base.depthExtra,
+    },
     snapshotFile: indexSnapshotFile(paths),
     onSnapshotProblem: (message) => logger.warn(message),
     autoPersist: options.persistIndex ?? false,

@@ -1,5 +1,6 @@
 // Stored vectors and the exact search over them: int8 with one scale per vector (a quarter of float32's bytes;
-// value ≈ q × scale) or float32, one packed matrix per index, and a bounded top-k.
+// value ≈ q × scale) or float32, one packed matrix per index, searched by vector-scan.ts.
+import { type PackedRows, type PrefixScan, type ScoredRow, topRows } from "./vector-scan.js";
 
 export type VectorFormat = "int8" | "float32";
 
@@ -57,15 +58,10 @@ export function decodeVector(blob: Uint8Array, dims: number): StoredVector | und
   return undefined;
 }
 
-export interface ScoredRow {
-  row: number;
-  score: number;
-}
-
-/** Rows of one format packed for a scan; `search` scores every row against a float32 query. */
+/** Rows of one format packed for a scan; `search` scores every row against a float32 query (vector-scan.ts). */
 export interface VectorMatrix {
   readonly rows: number;
-  search(query: Float32Array, limit: number): ScoredRow[];
+  search(query: Float32Array, limit: number, scan?: PrefixScan): ScoredRow[];
 }
 
 export function packMatrix(
@@ -74,81 +70,24 @@ export function packMatrix(
   format: VectorFormat,
 ): VectorMatrix {
   const rows = vectors.length;
+  let packed: PackedRows;
   if (format === "float32") {
-    const matrix = new Float32Array(rows * dims);
+    const values = new Float32Array(rows * dims);
     vectors.forEach((vector, row) => {
-      matrix.set(vector as Float32Array, row * dims);
+      values.set(vector as Float32Array, row * dims);
     });
-    return {
-      rows,
-      search: (query, limit) =>
-        topK(rows, limit, (row) => {
-          let dot = 0;
-          const base = row * dims;
-          for (let d = 0; d < dims; d++) dot += (matrix[base + d] as number) * (query[d] as number);
-          return dot;
-        }),
-    };
+    packed = { values, dims };
+  } else {
+    const values = new Int8Array(rows * dims);
+    const scales = new Float32Array(rows);
+    vectors.forEach((vector, row) => {
+      const int8 = vector as Int8Vector;
+      values.set(int8.values, row * dims);
+      scales[row] = int8.scale;
+    });
+    packed = { values, scales, dims };
   }
-  const matrix = new Int8Array(rows * dims);
-  const scales = new Float32Array(rows);
-  vectors.forEach((vector, row) => {
-    const int8 = vector as Int8Vector;
-    matrix.set(int8.values, row * dims);
-    scales[row] = int8.scale;
-  });
-  return {
-    rows,
-    search: (query, limit) =>
-      topK(rows, limit, (row) => {
-        let dot = 0;
-        const base = row * dims;
-        for (let d = 0; d < dims; d++) dot += (matrix[base + d] as number) * (query[d] as number);
-        return dot * (scales[row] as number);
-      }),
-  };
-}
-
-/** The `limit` best rows by score (ties: lower row first), through a min-heap: O(rows · log limit). */
-export function topK(rows: number, limit: number, score: (row: number) => number): ScoredRow[] {
-  const size = Math.max(0, Math.min(limit, rows));
-  const heapRows = new Int32Array(size);
-  const heapScores = new Float64Array(size);
-  let count = 0;
-  // "worse" in heap order: lower score, or equal score and higher row.
-  const worse = (a: number, b: number) =>
-    (heapScores[a] as number) < (heapScores[b] as number) ||
-    (heapScores[a] === heapScores[b] && (heapRows[a] as number) > (heapRows[b] as number));
-  const swap = (a: number, b: number) => {
-    [heapRows[a], heapRows[b]] = [heapRows[b] as number, heapRows[a] as number];
-    [heapScores[a], heapScores[b]] = [heapScores[b] as number, heapScores[a] as number];
-  };
-  const down = (from: number) => {
-    for (let at = from; ; ) {
-      const [left, right] = [at * 2 + 1, at * 2 + 2];
-      let least = at;
-      if (left < count && worse(left, least)) least = left;
-      if (right < count && worse(right, least)) least = right;
-      if (least === at) return;
-      swap(at, least);
-      at = least;
-    }
-  };
-  for (let row = 0; row < rows && size > 0; row++) {
-    const value = score(row);
-    if (count < size) {
-      heapRows[count] = row;
-      heapScores[count] = value;
-      for (let at = count++; at > 0 && worse(at, (at - 1) >> 1); at = (at - 1) >> 1) swap(at, (at - 1) >> 1);
-    } else if (value > (heapScores[0] as number)) {
-      heapRows[0] = row;
-      heapScores[0] = value;
-      down(0);
-    }
-  }
-  const out: ScoredRow[] = [];
-  for (let i = 0; i < count; i++) out.push({ row: heapRows[i] as number, score: heapScores[i] as number });
-  return out.sort((a, b) => b.score - a.score || a.row - b.row);
+  return { rows, search: (query, limit, scan) => topRows(packed, query, limit, scan) };
 }
 
 /**

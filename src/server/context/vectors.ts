@@ -11,6 +11,7 @@ import {
   type VectorFormat,
   type VectorStore,
 } from "./vector-matrix.js";
+import type { PrefixScan } from "./vector-scan.js";
 
 export type { StoredVector, VectorFormat, VectorStore } from "./vector-matrix.js";
 export { fileVectorStore };
@@ -49,6 +50,11 @@ export interface VectorRetrieverDeps {
   store?: VectorStore;
   /** How vectors are kept (default int8); stored ones of the other format are converted, or re-embedded. */
   format?: VectorFormat;
+  /**
+   * For embedders whose leading axes carry most of the signal (the corpus embedder's LSA): above `candidates`
+   * rows, score every row on the first `prefix` axes and re-score the best `candidates` on all (vector-scan.ts).
+   */
+  prefixScan?: PrefixScan;
 }
 
 /** Stored vectors in `format`; those that cannot be converted are left out (and so re-embedded). */
@@ -155,7 +161,7 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
       const [vector] = await embedder.embed([query], "query");
       if (!vector) return [];
       return matrix
-        .search(vector, limit)
+        .search(vector, limit, deps.prefixScan)
         .map((hit) => ({ seq: (rows[hit.row] as { seq: number }).seq, score: hit.score }));
     },
   };

@@ -1,0 +1,222 @@
+// The corpus embedder's model: an LSA space learned from the catalogue's own analysed chunk terms (vocabulary,
+// global term weights, a term basis from a truncated SVD), its fold-in of passages and queries, and its bytes.
+import { createHash } from "node:crypto";
+import { IvoaiError } from "../../shared/errors.js";
+import { type SparseColumns, truncatedSvd } from "./lsa.js";
+
+export interface CorpusModelParams {
+  dims: number;
+  /** A term in fewer passages is not in the vocabulary. */
+  min_df: number;
+  /** A term in more than this share of passages is not either (it separates nothing). */
+  max_df_ratio: number;
+  weighting: "tfidf" | "log-entropy";
+  /** Passage coordinates are Σ^(power−1)·Uᵀd: 1 weighs each axis by its singular value, 0 is the classic fold-in. */
+  sigma_power: number;
+  power_iterations: number;
+  max_vocabulary: number;
+}
+
+export const DEFAULT_CORPUS_PARAMS: CorpusModelParams = {
+  dims: 128,
+  min_df: 1,
+  max_df_ratio: 0.5,
+  weighting: "tfidf",
+  sigma_power: 1,
+  power_iterations: 2,
+  max_vocabulary: 60_000,
+};
+
+export interface CorpusModel {
+  /** Content hash of the encoded model (part of the vector index name). */
+  id: string;
+  params: CorpusModelParams;
+  /** Chunks the model was trained on (the retrain policy compares the catalogue's count with it). */
+  trainedChunks: number;
+  vocabulary: Map<string, number>;
+  /** Global weight per vocabulary term. */
+  weights: Float32Array;
+  /** Row-major vocabulary × dims: the term basis with Σ^(power−1) folded in. */
+  basis: Float32Array;
+  dims: number;
+}
+
+/** Term frequencies of a space-joined analysed-terms string (the catalogue's chunk terms). */
+export function termCounts(terms: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const term of terms.split(" ")) if (term) counts.set(term, (counts.get(term) ?? 0) + 1);
+  return counts;
+}
+
+/** Trains a model on the passages' analysed terms (each a space-joined string); `trainedChunks` may exceed them (a sample). */
+export function trainCorpusModel(
+  passages: readonly string[],
+  params: CorpusModelParams,
+  trainedChunks = passages.length,
+): CorpusModel {
+  const counted = passages.map(termCounts);
+  const df = new Map<string, number>();
+  for (const counts of counted) for (const term of counts.keys()) df.set(term, (df.get(term) ?? 0) + 1);
+  const n = Math.max(1, counted.length);
+  const kept = [...df]
+    .filter(
+      ([, count]) => count >= params.min_df && count <= Math.max(params.min_df, params.max_df_ratio * n),
+    )
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, params.max_vocabulary)
+    .map(([term]) => term)
+    .sort();
+  const vocabulary = new Map(kept.map((term, index) => [term, index]));
+  const weights = globalWeights(counted, vocabulary, params.weighting);
+  const matrix = weightedMatrix(counted, vocabulary, weights);
+  const svd = truncatedSvd(matrix, params.dims, {
+    powerIterations: params.power_iterations,
+    seed: 0x5eed ^ counted.length,
+  });
+  const dims = params.dims;
+  // A corpus too small for `dims` axes leaves the rest zero: the vector length (and index name) stays the configured one.
+  const basis = new Float32Array(vocabulary.size * dims);
+  for (let t = 0; t < vocabulary.size; t++)
+    for (let c = 0; c < svd.k; c++) {
+      const sigma = svd.sigma[c] as number;
+      const scale = sigma > 1e-9 ? sigma ** (params.sigma_power - 1) : 0;
+      basis[t * dims + c] = (svd.u[t * svd.k + c] as number) * scale;
+    }
+  return withId({ id: "", params, trainedChunks, vocabulary, weights, basis, dims });
+}
+
+function globalWeights(
+  counted: readonly Map<string, number>[],
+  vocabulary: Map<string, number>,
+  weighting: CorpusModelParams["weighting"],
+): Float32Array {
+  const n = Math.max(2, counted.length);
+  const df = new Float64Array(vocabulary.size);
+  const gf = new Float64Array(vocabulary.size);
+  for (const counts of counted)
+    for (const [term, tf] of counts) {
+      const t = vocabulary.get(term);
+      if (t === undefined) continue;
+      df[t] = (df[t] as number) + 1;
+      gf[t] = (gf[t] as number) + tf;
+    }
+  if (weighting === "tfidf") return Float32Array.from(df, (d) => Math.log(1 + n / Math.max(1, d)));
+  // log-entropy: 1 + Σ p·log p / log n, p = tf / gf.
+  const entropy = new Float64Array(vocabulary.size);
+  for (const counts of counted)
+    for (const [term, tf] of counts) {
+      const t = vocabulary.get(term);
+      if (t === undefined) continue;
+      const p = tf / (gf[t] as number);
+      entropy[t] = (entropy[t] as number) + p * Math.log(p);
+    }
+  return Float32Array.from(entropy, (e) => Math.max(1e-3, 1 + e / Math.log(n)));
+}
+
+function weightedMatrix(
+  counted: readonly Map<string, number>[],
+  vocabulary: Map<string, number>,
+  weights: Float32Array,
+): SparseColumns {
+  const start = new Int32Array(counted.length + 1);
+  const rowList: number[] = [];
+  const valueList: number[] = [];
+  for (const [j, counts] of counted.entries()) {
+    for (const [term, tf] of counts) {
+      const t = vocabulary.get(term);
+      if (t === undefined) continue;
+      rowList.push(t);
+      valueList.push(Math.log(1 + tf) * (weights[t] as number));
+    }
+    start[j + 1] = rowList.length;
+  }
+  return {
+    rows: Math.max(1, vocabulary.size),
+    start,
+    row: Int32Array.from(rowList),
+    value: Float32Array.from(valueList),
+  };
+}
+
+/** Folds weighted terms into the space (unit length; zero when no term is known). */
+export function foldIn(model: CorpusModel, terms: Map<string, number>, local: "log" | "raw"): Float32Array {
+  const { dims, basis } = model;
+  const vector = new Float32Array(dims);
+  for (const [term, tf] of terms) {
+    const t = model.vocabulary.get(term);
+    if (t === undefined) continue;
+    const w = (local === "log" ? Math.log(1 + tf) : tf) * (model.weights[t] as number);
+    const base = t * dims;
+    for (let c = 0; c < dims; c++) vector[c] = (vector[c] as number) + w * (basis[base + c] as number);
+  }
+  let norm = 0;
+  for (let c = 0; c < dims; c++) norm += (vector[c] as number) ** 2;
+  if (norm > 0) {
+    const scale = 1 / Math.sqrt(norm);
+    for (let c = 0; c < dims; c++) vector[c] = (vector[c] as number) * scale;
+  }
+  return vector;
+}
+
+const MAGIC = "ICM1";
+
+/** The model's bytes: magic, header length, JSON header, vocabulary (\n-joined UTF-8), weights, basis (f32 LE). */
+export function encodeCorpusModel(model: CorpusModel): Buffer {
+  const terms = [...model.vocabulary.keys()];
+  const header = Buffer.from(
+    JSON.stringify({
+      params: model.params,
+      trainedChunks: model.trainedChunks,
+      dims: model.dims,
+      terms: terms.length,
+    }),
+  );
+  const vocab = Buffer.from(terms.join("\n"));
+  const floats = Buffer.alloc((model.weights.length + model.basis.length) * 4);
+  for (const [i, value] of model.weights.entries()) floats.writeFloatLE(value, i * 4);
+  const at = model.weights.length * 4;
+  for (const [i, value] of model.basis.entries()) floats.writeFloatLE(value, at + i * 4);
+  const lengths = Buffer.alloc(12);
+  lengths.write(MAGIC, 0, "ascii");
+  lengths.writeUInt32LE(header.length, 4);
+  lengths.writeUInt32LE(vocab.length, 8);
+  return Buffer.concat([lengths, header, vocab, floats]);
+}
+
+export function decodeCorpusModel(data: Buffer): CorpusModel {
+  const bad = (why: string) => new IvoaiError("CONFIG_INVALID", `the corpus model is unreadable (${why})`);
+  if (data.length < 12 || data.toString("ascii", 0, 4) !== MAGIC) throw bad("not a corpus model");
+  const headerEnd = 12 + data.readUInt32LE(4);
+  const vocabEnd = headerEnd + data.readUInt32LE(8);
+  const header = JSON.parse(data.toString("utf8", 12, headerEnd)) as {
+    params: CorpusModelParams;
+    trainedChunks: number;
+    dims: number;
+    terms: number;
+  };
+  const terms = header.terms === 0 ? [] : data.toString("utf8", headerEnd, vocabEnd).split("\n");
+  if (terms.length !== header.terms || data.length !== vocabEnd + terms.length * (1 + header.dims) * 4)
+    throw bad("truncated");
+  const weights = new Float32Array(terms.length);
+  for (let i = 0; i < weights.length; i++) weights[i] = data.readFloatLE(vocabEnd + i * 4);
+  const basis = new Float32Array(terms.length * header.dims);
+  const at = vocabEnd + weights.length * 4;
+  for (let i = 0; i < basis.length; i++) basis[i] = data.readFloatLE(at + i * 4);
+  return {
+    id: corpusModelId(data),
+    params: header.params,
+    trainedChunks: header.trainedChunks,
+    vocabulary: new Map(terms.map((term, index) => [term, index])),
+    weights,
+    basis,
+    dims: header.dims,
+  };
+}
+
+export function corpusModelId(encoded: Buffer): string {
+  return createHash("sha256").update(encoded).digest("hex").slice(0, 16);
+}
+
+function withId(model: CorpusModel): CorpusModel {
+  return { ...model, id: corpusModelId(encodeCorpusModel(model)) };
+}

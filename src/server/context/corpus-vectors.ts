@@ -1,0 +1,188 @@
+// The corpus embedder (provider "corpus"): an LSA model learned from the catalogue's own chunks, no download. New
+// chunks are folded in with the current model; when the corpus changed enough the model is retrained, saved with
+// the catalogue, and the vectors recomputed under a new index name (the model's id is part of it).
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import type { Logger } from "../../shared/logger.js";
+import { analyzeQuery } from "../retrieval/analyzer.js";
+import type { Catalogue } from "./catalogue.js";
+import {
+  type CorpusModel,
+  type CorpusModelParams,
+  foldIn,
+  termCounts,
+  trainCorpusModel,
+} from "./corpus-model.js";
+import type { CorpusModelStore } from "./corpus-store.js";
+import type { Embedder } from "./embedder.js";
+import {
+  createVectorRetriever,
+  type VectorFormat,
+  type VectorRetriever,
+  type VectorStore,
+  vectorIndexName,
+} from "./vectors.js";
+
+export interface CorpusPolicy {
+  /** Retrain when the chunk count moved this share away from the one the model was trained on. */
+  retrain_growth: number;
+  /** At most this many chunks (an even sample) train the model. */
+  train_sample: number;
+  /** No model (lexical only) below this many chunks. */
+  min_chunks: number;
+}
+
+export interface CorpusVectorDeps {
+  catalogue: Catalogue;
+  params: CorpusModelParams;
+  policy: CorpusPolicy;
+  models: CorpusModelStore;
+  cacheDir: string;
+  logger: Logger;
+  /** Shared vector store (PostgreSQL); default the file in cacheDir. */
+  store?: VectorStore;
+  format?: VectorFormat;
+}
+
+export interface CorpusVectorRetriever extends VectorRetriever {
+  /** The model in use (undefined until the corpus has min_chunks). */
+  model(): CorpusModel | undefined;
+}
+
+/** The Embedder of one model: passages are the catalogue's analysed terms, queries raw text analysed here. */
+export function corpusEmbedder(model: CorpusModel): Embedder {
+  return {
+    model: `corpus-${model.id}`,
+    dims: model.dims,
+    async embed(texts, kind) {
+      return texts.map((text) =>
+        kind === "passage"
+          ? foldIn(model, termCounts(text), "log")
+          : foldIn(model, analyzeQuery(text), "raw"),
+      );
+    },
+  };
+}
+
+/** The catalogue as the vector retriever sees it: a chunk's "text" is its analysed terms. */
+function termsView(catalogue: Catalogue): Catalogue {
+  return {
+    ...catalogue,
+    async chunkTextsAfter(after, limit) {
+      const texts = await catalogue.chunkTextsAfter(after, limit);
+      const last = texts.at(-1)?.seq;
+      if (last === undefined) return [];
+      const terms = new Map<number, string>();
+      for (let from = after; ; ) {
+        const page = await catalogue.chunkTermsAfter(from, limit);
+        for (const row of page) if (row.seq <= last) terms.set(row.seq, row.terms);
+        const end = page.at(-1)?.seq;
+        if (end === undefined || page.length < limit || end >= last) break;
+        from = end;
+      }
+      return texts.map((row) => ({ seq: row.seq, id: row.id, text: terms.get(row.seq) ?? "" }));
+    },
+  };
+}
+
+/** Every chunk's analysed terms, or an even sample of `sample` of them. */
+async function trainingTerms(catalogue: Catalogue, total: number, sample: number): Promise<string[]> {
+  const stride = Math.max(1, total / sample);
+  const chosen: string[] = [];
+  let index = 0;
+  let next = 0;
+  for (let after = 0; ; ) {
+    const page = await catalogue.chunkTermsAfter(after, 10_000);
+    for (const row of page) {
+      if (index++ >= next && row.terms) {
+        chosen.push(row.terms);
+        next += stride;
+      }
+    }
+    const end = page.at(-1)?.seq;
+    if (end === undefined || page.length < 10_000) break;
+    after = end;
+  }
+  return chosen;
+}
+
+export function createCorpusVectorRetriever(deps: CorpusVectorDeps): CorpusVectorRetriever {
+  const { catalogue, models, policy } = deps;
+  const view = termsView(catalogue);
+  let model: CorpusModel | undefined;
+  let inner: VectorRetriever | undefined;
+  let syncing: Promise<{ embedded: number; total: number }> | undefined;
+
+  const use = async (next: CorpusModel) => {
+    const previous = inner?.name;
+    model = next;
+    inner = createVectorRetriever({
+      catalogue: view,
+      embedder: corpusEmbedder(next),
+      cacheDir: deps.cacheDir,
+      logger: deps.logger,
+      batchSize: 512,
+      // Axes come by singular value: a 16-axis first pass, then the best 2,000 exactly (bench/search-latency.ts).
+      prefixScan: { prefix: 16, candidates: 2000 },
+      ...(deps.format ? { format: deps.format } : {}),
+      ...(deps.store ? { store: deps.store } : {}),
+    });
+    // The file cache of the model replaced is of no further use (a shared store keeps it for slower replicas).
+    if (previous && previous !== inner.name && !deps.store)
+      await fs.rm(path.join(deps.cacheDir, `${previous}.bin`), { force: true });
+  };
+
+  const stale = (count: number) =>
+    !model ||
+    Math.abs(count - model.trainedChunks) > policy.retrain_growth * Math.max(1, model.trainedChunks) ||
+    JSON.stringify(model.params) !== JSON.stringify(deps.params);
+
+  let checked = -1;
+  const run = async () => {
+    // The model can only have changed (here or on another replica) with the catalogue: the generation is cheap.
+    const generation = await catalogue.generation();
+    if (generation === checked && inner) return inner.sync();
+    const count = await catalogue.chunkCount();
+    const stored = await models.head();
+    if (stored && stored !== model?.id) {
+      const loaded = await models.load();
+      if (loaded) await use(loaded);
+    }
+    if (count >= policy.min_chunks && stale(count)) {
+      const started = Date.now();
+      const terms = await trainingTerms(catalogue, count, policy.train_sample);
+      const trained = trainCorpusModel(terms, deps.params, count);
+      await models.save(trained);
+      await use(trained);
+      deps.logger.info("corpus model trained", {
+        model: trained.id,
+        chunks: count,
+        sample: terms.length,
+        vocabulary: trained.vocabulary.size,
+        ms: Date.now() - started,
+      });
+    }
+    checked = generation;
+    return inner ? inner.sync() : { embedded: 0, total: 0 };
+  };
+
+  return {
+    get name() {
+      return inner?.name ?? vectorIndexName({ model: "corpus-untrained", dims: deps.params.dims });
+    },
+    active: () => true,
+    // Nothing to load: the model is learned (or read) at the first sync.
+    ready: async () => {},
+    model: () => model,
+    sync() {
+      syncing ??= run().finally(() => {
+        syncing = undefined;
+      });
+      return syncing;
+    },
+    async search(query, limit) {
+      await this.sync();
+      return inner ? inner.search(query, limit) : [];
+    },
+  };
+}
