@@ -1,6 +1,7 @@
 // Stored vectors and the exact search over them: int8 with one scale per vector (a quarter of float32's bytes;
 // value ≈ q × scale) or float32, one packed matrix per index, searched by vector-scan.ts.
 import { type PackedRows, type PrefixScan, type ScoredRow, topRows } from "./vector-scan.js";
+import { wasmFloatMatrix, wasmInt8Matrix } from "./vector-wasm.js";
 
 export type VectorFormat = "int8" | "float32";
 
@@ -58,7 +59,8 @@ export function decodeVector(blob: Uint8Array, dims: number): StoredVector | und
   return undefined;
 }
 
-/** Rows of one format packed for a scan; `search` scores every row against a float32 query (vector-scan.ts). */
+/** Rows of one format packed for a scan; `search` scores every row against a float32 query (float32 rows on
+ * WebAssembly SIMD, vector-wasm.ts; int8 rows and the fallback in JavaScript, vector-scan.ts). */
 export interface VectorMatrix {
   readonly rows: number;
   search(query: Float32Array, limit: number, scan?: PrefixScan): ScoredRow[];
@@ -72,12 +74,16 @@ export function packMatrix(
   const rows = vectors.length;
   let packed: PackedRows;
   if (format === "float32") {
+    const wasm = wasmFloatMatrix(vectors as readonly Float32Array[], dims);
+    if (wasm) return wasm;
     const values = new Float32Array(rows * dims);
     vectors.forEach((vector, row) => {
       values.set(vector as Float32Array, row * dims);
     });
     packed = { values, dims };
   } else {
+    const wasm = wasmInt8Matrix(vectors as readonly Int8Vector[], dims);
+    if (wasm) return wasm;
     const values = new Int8Array(rows * dims);
     const scales = new Float32Array(rows);
     vectors.forEach((vector, row) => {

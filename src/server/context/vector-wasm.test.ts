@@ -1,0 +1,109 @@
+// The WebAssembly scan gives the JavaScript scan's rows (its reference), exact and with a prefix pass.
+import { describe, expect, it } from "vitest";
+import { gaussian } from "./lsa.js";
+import { quantize } from "./vector-matrix.js";
+import { topRows } from "./vector-scan.js";
+import { wasmFloatMatrix, wasmInt8Matrix } from "./vector-wasm.js";
+
+function rowsOf(random: () => number, count: number, dims: number, decay = false): Float32Array[] {
+  return Array.from({ length: count }, () =>
+    Float32Array.from({ length: dims }, (_, d) => random() / (decay ? d + 1 : 1)),
+  );
+}
+
+const flat = (vectors: readonly Float32Array[], dims: number) => {
+  const values = new Float32Array(vectors.length * dims);
+  for (const [row, vector] of vectors.entries()) values.set(vector, row * dims);
+  return { values, dims };
+};
+
+describe("the WebAssembly vector scan", () => {
+  it("ranks the rows the JavaScript scan ranks, for dims that are and are not a multiple of four", () => {
+    const random = gaussian(7);
+    for (const dims of [4, 6, 37, 128]) {
+      const vectors = rowsOf(random, 700, dims);
+      const matrix = wasmFloatMatrix(vectors, dims);
+      expect(matrix?.rows).toBe(700);
+      for (const limit of [1, 10, 700, 900]) {
+        const query = Float32Array.from({ length: dims }, () => random());
+        const wasm = matrix?.search(query, limit) ?? [];
+        const reference = topRows(flat(vectors, dims), query, limit);
+        expect(wasm.map((hit) => hit.row)).toEqual(reference.map((hit) => hit.row));
+        for (const [i, hit] of wasm.entries())
+          expect(hit.score).toBeCloseTo((reference[i] as { score: number }).score, 3);
+      }
+    }
+  });
+
+  it("breaks ties by the lower row, as the reference does", () => {
+    const vectors = Array.from({ length: 50 }, (_, row) => Float32Array.from([row % 5, 0, 0, 0]));
+    const hits = wasmFloatMatrix(vectors, 4)?.search(Float32Array.from([1, 0, 0, 0]), 12) ?? [];
+    expect(hits.map((hit) => hit.row)).toEqual([4, 9, 14, 19, 24, 29, 34, 39, 44, 49, 3, 8]);
+  });
+
+  it("runs the two-stage prefix scan as the reference does, and exactly when the candidates cover every row", () => {
+    const random = gaussian(5);
+    const dims = 32;
+    const vectors = rowsOf(random, 3000, dims, true);
+    const matrix = wasmFloatMatrix(vectors, dims);
+    const query = Float32Array.from({ length: dims }, (_, d) => random() / (d + 1));
+    const reference = topRows(flat(vectors, dims), query, 10, { prefix: 8, candidates: 300 });
+    expect(matrix?.search(query, 10, { prefix: 8, candidates: 300 }).map((hit) => hit.row)).toEqual(
+      reference.map((hit) => hit.row),
+    );
+    const exact = topRows(flat(vectors, dims), query, 10);
+    expect(matrix?.search(query, 10, { prefix: 8, candidates: 3000 }).map((hit) => hit.row)).toEqual(
+      exact.map((hit) => hit.row),
+    );
+  });
+
+  it("picks the prefix pass's candidates from a sample's threshold as the full selection would, at scale", () => {
+    const random = gaussian(9);
+    const dims = 32;
+    // 20,000 rows for 300 candidates: the sampled threshold admits a few more than 300, the heap keeps 300.
+    const vectors = rowsOf(random, 20_000, dims, true);
+    const matrix = wasmFloatMatrix(vectors, dims);
+    for (let i = 0; i < 5; i++) {
+      const query = Float32Array.from({ length: dims }, (_, d) => random() / (d + 1));
+      const reference = topRows(flat(vectors, dims), query, 20, { prefix: 8, candidates: 300 });
+      expect(matrix?.search(query, 20, { prefix: 8, candidates: 300 }).map((hit) => hit.row)).toEqual(
+        reference.map((hit) => hit.row),
+      );
+    }
+    // Every row alike: the threshold admits them all, more than it has room for, and the full selection decides.
+    const alike = wasmFloatMatrix(
+      Array.from({ length: 20_000 }, () => new Float32Array(dims).fill(1)),
+      dims,
+    );
+    const hits = alike?.search(new Float32Array(dims).fill(1), 3, { prefix: 8, candidates: 300 }) ?? [];
+    expect(hits.map((hit) => hit.row)).toEqual([0, 1, 2]);
+  });
+
+  it("scans int8 rows (a scale each) as the JavaScript scan of the same rows does", () => {
+    const random = gaussian(13);
+    for (const dims of [16, 20, 384]) {
+      const vectors = rowsOf(random, 1500, dims).map(quantize);
+      const matrix = wasmInt8Matrix(vectors, dims);
+      const values = new Int8Array(vectors.length * dims);
+      const scales = new Float32Array(vectors.length);
+      vectors.forEach((vector, row) => {
+        values.set(vector.values, row * dims);
+        scales[row] = vector.scale;
+      });
+      const query = Float32Array.from({ length: dims }, () => random());
+      const wasm = matrix?.search(query, 10) ?? [];
+      const reference = topRows({ values, scales, dims }, query, 10);
+      expect(wasm.map((hit) => hit.row)).toEqual(reference.map((hit) => hit.row));
+      // The query goes in as int16 lanes: scores agree to about 1e-4 of their size.
+      for (const [i, hit] of wasm.entries()) {
+        const expected = (reference[i] as { score: number }).score;
+        expect(Math.abs(hit.score - expected)).toBeLessThanOrEqual(1e-3 * Math.abs(expected));
+      }
+    }
+  });
+
+  it("answers an empty matrix and a zero limit with no rows", () => {
+    expect(wasmFloatMatrix([], 8)?.search(new Float32Array(8), 5)).toEqual([]);
+    expect(wasmFloatMatrix(rowsOf(gaussian(1), 3, 8), 8)?.search(new Float32Array(8), 0)).toEqual([]);
+  });
+});
