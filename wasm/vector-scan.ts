@@ -272,3 +272,25 @@ export function bestMany(
   }
   return best(scores, 0, count, k, heap, outIds, outScores);
 }
+
+/**
+ * out (`stride` floats) = Σ weights[i] × row ids[i] of `matrix` over `count` rows: a passage folded into the corpus
+ * embedder's space from its terms' basis rows (stride a multiple of 4).
+ */
+export function combineRows(
+  matrix: usize,
+  stride: i32,
+  ids: usize,
+  weights: usize,
+  count: i32,
+  out: usize,
+): void {
+  const rowBytes = (<usize>stride) << 2;
+  memory.fill(out, 0, rowBytes);
+  for (let i = 0; i < count; i++) {
+    const base = matrix + <usize>load<i32>(ids + ((<usize>i) << 2)) * rowBytes;
+    const w = f32x4.splat(load<f32>(weights + ((<usize>i) << 2)));
+    for (let a: usize = 0; a < rowBytes; a += 16)
+      v128.store(out + a, f32x4.add(v128.load(out + a), f32x4.mul(w, v128.load(base + a))));
+  }
+}

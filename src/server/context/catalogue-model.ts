@@ -131,7 +131,7 @@ export interface Catalogue {
   chunkTermsAfter(
     afterSeq: number,
     limit: number,
-  ): Promise<{ seq: number; terms: string; document_id: string; connector: string }[]>;
+  ): Promise<{ seq: number; id: string; terms: string; document_id: string; connector: string }[]>;
   /** Texts of chunks added after `afterSeq`, in order, at most `limit` (for embedding). */
   chunkTextsAfter(afterSeq: number, limit: number): Promise<{ seq: number; id: string; text: string }[]>;
   /** Languages of the indexed documents. */

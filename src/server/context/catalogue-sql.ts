@@ -84,7 +84,7 @@ export const SQL = {
   recent: `SELECT ${DOCUMENT_COLUMNS} FROM documents ORDER BY modified_at DESC, id LIMIT $1`,
   recentOf: `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE connector = $1 ORDER BY modified_at DESC, id LIMIT $2`,
   chunkTermsAfter:
-    "SELECT c.seq, c.terms, d.id AS document_id, d.connector FROM chunks c JOIN documents d ON d.key = c.doc WHERE c.seq > $1 ORDER BY c.seq LIMIT $2",
+    "SELECT c.seq, c.id, c.terms, d.id AS document_id, d.connector FROM chunks c JOIN documents d ON d.key = c.doc WHERE c.seq > $1 ORDER BY c.seq LIMIT $2",
   // Whitespace-only chunks exist only to rebuild bodies; nothing to embed there.
   chunkTextsAfter: "SELECT seq, id, text FROM chunks WHERE seq > $1 AND terms <> '' ORDER BY seq LIMIT $2",
   languages: "SELECT DISTINCT language FROM documents",

@@ -333,10 +333,10 @@ function chunkMethods(state: CatalogueState) {
   return {
     chunksBySeq: (seqs: readonly number[]) => chunksBySeq(state, seqs),
     chunkTermsAfter: (afterSeq: number, limit: number) =>
-      db.all<{ seq: number; terms: string; document_id: string; connector: string }>(SQL.chunkTermsAfter, [
-        afterSeq,
-        limit,
-      ]),
+      db.all<{ seq: number; id: string; terms: string; document_id: string; connector: string }>(
+        SQL.chunkTermsAfter,
+        [afterSeq, limit],
+      ),
     chunkTextsAfter: (afterSeq: number, limit: number) =>
       db.all<{ seq: number; id: string; text: string }>(SQL.chunkTextsAfter, [afterSeq, limit]),
     removedSince: async (afterGeneration: number) =>

@@ -5,6 +5,7 @@ import {
   decodeCorpusModel,
   encodeCorpusModel,
   foldIn,
+  foldInPassage,
   termCounts,
   trainCorpusModel,
 } from "./corpus-model.js";
@@ -32,6 +33,15 @@ describe("corpus model", () => {
     const holiday = foldIn(model, termCounts("vacat holiday"), "log");
     expect(dot(query, carOnly)).toBeGreaterThan(0.8);
     expect(dot(query, holiday)).toBeLessThan(0.2);
+  });
+
+  it("folds a passage's terms in as foldIn of their counts does, unknown and repeated terms included", () => {
+    const model = trainCorpusModel(PASSAGES, PARAMS);
+    for (const passage of ["car car engin  wheel", "unknown words only", "", "vacat leav vacat garag tyre"])
+      expect(Array.from(foldInPassage(model, passage))).toEqual(
+        Array.from(foldIn(model, termCounts(passage), "log")),
+      );
+    expect(Array.from(foldInPassage(model, "nothing known"))).toEqual([0, 0, 0]);
   });
 
   it("is the same model after encoding and decoding, its id a hash of its bytes", () => {

@@ -140,15 +140,68 @@ function weightedMatrix(
 
 /** Folds weighted terms into the space (unit length; zero when no term is known). */
 export function foldIn(model: CorpusModel, terms: Map<string, number>, local: "log" | "raw"): Float32Array {
-  const { dims, basis } = model;
-  const vector = new Float32Array(dims);
+  const ids: number[] = [];
+  const weights: number[] = [];
   for (const [term, tf] of terms) {
     const t = model.vocabulary.get(term);
     if (t === undefined) continue;
-    const w = (local === "log" ? Math.log(1 + tf) : tf) * (model.weights[t] as number);
-    const base = t * dims;
+    ids.push(t);
+    weights.push((local === "log" ? Math.log(1 + tf) : tf) * (model.weights[t] as number));
+  }
+  return unit(sumRows(model, ids, weights), model.dims);
+}
+
+// Reused by foldInPassage: a term's count by vocabulary id, and the ids a passage touched.
+let passageCounts = new Int32Array(0);
+
+/**
+ * foldIn(model, termCounts(terms), "log") without the Map: a passage's space-joined terms are looked up and
+ * counted by vocabulary id (what ingest folds in for every chunk).
+ */
+export function foldInPassage(
+  model: CorpusModel,
+  terms: string,
+  sum: RowSum = (ids, weights) => sumRows(model, ids, weights),
+): Float32Array {
+  if (passageCounts.length < model.vocabulary.size) passageCounts = new Int32Array(model.vocabulary.size);
+  const counts = passageCounts;
+  const touched: number[] = [];
+  for (let start = 0; start < terms.length; ) {
+    let end = terms.indexOf(" ", start);
+    if (end < 0) end = terms.length;
+    if (end > start) {
+      const t = model.vocabulary.get(terms.slice(start, end));
+      if (t !== undefined) {
+        if (counts[t] === 0) touched.push(t);
+        counts[t] = (counts[t] as number) + 1;
+      }
+    }
+    start = end + 1;
+  }
+  const weights = touched.map((t) => {
+    const tf = counts[t] as number;
+    counts[t] = 0;
+    return Math.log(1 + tf) * (model.weights[t] as number);
+  });
+  return unit(sum(touched, weights), model.dims);
+}
+
+/** Σ weights[i] × basis row ids[i] (dims floats; the WebAssembly one is vector-wasm.ts's wasmRowSum). */
+export type RowSum = (ids: readonly number[], weights: readonly number[]) => Float32Array;
+
+function sumRows(model: CorpusModel, ids: readonly number[], weights: readonly number[]): Float32Array {
+  const { dims, basis } = model;
+  const vector = new Float32Array(dims);
+  for (let i = 0; i < ids.length; i++) {
+    const w = weights[i] as number;
+    const base = (ids[i] as number) * dims;
     for (let c = 0; c < dims; c++) vector[c] = (vector[c] as number) + w * (basis[base + c] as number);
   }
+  return vector;
+}
+
+/** `vector`'s first dims values scaled to unit length (zero stays zero). */
+function unit(vector: Float32Array, dims: number): Float32Array {
   let norm = 0;
   for (let c = 0; c < dims; c++) norm += (vector[c] as number) ** 2;
   if (norm > 0) {

@@ -10,11 +10,12 @@ import {
   type CorpusModel,
   type CorpusModelParams,
   foldIn,
-  termCounts,
+  foldInPassage,
   trainCorpusModel,
 } from "./corpus-model.js";
 import type { CorpusModelStore } from "./corpus-store.js";
 import type { Embedder } from "./embedder.js";
+import { wasmRowSum } from "./vector-wasm.js";
 import {
   createVectorRetriever,
   type VectorFormat,
@@ -51,36 +52,41 @@ export interface CorpusVectorRetriever extends VectorRetriever {
 
 /** The Embedder of one model: passages are the catalogue's analysed terms, queries raw text analysed here. */
 export function corpusEmbedder(model: CorpusModel): Embedder {
+  // Passages (every chunk at ingest) are folded in on WebAssembly SIMD where it runs.
+  const sum = wasmRowSum(model.basis, model.dims);
   return {
     model: `corpus-${model.id}`,
     dims: model.dims,
     async embed(texts, kind) {
       return texts.map((text) =>
         kind === "passage"
-          ? foldIn(model, termCounts(text), "log")
+          ? sum
+            ? foldInPassage(model, text, sum)
+            : foldInPassage(model, text)
           : foldIn(model, analyzeQuery(text), "raw"),
       );
     },
   };
 }
 
-/** The catalogue as the vector retriever sees it: a chunk's "text" is its analysed terms. */
+/**
+ * The catalogue as the vector retriever sees it: a chunk's "text" is its analysed terms, read alone (not the
+ * chunk texts), whitespace-only chunks left out as chunkTextsAfter leaves them out.
+ */
 function termsView(catalogue: Catalogue): Catalogue {
   return {
     ...catalogue,
     async chunkTextsAfter(after, limit) {
-      const texts = await catalogue.chunkTextsAfter(after, limit);
-      const last = texts.at(-1)?.seq;
-      if (last === undefined) return [];
-      const terms = new Map<number, string>();
-      for (let from = after; ; ) {
-        const page = await catalogue.chunkTermsAfter(from, limit);
-        for (const row of page) if (row.seq <= last) terms.set(row.seq, row.terms);
+      const out: { seq: number; id: string; text: string }[] = [];
+      for (let from = after; out.length < limit; ) {
+        const want = limit - out.length;
+        const page = await catalogue.chunkTermsAfter(from, want);
+        for (const row of page) if (row.terms !== "") out.push({ seq: row.seq, id: row.id, text: row.terms });
         const end = page.at(-1)?.seq;
-        if (end === undefined || page.length < limit || end >= last) break;
+        if (end === undefined || page.length < want) break;
         from = end;
       }
-      return texts.map((row) => ({ seq: row.seq, id: row.id, text: terms.get(row.seq) ?? "" }));
+      return out;
     },
   };
 }

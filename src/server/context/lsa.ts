@@ -70,21 +70,60 @@ function transposeTimes(a: SparseColumns, y: Float32Array, l: number): Float32Ar
   return z;
 }
 
-/** Orthonormalises the l columns of row-major `m` (n × l) in place: modified Gram–Schmidt, twice. */
-export function orthonormalize(m: Float32Array, n: number, l: number): void {
-  for (let pass = 0; pass < 2; pass++) {
-    for (let c = 0; c < l; c++) {
-      for (let p = 0; p < c; p++) {
-        let dot = 0;
-        for (let i = 0; i < n; i++) dot += (m[i * l + c] as number) * (m[i * l + p] as number);
-        for (let i = 0; i < n; i++) m[i * l + c] = (m[i * l + c] as number) - dot * (m[i * l + p] as number);
+/**
+ * Orthonormalises the l columns of row-major `m` (n × l) in place: Cholesky QR, twice by default (CholeskyQR2; one
+ * pass is enough between power iterations, which only need a well-conditioned basis). The Gram
+ * matrix and the triangular solve read `m` a row at a time (a column-at-a-time Gram–Schmidt strides through the
+ * whole matrix for every pair of columns: several times slower at the sizes training uses). A column in the span of
+ * the earlier ones (rank below l) becomes zero rather than noise.
+ */
+export function orthonormalize(m: Float32Array, n: number, l: number, passes = 2): void {
+  const gram = new Float64Array(l * l);
+  const r = new Float64Array(l * l);
+  const rt = new Float64Array(l * l);
+  const row = new Float64Array(l);
+  for (let pass = 0; pass < passes; pass++) {
+    gram.fill(0);
+    for (let i = 0; i < n; i++) {
+      const base = i * l;
+      for (let p = 0; p < l; p++) {
+        const mp = m[base + p] as number;
+        if (mp === 0) continue;
+        const gp = p * l;
+        for (let q = p; q < l; q++) gram[gp + q] = (gram[gp + q] as number) + mp * (m[base + q] as number);
       }
-      let norm = 0;
-      for (let i = 0; i < n; i++) norm += (m[i * l + c] as number) ** 2;
-      norm = Math.sqrt(norm);
-      // A column in the span of the others (rank below l) becomes zero rather than noise.
-      const scale = norm > 1e-10 ? 1 / norm : 0;
-      for (let i = 0; i < n; i++) m[i * l + c] = (m[i * l + c] as number) * scale;
+    }
+    // Upper-triangular R with Rᵀ R = G; a column whose residual is (almost) nothing gets an empty row.
+    r.fill(0);
+    for (let j = 0; j < l; j++) {
+      let d = gram[j * l + j] as number;
+      for (let k = 0; k < j; k++) d -= (r[k * l + j] as number) ** 2;
+      if (!(d > 1e-9 * (gram[j * l + j] as number)) || d <= 0) continue;
+      const rjj = Math.sqrt(d);
+      r[j * l + j] = rjj;
+      for (let q = j + 1; q < l; q++) {
+        let sum = gram[j * l + q] as number;
+        for (let k = 0; k < j; k++) sum -= (r[k * l + j] as number) * (r[k * l + q] as number);
+        r[j * l + q] = sum / rjj;
+      }
+    }
+    // Rᵀ row by row, so the substitution reads it contiguously.
+    for (let j = 0; j < l; j++) for (let k = 0; k < l; k++) rt[j * l + k] = r[k * l + j] as number;
+    // Each row x becomes y with y R = x (forward substitution; an empty column stays zero).
+    for (let i = 0; i < n; i++) {
+      const base = i * l;
+      for (let j = 0; j < l; j++) {
+        const rjj = r[j * l + j] as number;
+        if (rjj === 0) {
+          row[j] = 0;
+          continue;
+        }
+        let sum = m[base + j] as number;
+        const rj = j * l;
+        for (let k = 0; k < j; k++) sum -= (row[k] as number) * (rt[rj + k] as number);
+        row[j] = sum / rjj;
+      }
+      for (let j = 0; j < l; j++) m[base + j] = row[j] as number;
     }
   }
 }
@@ -148,9 +187,9 @@ export function truncatedSvd(a: SparseColumns, k: number, options: SvdOptions = 
   for (let i = 0; i < omega.length; i++) omega[i] = random();
   let y = times(a, omega, l);
   for (let q = 0; q < (options.powerIterations ?? 2); q++) {
-    orthonormalize(y, a.rows, l);
+    orthonormalize(y, a.rows, l, 1);
     const z = transposeTimes(a, y, l);
-    orthonormalize(z, columns, l);
+    orthonormalize(z, columns, l, 1);
     y = times(a, z, l);
   }
   orthonormalize(y, a.rows, l);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { gaussian } from "./lsa.js";
 import { quantize } from "./vector-matrix.js";
 import { topRows } from "./vector-scan.js";
-import { wasmFloatMatrix, wasmInt8Matrix } from "./vector-wasm.js";
+import { wasmFloatMatrix, wasmInt8Matrix, wasmRowSum } from "./vector-wasm.js";
 
 function rowsOf(random: () => number, count: number, dims: number, decay = false): Float32Array[] {
   return Array.from({ length: count }, () =>
@@ -99,6 +99,25 @@ describe("the WebAssembly vector scan", () => {
         const expected = (reference[i] as { score: number }).score;
         expect(Math.abs(hit.score - expected)).toBeLessThanOrEqual(1e-3 * Math.abs(expected));
       }
+    }
+  });
+
+  it("sums weighted rows as the corpus embedder's fold-in does in JavaScript", () => {
+    const random = gaussian(17);
+    for (const dims of [3, 8, 128]) {
+      const basis = Float32Array.from({ length: 50 * dims }, () => random());
+      const sum = wasmRowSum(basis, dims);
+      const ids = [4, 0, 49, 4, 17];
+      const weights = [0.5, -1.25, 2, 0.75, 0.1];
+      const expected = new Float64Array(dims);
+      ids.forEach((id, i) => {
+        for (let d = 0; d < dims; d++)
+          expected[d] = (expected[d] as number) + (weights[i] as number) * (basis[id * dims + d] as number);
+      });
+      const got = sum?.(ids, weights);
+      expect(got?.length).toBe(dims);
+      for (let d = 0; d < dims; d++) expect(got?.[d]).toBeCloseTo(expected[d] as number, 4);
+      expect(Array.from(sum?.([], []) ?? [1])).toEqual(new Array(dims).fill(0));
     }
   });
 

@@ -46,6 +46,7 @@ interface ScanExports {
     outIds: number,
     outScores: number,
   ): number;
+  combineRows(matrix: number, stride: number, ids: number, weights: number, count: number, out: number): void;
   bestMany(
     scores: number,
     count: number,
@@ -285,5 +286,46 @@ export function wasmInt8Matrix(vectors: readonly Int8Vector[], dims: number): Wa
       scan.dotsI8(matrix, rows, stride, stride, query, scales, queryScale, space.scores);
       return space.top(k);
     },
+  };
+}
+
+/**
+ * Σ weights[i] × row ids[i] of `basis` (rows × dims) on WebAssembly SIMD: the corpus embedder's fold-in of a
+ * passage. A fresh Float32Array of dims values each call; undefined without WebAssembly.
+ */
+export function wasmRowSum(
+  basis: Float32Array,
+  dims: number,
+): ((ids: readonly number[], weights: readonly number[]) => Float32Array) | undefined {
+  const scan = instantiate();
+  if (!scan) return undefined;
+  const stride = roundUp(Math.max(1, dims), 4);
+  const rows = Math.floor(basis.length / Math.max(1, dims));
+  let matrix: number;
+  let out: number;
+  try {
+    matrix = scan.reserve(rows * stride * 4);
+    out = scan.reserve(stride * 4);
+    if (matrix === 0 || out === 0) return undefined;
+  } catch {
+    return undefined;
+  }
+  const view = new Float32Array(scan.memory.buffer, matrix, rows * stride);
+  for (let row = 0; row < rows; row++) view.set(basis.subarray(row * dims, (row + 1) * dims), row * stride);
+  let capacity = 0;
+  let ids = 0;
+  let weights = 0;
+  return (rowIds, rowWeights) => {
+    const count = rowIds.length;
+    if (count > capacity) {
+      capacity = Math.max(count, capacity * 2, 256);
+      ids = scan.reserve(capacity * 4);
+      weights = scan.reserve(capacity * 4);
+      if (ids === 0 || weights === 0) throw new RangeError("the vector scan could not grow its memory");
+    }
+    new Int32Array(scan.memory.buffer, ids, count).set(rowIds);
+    new Float32Array(scan.memory.buffer, weights, count).set(rowWeights);
+    scan.combineRows(matrix, stride, ids, weights, count, out);
+    return new Float32Array(scan.memory.buffer, out, dims).slice();
   };
 }
