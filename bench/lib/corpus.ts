@@ -1,19 +1,11 @@
 // A deterministic synthetic corpus: documents stitched from the test collections' real sentences.
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { mulberry32 } from "../../src/shared/random.js";
 import { loadCollection } from "./ir.js";
 
-/** Mulberry32: a small seeded PRNG so every run generates the same corpus. */
-export function createRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator so every run generates the same corpus. */
+export const createRandom = mulberry32;
 
 export function sentencePool(): string[] {
   const pool: string[] = [];

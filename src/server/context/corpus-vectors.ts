@@ -18,6 +18,7 @@ import type { Embedder } from "./embedder.js";
 import { wasmRowSum } from "./vector-wasm.js";
 import {
   createVectorRetriever,
+  singleFlight,
   type VectorFormat,
   type VectorRetriever,
   type VectorStore,
@@ -117,7 +118,6 @@ export function createCorpusVectorRetriever(deps: CorpusVectorDeps): CorpusVecto
   const view = termsView(catalogue);
   let model: CorpusModel | undefined;
   let inner: VectorRetriever | undefined;
-  let syncing: Promise<{ embedded: number; total: number }> | undefined;
 
   const use = async (next: CorpusModel) => {
     const previous = inner?.name;
@@ -180,12 +180,7 @@ export function createCorpusVectorRetriever(deps: CorpusVectorDeps): CorpusVecto
     // Nothing to load: the model is learned (or read) at the first sync.
     ready: async () => {},
     model: () => model,
-    sync() {
-      syncing ??= run().finally(() => {
-        syncing = undefined;
-      });
-      return syncing;
-    },
+    sync: singleFlight(run),
     async search(query, limit) {
       await this.sync();
       return inner ? inner.search(query, limit) : [];

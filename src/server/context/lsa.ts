@@ -1,5 +1,6 @@
 // A truncated SVD of a sparse term × passage matrix in pure TypeScript (the corpus embedder's training): the
 // randomized range finder with power iterations (Halko, Martinsson & Tropp 2011), then Jacobi on the small Gram.
+import { mulberry32 } from "../../shared/random.js";
 
 /** A sparse matrix stored by passage (column): passage j holds entries start[j] ≤ e < start[j + 1]. */
 export interface SparseColumns {
@@ -27,14 +28,9 @@ export interface TruncatedSvd {
 
 /** A seeded Gaussian source (mulberry32 + Box–Muller), so a corpus always trains the same model. */
 export function gaussian(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
-  };
+  const next = mulberry32(seed);
+  // Shifted half a step off 0, so the logarithm is finite.
+  const uniform = () => next() + 0.5 / 4294967296;
   return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
 }
 

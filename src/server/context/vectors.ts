@@ -18,6 +18,17 @@ export { fileVectorStore };
 
 export const VECTOR_SCHEMA = 1;
 
+/** `run` with at most one call in flight: callers during a run share its promise. */
+export function singleFlight<T>(run: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () => {
+    running ??= run().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+}
+
 /** e.g. ivoai-context-v1-multilingual-e5-small-d384, or …-d384-3fa2c1d0 with an onnx model's fingerprint. */
 export function vectorIndexName(embedder: Pick<Embedder, "model" | "dims" | "fingerprint">): string {
   const model =
@@ -77,7 +88,6 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
   let rows: { seq: number; id: string }[] = [];
   let matrix = packMatrix([], dims, format);
   let generation = -1;
-  let syncing: Promise<{ embedded: number; total: number }> | undefined;
 
   const allChunks = async () => {
     const all: { seq: number; id: string; text: string }[] = [];
@@ -150,12 +160,7 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
     ready: async () => {
       await embedder.ready?.();
     },
-    sync() {
-      syncing ??= run().finally(() => {
-        syncing = undefined;
-      });
-      return syncing;
-    },
+    sync: singleFlight(run),
     async search(query, limit) {
       await this.sync();
       const [vector] = await embedder.embed([query], "query");

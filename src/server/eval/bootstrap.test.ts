@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { bootstrapMean, mulberry32, pairedDifference } from "./bootstrap.js";
+import { mulberry32 } from "../../shared/random.js";
+import { bootstrapMean, pairedDifference } from "./bootstrap.js";
 
 const noisy = (seed: number, n: number) => {
   const random = mulberry32(seed);

@@ -1,5 +1,6 @@
 // Paired bootstrap confidence intervals over queries (Efron's percentile method), seeded so that the same input
 // always prints the same interval.
+import { mulberry32 } from "../../shared/random.js";
 
 export interface Interval {
   mean: number;
@@ -60,16 +61,4 @@ function sum(values: readonly number[], n: number): number {
 function quantile(sorted: Float64Array, p: number): number {
   const at = Math.min(sorted.length - 1, Math.max(0, Math.round(p * (sorted.length - 1))));
   return sorted[at] as number;
-}
-
-/** A small, fast 32-bit generator (mulberry32): plenty for resampling, and the same sequence on every platform. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

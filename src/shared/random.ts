@@ -1,0 +1,14 @@
+// A small seeded generator (mulberry32): the same sequence on every platform, for everything that must repeat
+// itself from a seed (bootstrap resampling, the corpus embedder's sketch, generated benchmark corpora).
+
+/** Uniform numbers in [0, 1) from `seed`. */
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
