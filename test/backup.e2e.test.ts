@@ -816,7 +816,7 @@ describe("restore keeps the target's settings and connectors, and tells signed b
     const text = await restoreUnsigned(hostile);
     expect(text.stdout).toContain("NOT restored:");
     expect(text.stdout).toContain(
-      "server.toml: the target's settings are kept; the backup's would change 9 (pass --apply-config to take them): ",
+      "server.toml: the target's settings are kept; the backup's would change 10 (pass --apply-config to take them): ",
     );
     expect(text.stdout).toContain('server.listen: "127.0.0.1:0" -> "0.0.0.0:8080"');
 
