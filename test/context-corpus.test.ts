@@ -90,6 +90,47 @@ describe("the corpus embedder", () => {
     }
   });
 
+  it("trains a new model when the stored one is damaged, and searches on", async () => {
+    const made = await contextTree();
+    const source = await tempDir("ivoai-docs-");
+    try {
+      const { files, target } = synonymCorpus();
+      await writeTree(source.dir, files);
+      const server = serverPaths(made.root);
+      const config = corpusConfig();
+      const context = openContextService({ paths: server, config, logger: silentLogger });
+      let trained: string | undefined;
+      try {
+        await context.addConnector({ name: "docs", type: "filesystem", path: source.dir });
+        await context.ingest([]);
+        trained = (context.vectors as CorpusVectorRetriever).model()?.id;
+      } finally {
+        await context.close();
+      }
+      // Keep the id in front (so the store says a model is there), damage what follows.
+      const file = path.join(server.contextDir, "corpus-model.bin");
+      await writeFile(
+        file,
+        Buffer.concat([Buffer.from("0123456789abcdef", "ascii"), Buffer.from("ICM1\xff\xff")]),
+      );
+      const warnings: string[] = [];
+      const logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+      const again = openContextService({ paths: server, config, logger });
+      try {
+        expect(paths(await again.searcher.search("automobile", { limit: 24 }))).toContain(target);
+        expect(warnings.join("\n")).toMatch(/corpus model is unreadable .*training a new one/);
+        expect((again.vectors as CorpusVectorRetriever).model()?.id).toBe(trained);
+        // The damaged file was replaced by the new model.
+        expect((await stat(file)).size).toBeGreaterThan(100);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await made.cleanup();
+      await source.cleanup();
+    }
+  });
+
   it("keeps the model in PostgreSQL, where a replica loads the same one", async () => {
     const made = await contextTree();
     const source = await tempDir("ivoai-docs-");

@@ -63,4 +63,27 @@ describe("corpus model", () => {
       /corpus model is unreadable/,
     );
   });
+
+  it("refuses a damaged or hostile header before allocating anything from it", () => {
+    const withHeader = (header: string, vocabLength = 0) => {
+      const json = Buffer.from(header);
+      const lengths = Buffer.alloc(12);
+      lengths.write("ICM1", 0, "ascii");
+      lengths.writeUInt32LE(json.length, 4);
+      lengths.writeUInt32LE(vocabLength, 8);
+      return Buffer.concat([lengths, json]);
+    };
+    const refused = (bytes: Buffer, why: string) =>
+      expect(() => decodeCorpusModel(bytes)).toThrow(`the corpus model is unreadable (${why})`);
+    refused(Buffer.from("not a model at all"), "not a corpus model");
+    refused(withHeader("{not json"), "damaged header");
+    refused(withHeader("null"), "damaged header");
+    // Dims or a term count that would allocate gigabytes, negative or fractional counts.
+    refused(withHeader('{"params":{},"trainedChunks":1,"dims":1000000000,"terms":0}'), "damaged header");
+    refused(withHeader('{"params":{},"trainedChunks":1,"dims":8,"terms":4000000000}'), "damaged header");
+    refused(withHeader('{"params":{},"trainedChunks":-1,"dims":8,"terms":0}'), "damaged header");
+    refused(withHeader('{"params":{},"trainedChunks":1,"dims":8.5,"terms":0}'), "damaged header");
+    // A vocabulary said to run past the end of the bytes.
+    refused(withHeader('{"params":{},"trainedChunks":1,"dims":8,"terms":0}', 1 << 30), "truncated");
+  });
 });

@@ -213,8 +213,13 @@ function unit(vector: Float32Array, dims: number): Float32Array {
 
 const MAGIC = "ICM1";
 
+// The bytes of models already encoded (training encodes a model for its id; saving it needs the same bytes).
+const encodings = new WeakMap<CorpusModel, Buffer>();
+
 /** The model's bytes: magic, header length, JSON header, vocabulary (\n-joined UTF-8), weights, basis (f32 LE). */
 export function encodeCorpusModel(model: CorpusModel): Buffer {
+  const known = encodings.get(model);
+  if (known) return known;
   const terms = [...model.vocabulary.keys()];
   const header = Buffer.from(
     JSON.stringify({
@@ -236,17 +241,37 @@ export function encodeCorpusModel(model: CorpusModel): Buffer {
   return Buffer.concat([lengths, header, vocab, floats]);
 }
 
+/** Largest dims a model may have (the settings' bound). */
+const MAX_DIMS = 1024;
+
+/**
+ * A model from its bytes (a file beside the catalogue or a PostgreSQL row: read back, never trusted): a short,
+ * damaged or foreign blob is refused with CONFIG_INVALID naming why, before anything is allocated from it.
+ */
 export function decodeCorpusModel(data: Buffer): CorpusModel {
   const bad = (why: string) => new IvoaiError("CONFIG_INVALID", `the corpus model is unreadable (${why})`);
   if (data.length < 12 || data.toString("ascii", 0, 4) !== MAGIC) throw bad("not a corpus model");
   const headerEnd = 12 + data.readUInt32LE(4);
   const vocabEnd = headerEnd + data.readUInt32LE(8);
-  const header = JSON.parse(data.toString("utf8", 12, headerEnd)) as {
-    params: CorpusModelParams;
-    trainedChunks: number;
-    dims: number;
-    terms: number;
-  };
+  if (vocabEnd > data.length) throw bad("truncated");
+  let header: { params: CorpusModelParams; trainedChunks: number; dims: number; terms: number };
+  try {
+    header = JSON.parse(data.toString("utf8", 12, headerEnd));
+  } catch {
+    throw bad("damaged header");
+  }
+  const count = (value: unknown, max: number) =>
+    typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= max;
+  if (
+    typeof header !== "object" ||
+    header === null ||
+    typeof header.params !== "object" ||
+    !count(header.dims, MAX_DIMS) ||
+    header.dims === 0 ||
+    !count(header.terms, data.length) ||
+    !count(header.trainedChunks, Number.MAX_SAFE_INTEGER)
+  )
+    throw bad("damaged header");
   const terms = header.terms === 0 ? [] : data.toString("utf8", headerEnd, vocabEnd).split("\n");
   if (terms.length !== header.terms || data.length !== vocabEnd + terms.length * (1 + header.dims) * 4)
     throw bad("truncated");
@@ -255,7 +280,7 @@ export function decodeCorpusModel(data: Buffer): CorpusModel {
   const basis = new Float32Array(terms.length * header.dims);
   const at = vocabEnd + weights.length * 4;
   for (let i = 0; i < basis.length; i++) basis[i] = data.readFloatLE(at + i * 4);
-  return {
+  const model: CorpusModel = {
     id: corpusModelId(data),
     params: header.params,
     trainedChunks: header.trainedChunks,
@@ -264,6 +289,7 @@ export function decodeCorpusModel(data: Buffer): CorpusModel {
     basis,
     dims: header.dims,
   };
+  return model;
 }
 
 export function corpusModelId(encoded: Buffer): string {
@@ -271,5 +297,9 @@ export function corpusModelId(encoded: Buffer): string {
 }
 
 function withId(model: CorpusModel): CorpusModel {
-  return { ...model, id: corpusModelId(encodeCorpusModel(model)) };
+  // The id is not part of the bytes: the identified model encodes to what was hashed.
+  const encoded = encodeCorpusModel(model);
+  const identified = { ...model, id: corpusModelId(encoded) };
+  encodings.set(identified, encoded);
+  return identified;
 }

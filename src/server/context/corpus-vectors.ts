@@ -3,6 +3,7 @@
 // the catalogue, and the vectors recomputed under a new index name (the model's id is part of it).
 import { promises as fs } from "node:fs";
 import path from "node:path";
+import { IvoaiError } from "../../shared/errors.js";
 import type { Logger } from "../../shared/logger.js";
 import { analyzeQuery } from "../retrieval/analyzer.js";
 import type { Catalogue } from "./catalogue.js";
@@ -143,6 +144,19 @@ export function createCorpusVectorRetriever(deps: CorpusVectorDeps): CorpusVecto
     Math.abs(count - model.trainedChunks) > policy.retrain_growth * Math.max(1, model.trainedChunks) ||
     JSON.stringify(model.params) !== JSON.stringify(deps.params);
 
+  // A stored model that cannot be read is derived data: say so and train another (saved over it).
+  let unreadable = false;
+  const loadStored = async () => {
+    try {
+      return await models.load();
+    } catch (error) {
+      if (!(error instanceof IvoaiError) || error.code !== "CONFIG_INVALID") throw error;
+      deps.logger.warn(`${error.message}: training a new one from the catalogue`);
+      unreadable = true;
+      return undefined;
+    }
+  };
+
   let checked = -1;
   const run = async () => {
     // The model can only have changed (here or on another replica) with the catalogue: the generation is cheap.
@@ -151,10 +165,11 @@ export function createCorpusVectorRetriever(deps: CorpusVectorDeps): CorpusVecto
     const count = await catalogue.chunkCount();
     const stored = await models.head();
     if (stored && stored !== model?.id) {
-      const loaded = await models.load();
+      const loaded = await loadStored();
       if (loaded) await use(loaded);
     }
-    if (count >= policy.min_chunks && stale(count)) {
+    if (count >= policy.min_chunks && (stale(count) || unreadable)) {
+      unreadable = false;
       const started = Date.now();
       const terms = await trainingTerms(catalogue, count, policy.train_sample);
       const trained = trainCorpusModel(terms, deps.params, count);
