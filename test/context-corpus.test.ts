@@ -6,9 +6,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ServerConfig, saveServerConfig, serverConfigSchema } from "../src/config/server-config.js";
 import { serverPaths } from "../src/config/server-paths.js";
+import { openSqliteCatalogue } from "../src/server/context/catalogue.js";
 import { encodeCorpusModel } from "../src/server/context/corpus-model.js";
 import type { CorpusVectorRetriever } from "../src/server/context/corpus-vectors.js";
-import { openCatalogue, openContextService } from "../src/server/context/service.js";
+import { catalogueFile, openCatalogue, openContextService } from "../src/server/context/service.js";
 import { silentLogger } from "../src/shared/logger.js";
 import { contextTree, writeTree } from "./context-helpers.js";
 import { tempDir } from "./helpers.js";
@@ -83,6 +84,44 @@ describe("the corpus embedder", () => {
         expect(paths(await again.searcher.search("automobile", { limit: 24 }))).toContain(target);
       } finally {
         await again.close();
+      }
+    } finally {
+      await made.cleanup();
+      await source.cleanup();
+    }
+  });
+
+  it("asks the catalogue for its generation once per search for the vectors, besides the lexical index", async () => {
+    const made = await contextTree();
+    const source = await tempDir("ivoai-docs-");
+    try {
+      await writeTree(source.dir, synonymCorpus().files);
+      const server = serverPaths(made.root);
+      const config = corpusConfig();
+      const catalogue = openSqliteCatalogue(catalogueFile(server));
+      let asked = 0;
+      const counted = {
+        ...catalogue,
+        generation: () => {
+          asked++;
+          return catalogue.generation();
+        },
+      };
+      const context = openContextService({ paths: server, config, logger: silentLogger, catalogue: counted });
+      try {
+        await context.addConnector({ name: "docs", type: "filesystem", path: source.dir });
+        await context.ingest([]);
+        const lexicalOnly = async () => {
+          const before = asked;
+          await context.searcher.search("automobile", { limit: 10, mode: "lexical" });
+          return asked - before;
+        };
+        const lexical = await lexicalOnly();
+        const before = asked;
+        for (let i = 0; i < 10; i++) await context.searcher.search("automobile", { limit: 10 });
+        expect((asked - before) / 10).toBe(lexical + 1);
+      } finally {
+        await context.close();
       }
     } finally {
       await made.cleanup();

@@ -73,11 +73,13 @@ export function corpusEmbedder(model: CorpusModel): Embedder {
 
 /**
  * The catalogue as the vector retriever sees it: a chunk's "text" is its analysed terms, read alone (not the
- * chunk texts), whitespace-only chunks left out as chunkTextsAfter leaves them out.
+ * chunk texts), whitespace-only chunks left out as chunkTextsAfter leaves them out; its generation is the one
+ * the corpus retriever has just read (each of its syncs reads it first), not a second query per search.
  */
-function termsView(catalogue: Catalogue): Catalogue {
+function termsView(catalogue: Catalogue, generation: () => number): Catalogue {
   return {
     ...catalogue,
+    generation: async () => generation(),
     async chunkTextsAfter(after, limit) {
       const out: { seq: number; id: string; text: string }[] = [];
       for (let from = after; out.length < limit; ) {
@@ -116,7 +118,9 @@ async function trainingTerms(catalogue: Catalogue, total: number, sample: number
 
 export function createCorpusVectorRetriever(deps: CorpusVectorDeps): CorpusVectorRetriever {
   const { catalogue, models, policy } = deps;
-  const view = termsView(catalogue);
+  // The generation this retriever's current sync read (the inner retriever's view answers with it).
+  let generation = -1;
+  const view = termsView(catalogue, () => generation);
   let model: CorpusModel | undefined;
   let inner: VectorRetriever | undefined;
 
@@ -160,7 +164,7 @@ export function createCorpusVectorRetriever(deps: CorpusVectorDeps): CorpusVecto
   let checked = -1;
   const run = async () => {
     // The model can only have changed (here or on another replica) with the catalogue: the generation is cheap.
-    const generation = await catalogue.generation();
+    generation = await catalogue.generation();
     if (generation === checked && inner) return inner.sync();
     const count = await catalogue.chunkCount();
     const stored = await models.head();
