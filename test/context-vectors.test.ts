@@ -97,6 +97,24 @@ describe("hybrid retrieval with a TEI embedder", () => {
       } finally {
         await again.close();
       }
+      // A vector ranking weighed 0 is not computed: no query goes to the embedder.
+      const unweighted = openContextService({
+        paths,
+        config: {
+          ...config,
+          context: { ...config.context, fusion: { ...config.context.fusion, vector_weight: 0 } },
+        },
+        logger: silentLogger,
+      });
+      try {
+        const asked = requests.length;
+        expect((await unweighted.searcher.search("vacation", { limit: 1 }))[0]?.document.rel_path).toBe(
+          "people.md",
+        );
+        expect(requests.length).toBe(asked);
+      } finally {
+        await unweighted.close();
+      }
     } finally {
       await made.cleanup();
       await source.cleanup();

@@ -22,22 +22,26 @@ export function reserve(bytes: usize): usize {
   return start;
 }
 
+/** The dot product of `axisBytes` / 4 floats at `row` and at `query` (a multiple of four), four lanes at a time. */
+function dot(row: usize, query: usize, axisBytes: usize): f32 {
+  let sum = f32x4.splat(0);
+  for (let a: usize = 0; a < axisBytes; a += 16)
+    sum = f32x4.add(sum, f32x4.mul(v128.load(row + a), v128.load(query + a)));
+  return (
+    f32x4.extract_lane(sum, 0) +
+    f32x4.extract_lane(sum, 1) +
+    f32x4.extract_lane(sum, 2) +
+    f32x4.extract_lane(sum, 3)
+  );
+}
+
 /** out[r] = dot(row r's first `axes` floats, query) for every row; axes a multiple of 4. */
 export function dots(matrix: usize, rows: i32, stride: i32, axes: i32, query: usize, out: usize): void {
   const rowBytes = (<usize>stride) << 2;
   const axisBytes = (<usize>axes) << 2;
   let base = matrix;
   for (let row = 0; row < rows; row++) {
-    let sum = f32x4.splat(0);
-    for (let a: usize = 0; a < axisBytes; a += 16)
-      sum = f32x4.add(sum, f32x4.mul(v128.load(base + a), v128.load(query + a)));
-    store<f32>(
-      out + ((<usize>row) << 2),
-      f32x4.extract_lane(sum, 0) +
-        f32x4.extract_lane(sum, 1) +
-        f32x4.extract_lane(sum, 2) +
-        f32x4.extract_lane(sum, 3),
-    );
+    store<f32>(out + ((<usize>row) << 2), dot(base, query, axisBytes));
     base += rowBytes;
   }
 }
@@ -91,16 +95,7 @@ export function dotsOf(
   const axisBytes = (<usize>axes) << 2;
   for (let i = 0; i < count; i++) {
     const base = matrix + <usize>load<i32>(picked + ((<usize>i) << 2)) * rowBytes;
-    let sum = f32x4.splat(0);
-    for (let a: usize = 0; a < axisBytes; a += 16)
-      sum = f32x4.add(sum, f32x4.mul(v128.load(base + a), v128.load(query + a)));
-    store<f32>(
-      out + ((<usize>i) << 2),
-      f32x4.extract_lane(sum, 0) +
-        f32x4.extract_lane(sum, 1) +
-        f32x4.extract_lane(sum, 2) +
-        f32x4.extract_lane(sum, 3),
-    );
+    store<f32>(out + ((<usize>i) << 2), dot(base, query, axisBytes));
   }
 }
 

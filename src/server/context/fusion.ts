@@ -11,7 +11,7 @@ export interface FusionParams {
   depthExtra: number;
 }
 
-/** For an embedding model (tei, local): plain RRF (Cormack et al.). */
+/** For an embedding model (tei, onnx): plain RRF (Cormack et al.). */
 export const DEFAULT_FUSION: FusionParams = { k: 60, vectorWeight: 1, depthFactor: 4, depthExtra: 20 };
 
 /** For the corpus embedder, whose LSA ranking mostly re-finds the lexical one: a light touch (tuned). */

@@ -97,7 +97,8 @@ export function createContextSearcher(deps: ContextSearcherDeps): ContextSearche
           "hybrid search needs an embedder: set [context.embedder] in server.toml and ingest again",
         );
       }
-      if (options.mode !== "lexical" && deps.vectors?.active()) {
+      // A vector ranking weighed 0 changes nothing: it is not computed.
+      if (options.mode !== "lexical" && deps.vectors?.active() && fusion.vectorWeight > 0) {
         const semantic = await deps.vectors.search(query, depth);
         ranked = fuseRankings(ranked, semantic, fusion);
       }
