@@ -17,12 +17,19 @@ import { openServerEnrollmentStore } from "../src/server/enrollment/store.js";
 import { preparePageWrite } from "../src/server/memory/page-write.js";
 import { createMemoryIndex, createMemorySearcher } from "../src/server/memory/query.js";
 import { memoryFile, openMemoryService } from "../src/server/memory/service.js";
-import { type MemoryStore, openMemoryStore } from "../src/server/memory/store.js";
+import { type MemoryStore, openMemoryStore, type PageWrite } from "../src/server/memory/store.js";
 import { analyzeQuery, analyzeWithOffsets } from "../src/server/retrieval/analyzer.js";
 import { createLexicalIndex, DEFAULT_LEXICAL_PARAMS } from "../src/server/retrieval/lexical-index.js";
 import { startGateway } from "../src/server/start.js";
 import { silentLogger } from "../src/shared/logger.js";
-import { episodeScope, loadConversationSet, utterancePage, utterancePath } from "./lib/friendsqa.js";
+import {
+  episodeScope,
+  loadConversationSet,
+  plainUtterancePage,
+  type Utterance,
+  utterancePage,
+  utterancePath,
+} from "./lib/friendsqa.js";
 import { loadCollection, mean, percentile } from "./lib/ir.js";
 import { seededMemoryStore } from "./lib/memory-seed.js";
 import { cpuMsOf } from "./lib/proc-cpu.js";
@@ -65,7 +72,7 @@ const recallAt = (ranked: readonly string[], relevant: ReadonlyMap<string, numbe
  * Each episode has a memory store of its own, as each of the stock indexes; `shared` puts every episode in one
  * store, a scope each (what a gateway holding many projects' memory does: statistics across all of them).
  */
-async function conversations(shared: boolean) {
+async function conversations(shared: boolean, pageOf: (utterance: Utterance) => PageWrite = utterancePage) {
   const set = loadConversationSet();
   const tree = await createBenchTree("memory-friendsqa");
   const stores = new Map<string, MemoryStore>();
@@ -81,7 +88,7 @@ async function conversations(shared: boolean) {
   try {
     const at = new Date().toISOString();
     for (const project of new Set(set.utterances.map((utterance) => utterance.project))) {
-      const pages = set.utterances.filter((utterance) => utterance.project === project).map(utterancePage);
+      const pages = set.utterances.filter((utterance) => utterance.project === project).map(pageOf);
       await (await storeOf(project)).writePages(pages, at);
     }
     const searchers = new Map([...stores].map(([name, store]) => [name, createMemorySearcher(store)]));
@@ -432,6 +439,7 @@ async function abLatency(revisionName: string) {
 
 const c = await conversations(false);
 const cShared = await conversations(true);
+const cPlain = await conversations(false, plainUtterancePage);
 const q = await quality();
 const qualityReport = [
   "## evidence recall of memory_query on FriendsQA (one page per utterance, searched in the question's episode)",
@@ -439,13 +447,18 @@ const qualityReport = [
   "| store | pages | queries | memory_query R@5 | memory_query R@10 | stock BM25 R@5 | stock BM25 R@10 (k1 0.9, b 0.4, same analyser, one index per episode, in run) |",
   "|---|---|---|---|---|---|---|",
   `| one per episode | ${c.pages} | ${c.queries} | **${c.recall5.toFixed(3)}** | **${c.recall10.toFixed(3)}** | ${c.stock5.toFixed(3)} | ${c.stock10.toFixed(3)} |`,
+  `| plain pages (\`Speaker: text\`, no front matter), one session per scene | ${cPlain.pages} | ${cPlain.queries} | **${cPlain.recall5.toFixed(3)}** | **${cPlain.recall10.toFixed(3)}** | ${cPlain.stock5.toFixed(3)} | ${cPlain.stock10.toFixed(3)} |`,
   `| one for all, a scope per episode | ${cShared.pages} | ${cShared.queries} | ${cShared.recall5.toFixed(3)} | ${cShared.recall10.toFixed(3)} | ${cShared.stock5.toFixed(3)} | ${cShared.stock10.toFixed(3)} |`,
   "",
-  "| half (FNV-1a of the question id) | queries | memory_query R@10 | stock BM25 R@10 |",
-  "|---|---|---|---|",
-  ...c.halves.map((h) => `| ${h.half} | ${h.queries} | ${h.recall10.toFixed(3)} | ${h.stock10.toFixed(3)} |`),
+  "| half (FNV-1a of the question id) | queries | memory_query R@10, front matter | memory_query R@10, plain pages | stock BM25 R@10 |",
+  "|---|---|---|---|---|",
+  ...c.halves.map(
+    (h, i) =>
+      `| ${h.half} | ${h.queries} | ${h.recall10.toFixed(3)} | ${cPlain.halves[i]?.recall10.toFixed(3)} | ${h.stock10.toFixed(3)} |`,
+  ),
   "",
-  'Pages: front matter `speaker:` and `session:` (the scene), body the utterance, path `<scene>/u<n>`, written in order; stock BM25 indexes "Speaker: text".',
+  'Front matter pages: `speaker:` and `session:` (the scene), body the utterance, path `<scene>/u<n>`, written in order; stock BM25 indexes "Speaker: text".',
+  "Plain pages: body `Speaker: text`, no front matter, same paths and order; each scene written by one MCP session of one credential, its session set as the server sets it on an approved write (`@<credential>/<x-ivoai-session-id>`; the bench writes through the store's write path, not through the gate). Goals: R@10 ≥ 0.70 with front matter, ≥ 0.66 with plain pages.",
   "",
   "## recall@10 of memory_query (FaQuAD: one page per paragraph, its questions as queries)",
   "",

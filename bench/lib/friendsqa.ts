@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { preparePageWrite } from "../../src/server/memory/page-write.js";
+import { writerSession } from "../../src/server/memory/session-term.js";
 import type { PageWrite } from "../../src/server/memory/store.js";
 
 export interface Utterance {
@@ -58,5 +59,20 @@ export function utterancePage(utterance: Utterance): PageWrite {
     path: utterancePath(utterance),
     body: `---\nspeaker: ${yaml(utterance.speaker)}\nsession: ${yaml(utterance.scene)}\n---\n${utterance.text}\n`,
     author: "bench",
+  });
+}
+
+/**
+ * An utterance as an agent writes it with no front matter ("Speaker: text"), one MCP session per scene: the
+ * session is the one the server sets on an approved write of credential "bench" in session <scene> (the bench
+ * uses the store's write path, not the gate).
+ */
+export function plainUtterancePage(utterance: Utterance): PageWrite {
+  return preparePageWrite({
+    scope: episodeScope(utterance.project),
+    path: utterancePath(utterance),
+    body: `${utterance.speaker}: ${utterance.text}\n`,
+    author: "bench",
+    session: writerSession("bench", utterance.scene),
   });
 }
