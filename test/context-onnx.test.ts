@@ -8,9 +8,9 @@ import { parseServerConfig, saveServerConfig, serverConfigSchema } from "../src/
 import { serverPaths } from "../src/config/server-paths.js";
 import { createEmbedder } from "../src/server/context/embedder.js";
 import {
+  conceptTable,
   tinyOnnxModel,
-  UNIGRAM_PIECES,
-  unigramTokenizerJson,
+  unigramModelDir,
   WORDPIECE_VOCAB,
   wordPieceTokenizerJson,
   writeModelDir,
@@ -22,28 +22,6 @@ import { tempDir } from "./helpers.js";
 import { createThrowawayDatabase } from "./postgres.js";
 
 const DIMS = 4;
-/** Concept axes: each token's row points along its concept, so a text's mean lands near its words' concepts. */
-function tableFor(pieces: string[]): number[][] {
-  const axis = (piece: string) => {
-    if (/car|automobile/.test(piece)) return 0;
-    if (/holiday|vacation/.test(piece)) return 1;
-    return -1;
-  };
-  return pieces.map((piece) => {
-    const row = [0.05, 0.05, 0.05, 0.05];
-    const at = axis(piece);
-    if (at >= 0) row[at] = 1;
-    return row;
-  });
-}
-
-async function unigramModelDir(dir: string) {
-  const pieces = UNIGRAM_PIECES.map(([piece]) => piece);
-  return writeModelDir(dir, {
-    "model.onnx": tinyOnnxModel({ table: tableFor(pieces) }),
-    "tokenizer.json": unigramTokenizerJson(),
-  });
-}
 
 function onnxConfig(modelDir: string, sha256: Record<string, string>, extra: Record<string, unknown> = {}) {
   return serverConfigSchema.parse({
@@ -69,7 +47,7 @@ describe("the onnx embedder", () => {
       const bertDir = path.join(made.dir, "bert");
       const vocab = Object.keys(WORDPIECE_VOCAB);
       const bertPins = await writeModelDir(bertDir, {
-        "model.onnx": tinyOnnxModel({ table: tableFor(vocab), extraInputs: ["token_type_ids"] }),
+        "model.onnx": tinyOnnxModel({ table: conceptTable(vocab), extraInputs: ["token_type_ids"] }),
         "tokenizer.json": wordPieceTokenizerJson(),
       });
       const bert = createEmbedder(onnxConfig(bertDir, bertPins).context.embedder);
@@ -159,16 +137,7 @@ describe("hybrid retrieval with the onnx embedder", () => {
         await context.close();
       }
       // A new model (its pins change): a new index name, every vector recomputed.
-      const table = tableFor(UNIGRAM_PIECES.map(([piece]) => piece)).map((row) => [
-        row[1],
-        row[0],
-        row[2],
-        row[3],
-      ]);
-      const newPins = await writeModelDir(model.dir, {
-        "model.onnx": tinyOnnxModel({ table: table as number[][] }),
-        "tokenizer.json": unigramTokenizerJson(),
-      });
+      const newPins = await unigramModelDir(model.dir, { swapped: true });
       const again = openContextService({
         paths,
         config: onnxConfig(model.dir, newPins),

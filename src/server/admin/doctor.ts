@@ -4,6 +4,7 @@ import { existsSync, promises as fs } from "node:fs";
 import type { ServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { errnoCode } from "../../shared/errors.js";
+import type { VectorRetriever } from "../context/vectors.js";
 import type { ListenerMode } from "../http/listener-policy.js";
 import { postgresUrlFile, readPostgresUrl, type StoreDomain, sqliteFileOf } from "../store/backend.js";
 import {
@@ -13,6 +14,7 @@ import {
   type SchemaStanding,
   schemaStanding,
 } from "../store/migrations.js";
+import { checkEmbedder } from "./doctor-embedder.js";
 
 export interface DoctorCheck {
   name: string;
@@ -41,6 +43,8 @@ export async function runServerDoctor(input: {
   now: Date;
   /** Every SQL store (src/server/stores.ts): each one's schema is checked against this build. */
   stores: readonly DoctorStore[];
+  /** The running context service's vector index, when one is mounted. */
+  vectors?: VectorRetriever | undefined;
 }): Promise<DoctorCheck[]> {
   const { paths, config } = input;
   const rules: ModeRule[] = [
@@ -64,6 +68,7 @@ export async function runServerDoctor(input: {
   const checks = await Promise.all(rules.map(checkMode));
   checks.push(await checkStore(paths, config));
   checks.push(await checkSchemas(paths, config, input.stores));
+  checks.push(await checkEmbedder(config.context.embedder, input.vectors));
   checks.push({ name: "listener", status: "ok", detail: `${input.listenerMode} on ${config.server.listen}` });
   if (config.server.tls) checks.push(await checkCertificate(paths.tlsCert, input.now));
   return checks;

@@ -4,6 +4,7 @@ import type { ServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import { PROTOCOL_VERSION } from "../../protocol/discovery.js";
 import { IVOAI_VERSION } from "../../shared/version.js";
+import type { VectorRetriever } from "../context/vectors.js";
 import type { EnrollmentService } from "../enrollment/service.js";
 import { requireScope } from "../http/bearer-auth.js";
 import type { GatewayEnv } from "../http/env.js";
@@ -20,6 +21,8 @@ export interface AdminRoutesDeps {
   now: () => Date;
   /** Connector summaries; empty until a context service is mounted. */
   listConnectors: () => Promise<unknown[]>;
+  /** The context service's vector index, for doctor's embedder line. */
+  vectors?: VectorRetriever | undefined;
 }
 
 export function createAdminRoutes(deps: AdminRoutesDeps): Hono<GatewayEnv> {
@@ -47,6 +50,7 @@ export function createAdminRoutes(deps: AdminRoutesDeps): Hono<GatewayEnv> {
       listenerMode: deps.listenerMode,
       now: deps.now(),
       stores: SQL_STORES,
+      vectors: deps.vectors,
     });
     const status = checks.some((check) => check.status === "fail")
       ? "fail"

@@ -123,6 +123,7 @@ function adminRoutes(deps: ConsoleApiDeps): Hono<GatewayEnv> {
       startedAt: deps.startedAt,
       now: deps.now,
       listConnectors: async () => (deps.context ? deps.context.listConnectors() : []),
+      vectors: deps.context?.vectors,
     }),
   );
   admin.route(

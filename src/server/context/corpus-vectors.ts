@@ -196,6 +196,16 @@ export function createCorpusVectorRetriever(deps: CorpusVectorDeps): CorpusVecto
       return inner?.name ?? vectorIndexName({ model: "corpus-untrained", dims: deps.params.dims });
     },
     active: () => true,
+    standing() {
+      return (
+        inner?.standing() ?? {
+          name: this.name,
+          dims: deps.params.dims,
+          format: deps.format ?? "int8",
+          vectors: 0,
+        }
+      );
+    },
     // Nothing to load: the model is learned (or read) at the first sync.
     ready: async () => {},
     model: () => model,

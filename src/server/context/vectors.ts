@@ -41,9 +41,18 @@ export function vectorIndexName(embedder: Pick<Embedder, "model" | "dims" | "fin
   return `ivoai-context-v${VECTOR_SCHEMA}-${model}-d${embedder.dims}${suffix}`;
 }
 
+/** What doctor reports of a vector index: its name and shape, and the rows in memory (undefined before a sync). */
+export interface VectorStanding {
+  name: string;
+  dims: number;
+  format: VectorFormat;
+  vectors: number | undefined;
+}
+
 export interface VectorRetriever {
   active(): boolean;
   readonly name: string;
+  standing(): VectorStanding;
   /** Loads and checks the embedder (an onnx model's pins) before the first search. */
   ready(): Promise<void>;
   /** Embeds chunks the cache lacks and drops removed ones; persists the cache when it changed. */
@@ -157,6 +166,7 @@ export function createVectorRetriever(deps: VectorRetrieverDeps): VectorRetrieve
   return {
     name,
     active: () => true,
+    standing: () => ({ name, dims, format, vectors: generation === -1 ? undefined : rows.length }),
     ready: async () => {
       await embedder.ready?.();
     },

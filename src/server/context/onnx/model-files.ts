@@ -1,7 +1,7 @@
 // The operator's model folder, verified: every file ivoai loads is pinned by SHA-256 in server.toml, read once,
 // hashed, and handed on as those same bytes (no second read a swap could slip into). Nothing is downloaded.
 import { createHash } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { createReadStream, promises as fs } from "node:fs";
 import path from "node:path";
 import { errnoCode, IvoaiError } from "../../../shared/errors.js";
 
@@ -36,16 +36,33 @@ function checkName(name: string, modelDir: string): string {
   return path.join(modelDir, name);
 }
 
-/** Reads and verifies every pinned file; the model file and tokenizer.json must be among them. */
-export async function readPinnedModelFiles(options: ModelFilesOptions): Promise<VerifiedModelFiles> {
+/** One file read for its pin: its digest, and its bytes when the caller keeps them. */
+interface Read {
+  digest: string;
+  data?: Buffer;
+}
+
+async function readWhole(file: string): Promise<Read> {
+  const data = await fs.readFile(file);
+  return { digest: createHash("sha256").update(data).digest("hex"), data };
+}
+
+async function hashOnly(file: string): Promise<Read> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return { digest: hash.digest("hex") };
+}
+
+/** Every pinned file (and the model file and tokenizer.json, which must be among them) read and checked. */
+async function checkPins(options: ModelFilesOptions, read: (file: string) => Promise<Read>) {
   const { modelDir, pins } = options;
   const needed = [options.modelFile, TOKENIZER_FILE];
-  const read = new Map<string, Buffer>();
+  const checked = new Map<string, Read>();
   for (const name of new Set([...needed, ...Object.keys(pins)])) {
     const file = checkName(name, modelDir);
-    let data: Buffer;
+    let got: Read;
     try {
-      data = await fs.readFile(file);
+      got = await read(file);
     } catch (error) {
       const code = errnoCode(error);
       if (code === "ENOENT")
@@ -57,7 +74,7 @@ export async function readPinnedModelFiles(options: ModelFilesOptions): Promise<
         },
       );
     }
-    const actual = createHash("sha256").update(data).digest("hex");
+    const actual = got.digest;
     const pinned = pins[name]?.toLowerCase();
     if (pinned === undefined) {
       throw configError(
@@ -71,12 +88,21 @@ export async function readPinnedModelFiles(options: ModelFilesOptions): Promise<
         { file: name, actual, pinned },
       );
     }
-    read.set(name, data);
+    checked.set(name, got);
   }
-  return {
-    model: read.get(options.modelFile) as Buffer,
-    tokenizer: (read.get(TOKENIZER_FILE) as Buffer).toString("utf8"),
-  };
+  return checked;
+}
+
+/** Reads and verifies every pinned file; the model file and tokenizer.json must be among them. */
+export async function readPinnedModelFiles(options: ModelFilesOptions): Promise<VerifiedModelFiles> {
+  const read = await checkPins(options, readWhole);
+  const bytesOf = (name: string) => read.get(name)?.data ?? Buffer.alloc(0);
+  return { model: bytesOf(options.modelFile), tokenizer: bytesOf(TOKENIZER_FILE).toString("utf8") };
+}
+
+/** The same checks without keeping the bytes (doctor: a model of hundreds of MB is hashed as a stream). */
+export async function verifyPinnedModelFiles(options: ModelFilesOptions): Promise<void> {
+  await checkPins(options, hashOnly);
 }
 
 /** What the vectors depend on besides model name and dims: the pinned bytes and how texts are prepared. */

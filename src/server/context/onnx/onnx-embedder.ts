@@ -28,7 +28,8 @@ export interface OnnxEmbedderDeps {
   loadRuntime?: () => Promise<typeof Ort>;
 }
 
-async function importRuntime(): Promise<typeof Ort> {
+/** onnxruntime-node, or a NATIVE_MODULE error saying how to install the release ivoai is tested with. */
+export async function importOnnxRuntime(): Promise<typeof Ort> {
   const specifier = "onnxruntime-node";
   try {
     return (await import(specifier)) as typeof Ort;
@@ -58,7 +59,7 @@ async function load(config: OnnxEmbedderConfig, deps: OnnxEmbedderDeps): Promise
     pins: config.sha256,
   });
   const tokenizer = parseTokenizer(files.tokenizer);
-  const ort = await (deps.loadRuntime ?? importRuntime)();
+  const ort = await (deps.loadRuntime ?? importOnnxRuntime)();
   let session: Ort.InferenceSession;
   try {
     session = await ort.InferenceSession.create(files.model, {

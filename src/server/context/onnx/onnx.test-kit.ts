@@ -242,3 +242,30 @@ export async function writeModelDir(
   }
   return pins;
 }
+
+/**
+ * Concept axes for a 4-dims model: a car/automobile piece points along axis 0, holiday/vacation along axis 1 (or
+ * the other way round when `swapped`), every other piece nearly nowhere; so a text's mean lands near its concepts.
+ */
+export function conceptTable(pieces: readonly string[], swapped = false): number[][] {
+  const axis = (piece: string) => {
+    if (/car|automobile/.test(piece)) return swapped ? 1 : 0;
+    if (/holiday|vacation/.test(piece)) return swapped ? 0 : 1;
+    return -1;
+  };
+  return pieces.map((piece) => {
+    const row = [0.05, 0.05, 0.05, 0.05];
+    const at = axis(piece);
+    if (at >= 0) row[at] = 1;
+    return row;
+  });
+}
+
+/** A unigram (SentencePiece) model folder over the concept table, written to `dir`; its pins. */
+export function unigramModelDir(dir: string, options: { swapped?: boolean } = {}) {
+  const pieces = UNIGRAM_PIECES.map(([piece]) => piece);
+  return writeModelDir(dir, {
+    "model.onnx": tinyOnnxModel({ table: conceptTable(pieces, options.swapped) }),
+    "tokenizer.json": unigramTokenizerJson(),
+  });
+}

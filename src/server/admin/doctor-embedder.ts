@@ -1,0 +1,81 @@
+// Doctor's embedder line: which provider runs, with what model and vectors, and for onnx whether the pinned files
+// still match and onnxruntime-node loads. Read-only: files are hashed as streams, nothing is embedded.
+import type { ServerConfig } from "../../config/server-config.js";
+import type { CorpusVectorRetriever } from "../context/corpus-vectors.js";
+import type { VectorRetriever } from "../context/vectors.js";
+import type { DoctorCheck } from "./doctor.js";
+
+type EmbedderConfig = ServerConfig["context"]["embedder"];
+
+const NAME = "embedder";
+
+/** `1,234 int8 vectors in NAME`, or that none are loaded yet. */
+function describeVectors(vectors: VectorRetriever | undefined): string {
+  const standing = vectors?.standing();
+  if (!standing) return "no vector index";
+  const count =
+    standing.vectors === undefined
+      ? "vectors not loaded yet (the first search or ingest loads them)"
+      : `${standing.vectors.toLocaleString("en-US")} ${standing.format} vectors`;
+  return `${standing.dims} dims, ${count} in ${standing.name}`;
+}
+
+export async function checkEmbedder(
+  config: EmbedderConfig,
+  vectors: VectorRetriever | CorpusVectorRetriever | undefined,
+): Promise<DoctorCheck> {
+  switch (config.provider) {
+    case "none":
+      return { name: NAME, status: "ok", detail: "none: lexical search only ([context.embedder] provider)" };
+    case "tei":
+      return {
+        name: NAME,
+        status: "ok",
+        detail: `tei ${config.model} at ${new URL(config.url).origin}, ${describeVectors(vectors)}`,
+      };
+    case "corpus": {
+      const trained = vectors !== undefined && (!("model" in vectors) || vectors.model() !== undefined);
+      return {
+        name: NAME,
+        status: "ok",
+        detail: trained
+          ? `corpus (learned from the catalogue), ${describeVectors(vectors)}`
+          : `corpus (learned from the catalogue): not trained yet, it needs ${config.min_chunks.toLocaleString("en-US")} chunks; lexical search meanwhile`,
+      };
+    }
+    case "onnx":
+      return checkOnnx(config, vectors);
+    case "local":
+      return { name: NAME, status: "fail", detail: 'provider "local" was replaced by "onnx"' };
+  }
+}
+
+async function checkOnnx(
+  config: Extract<EmbedderConfig, { provider: "onnx" }>,
+  vectors: VectorRetriever | undefined,
+): Promise<DoctorCheck> {
+  const head = `onnx ${config.model} from ${config.model_dir}`;
+  const { verifyPinnedModelFiles } = await import("../context/onnx/model-files.js");
+  const { importOnnxRuntime, ONNXRUNTIME_VERSION } = await import("../context/onnx/onnx-embedder.js");
+  try {
+    await verifyPinnedModelFiles({
+      modelDir: config.model_dir,
+      modelFile: config.model_file,
+      pins: config.sha256,
+    });
+  } catch (error) {
+    return { name: NAME, status: "fail", detail: `${head}: ${(error as Error).message}` };
+  }
+  let runtime: string;
+  try {
+    const ort = await importOnnxRuntime();
+    runtime = ort.env.versions.node ?? "unknown";
+  } catch (error) {
+    return { name: NAME, status: "fail", detail: `${head}: ${(error as Error).message}` };
+  }
+  const pin = (config.sha256[config.model_file] ?? "").slice(0, 12).toLowerCase();
+  const detail = `${head} (${config.model_file} sha256 ${pin}…, ${Object.keys(config.sha256).length} files match their pins), ${describeVectors(vectors)}; onnxruntime-node ${runtime} loads`;
+  if (runtime !== ONNXRUNTIME_VERSION)
+    return { name: NAME, status: "warn", detail: `${detail} (ivoai is tested with ${ONNXRUNTIME_VERSION})` };
+  return { name: NAME, status: "ok", detail };
+}
