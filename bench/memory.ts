@@ -31,6 +31,7 @@ import {
   utterancePath,
 } from "./lib/friendsqa.js";
 import { loadCollection, mean, percentile } from "./lib/ir.js";
+import { lsaFusionRecall } from "./lib/memory-lsa.js";
 import { seededMemoryStore } from "./lib/memory-seed.js";
 import { cpuMsOf } from "./lib/proc-cpu.js";
 import {
@@ -72,7 +73,12 @@ const recallAt = (ranked: readonly string[], relevant: ReadonlyMap<string, numbe
  * Each episode has a memory store of its own, as each of the stock indexes; `shared` puts every episode in one
  * store, a scope each (what a gateway holding many projects' memory does: statistics across all of them).
  */
-async function conversations(shared: boolean, pageOf: (utterance: Utterance) => PageWrite = utterancePage) {
+async function conversations(
+  shared: boolean,
+  pageOf: (utterance: Utterance) => PageWrite = utterancePage,
+  /** On the shared store: memory_query fused with the corpus embedder's ranking at these weights (memory-lsa.ts). */
+  lsaWeights: readonly number[] = [],
+) {
   const set = loadConversationSet();
   const tree = await createBenchTree("memory-friendsqa");
   const stores = new Map<string, MemoryStore>();
@@ -127,9 +133,15 @@ async function conversations(shared: boolean, pageOf: (utterance: Utterance) => 
       reference.r5.push(recallAt(ranked, relevant, 5));
       reference.r10.push(recallAt(ranked, relevant, 10));
     }
+    const shared0 = searchers.get("all");
+    const lsa =
+      shared && shared0 && lsaWeights.length > 0
+        ? await lsaFusionRecall(set, stores.get("all") as MemoryStore, shared0, lsaWeights)
+        : [];
     return {
       pages: set.utterances.length,
       queries: set.queries.length,
+      lsa,
       recall5: mean(ours.r5),
       recall10: mean(ours.r10),
       stock5: mean(reference.r5),
@@ -438,7 +450,7 @@ async function abLatency(revisionName: string) {
 }
 
 const c = await conversations(false);
-const cShared = await conversations(true);
+const cShared = await conversations(true, utterancePage, [0, 0.1, 0.2, 0.5, 1]);
 const cPlain = await conversations(false, plainUtterancePage);
 const q = await quality();
 const qualityReport = [
@@ -455,6 +467,15 @@ const qualityReport = [
   ...c.halves.map(
     (h, i) =>
       `| ${h.half} | ${h.queries} | ${h.recall10.toFixed(3)} | ${cPlain.halves[i]?.recall10.toFixed(3)} | ${h.stock10.toFixed(3)} |`,
+  ),
+  "",
+  "memory_query fused with the corpus embedder (LSA learned from every page, each page embedded with ±3 turns of its session, weighted RRF k 60 over the top 60 of each; weight 0 is memory_query as it ships, on the shared store):",
+  "",
+  "| vector weight | R@10 | vs weight 0 |",
+  "|---|---|---|",
+  ...cShared.lsa.map(
+    (row) =>
+      `| ${row.weight} | ${row.recall10.toFixed(3)} | ${row.recall10 - (cShared.lsa[0]?.recall10 ?? 0) >= 0 ? "+" : ""}${(row.recall10 - (cShared.lsa[0]?.recall10 ?? 0)).toFixed(3)} |`,
   ),
   "",
   'Front matter pages: `speaker:` and `session:` (the scene), body the utterance, path `<scene>/u<n>`, written in order; stock BM25 indexes "Speaker: text".',
