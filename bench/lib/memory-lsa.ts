@@ -9,6 +9,7 @@ import {
   foldInPassage,
   trainCorpusModel,
 } from "../../src/server/context/corpus-model.js";
+import { fuseRankings } from "../../src/server/context/fusion.js";
 import type { MemorySearcher } from "../../src/server/memory/query.js";
 import { splitSessionMarker } from "../../src/server/memory/session-term.js";
 import type { MemoryStore } from "../../src/server/memory/store.js";
@@ -84,16 +85,14 @@ export async function lsaFusionRecall(
       .slice(0, DEPTH);
     const relevant = new Set(query.evidence);
     for (const weight of weights) {
-      const fused = new Map<number, number>();
-      lexical.forEach((key, rank) => fused.set(key, (fused.get(key) ?? 0) + 1 / (RRF_K + rank + 1)));
-      if (weight > 0)
-        semantic.forEach(({ key }, rank) =>
-          fused.set(key, (fused.get(key) ?? 0) + weight / (RRF_K + rank + 1)),
-        );
-      const top = [...fused]
-        .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+      const fusion = { k: RRF_K, vectorWeight: weight, depthFactor: 0, depthExtra: DEPTH };
+      const top = fuseRankings(
+        lexical.map((key) => ({ seq: key })),
+        semantic.map(({ key }) => ({ seq: key })),
+        fusion,
+      )
         .slice(0, 10)
-        .map(([key]) => utteranceOf.get(key));
+        .map(({ seq }) => utteranceOf.get(seq));
       const found = top.filter((id) => id !== undefined && relevant.has(id)).length;
       recalls.get(weight)?.push(relevant.size === 0 ? 0 : found / relevant.size);
     }
