@@ -133,10 +133,11 @@ async function conversations(
       reference.r5.push(recallAt(ranked, relevant, 5));
       reference.r10.push(recallAt(ranked, relevant, 10));
     }
-    const shared0 = searchers.get("all");
+    const sharedStore = stores.get("all");
+    const sharedSearcher = searchers.get("all");
     const lsa =
-      shared && shared0 && lsaWeights.length > 0
-        ? await lsaFusionRecall(set, stores.get("all") as MemoryStore, shared0, lsaWeights)
+      sharedStore && sharedSearcher && lsaWeights.length > 0
+        ? await lsaFusionRecall(set, sharedStore, sharedSearcher, lsaWeights)
         : [];
     return {
       pages: set.utterances.length,

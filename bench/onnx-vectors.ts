@@ -7,12 +7,15 @@
 import { writeFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import path from "node:path";
+import { normalize } from "../src/server/context/embedder.js";
+import { gaussian } from "../src/server/context/lsa.js";
 import {
   packMatrix,
   quantize,
   type StoredVector,
   type VectorFormat,
 } from "../src/server/context/vector-matrix.js";
+import { mulberry32 } from "../src/shared/random.js";
 import { mean, percentile } from "./lib/ir.js";
 import { machineLine } from "./lib/server-tree.js";
 
@@ -27,30 +30,8 @@ const SEED = arg("seed", 7);
 const TOPICS = 32;
 const K = 10;
 
-/** mulberry32, and a standard normal from it (Box–Muller). */
-function random(seed: number) {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const normal = () => Math.sqrt(-2 * Math.log(uniform() || 1e-12)) * Math.cos(2 * Math.PI * uniform());
-  return { uniform, normal };
-}
-
-function normalise(vector: Float32Array): Float32Array {
-  let norm = 0;
-  for (const value of vector) norm += value * value;
-  norm = Math.sqrt(norm) || 1;
-  for (let d = 0; d < vector.length; d++) vector[d] = (vector[d] as number) / norm;
-  return vector;
-}
-
 function corpus() {
-  const rng = random(SEED);
+  const rng = { uniform: mulberry32(SEED), normal: gaussian(SEED + 1) };
   const topics = Array.from({ length: TOPICS }, () => Float32Array.from({ length: DIMS }, rng.normal));
   const sample = () => {
     const vector = new Float32Array(DIMS);
@@ -61,13 +42,13 @@ function corpus() {
       for (let d = 0; d < DIMS; d++) vector[d] = (vector[d] as number) + weight * (topic[d] as number);
     }
     for (let d = 0; d < DIMS; d++) vector[d] = (vector[d] as number) + 0.6 * rng.normal();
-    return normalise(vector);
+    return normalize(vector);
   };
   const rows = Array.from({ length: ROWS }, sample);
   const queries = Array.from({ length: QUERIES }, () => {
     const near = rows[Math.floor(rng.uniform() * ROWS)] as Float32Array;
     const noise = sample();
-    return normalise(near.map((value, d) => value + 0.8 * (noise[d] as number)));
+    return normalize(near.map((value, d) => value + 0.8 * (noise[d] as number)));
   });
   return { rows, queries };
 }

@@ -9,6 +9,7 @@ import {
   foldInPassage,
   trainCorpusModel,
 } from "../../src/server/context/corpus-model.js";
+import { normalize } from "../../src/server/context/embedder.js";
 import { fuseRankings } from "../../src/server/context/fusion.js";
 import type { MemorySearcher } from "../../src/server/memory/query.js";
 import { splitSessionMarker } from "../../src/server/memory/session-term.js";
@@ -20,14 +21,6 @@ import { mean } from "./ir.js";
 const DEPTH = 60;
 const RRF_K = 60;
 const WINDOW = 3;
-
-function normalise(vector: Float32Array): Float32Array {
-  let norm = 0;
-  for (const value of vector) norm += value * value;
-  norm = Math.sqrt(norm) || 1;
-  for (let d = 0; d < vector.length; d++) vector[d] = (vector[d] as number) / norm;
-  return vector;
-}
 
 /** R@10 of memory_query fused with the LSA ranking at each weight, on one store holding every episode. */
 export async function lsaFusionRecall(
@@ -47,7 +40,9 @@ export async function lsaFusionRecall(
   const sessions = new Map<string, number[]>();
   for (const page of pages) {
     const id = `${page.scope}\0${page.session ?? page.key}`;
-    sessions.set(id, [...(sessions.get(id) ?? []), page.key]);
+    const keys = sessions.get(id);
+    if (keys) keys.push(page.key);
+    else sessions.set(id, [page.key]);
   }
   const vectors = new Map<number, Float32Array>();
   for (const keys of sessions.values()) {
@@ -58,7 +53,7 @@ export async function lsaFusionRecall(
         const other = own.get(keys[j] as number) as Float32Array;
         for (let d = 0; d < dims; d++) vector[d] = (vector[d] as number) + weight * (other[d] as number);
       }
-      vectors.set(key, normalise(vector));
+      vectors.set(key, normalize(vector));
     });
   }
   const heads = await store.pageHeads(pages.map((page) => page.key));
@@ -67,7 +62,11 @@ export async function lsaFusionRecall(
     [...heads].map(([key, head]) => [key, idOf.get(`${head.scope}\0${head.path}`)]),
   );
   const byScope = new Map<string, number[]>();
-  for (const page of pages) byScope.set(page.scope, [...(byScope.get(page.scope) ?? []), page.key]);
+  for (const page of pages) {
+    const keys = byScope.get(page.scope);
+    if (keys) keys.push(page.key);
+    else byScope.set(page.scope, [page.key]);
+  }
 
   const recalls = new Map(weights.map((weight) => [weight, [] as number[]]));
   for (const query of set.queries) {

@@ -2,6 +2,7 @@
 // still match and onnxruntime-node loads. Read-only: files are hashed as streams, nothing is embedded.
 import type { ServerConfig } from "../../config/server-config.js";
 import type { CorpusVectorRetriever } from "../context/corpus-vectors.js";
+import { type ModelFilesOptions, verifyPinnedModelFiles } from "../context/onnx/model-files.js";
 import type { VectorRetriever } from "../context/vectors.js";
 import type { DoctorCheck } from "./doctor.js";
 
@@ -50,19 +51,30 @@ export async function checkEmbedder(
   }
 }
 
+/**
+ * Doctor calls verifying the same folder and pins at once share one pass: a model file is hundreds of MB, and any
+ * holder of doctor:read can ask as often as they like.
+ */
+const verifying = new Map<string, Promise<void>>();
+
+function verifyOnce(options: ModelFilesOptions): Promise<void> {
+  const key = JSON.stringify([options.modelDir, options.modelFile, options.pins]);
+  let running = verifying.get(key);
+  if (!running) {
+    running = verifyPinnedModelFiles(options).finally(() => verifying.delete(key));
+    verifying.set(key, running);
+  }
+  return running;
+}
+
 async function checkOnnx(
   config: Extract<EmbedderConfig, { provider: "onnx" }>,
   vectors: VectorRetriever | undefined,
 ): Promise<DoctorCheck> {
   const head = `onnx ${config.model} from ${config.model_dir}`;
-  const { verifyPinnedModelFiles } = await import("../context/onnx/model-files.js");
   const { importOnnxRuntime, ONNXRUNTIME_VERSION } = await import("../context/onnx/onnx-embedder.js");
   try {
-    await verifyPinnedModelFiles({
-      modelDir: config.model_dir,
-      modelFile: config.model_file,
-      pins: config.sha256,
-    });
+    await verifyOnce({ modelDir: config.model_dir, modelFile: config.model_file, pins: config.sha256 });
   } catch (error) {
     return { name: NAME, status: "fail", detail: `${head}: ${(error as Error).message}` };
   }
