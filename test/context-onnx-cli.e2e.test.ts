@@ -1,7 +1,7 @@
 // provider = "onnx" as an operator meets it, through the built CLI and a running gateway: a pinned model folder
 // (a tiny model made here, nothing downloaded) ingested and searched by meaning; doctor's embedder line; a tampered
 // model file refusing `server start` in one line naming the file and both digests; a re-pinned new model rebuilding
-// every vector under a new index name.
+// every vector under a new index name; memory pages embedded by the same model, memory_query finding one by meaning.
 import { appendFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -13,6 +13,7 @@ import {
   addDocsConnector,
   callTool,
   connectMcp,
+  decideApproval,
   enrolledCredential,
   initRoot,
   runIvoai,
@@ -85,6 +86,35 @@ describe("the onnx embedder through the CLI", () => {
       expect(line?.detail).toContain("2 files match their pins");
       expect(line?.detail).toContain(`4 dims, 2 int8 vectors in ${first?.replace(/\.bin$/, "")}`);
       expect(line?.detail).toContain("onnxruntime-node 1.31.1 loads");
+
+      // Memory embeds its pages with the same model: an approved page is found by a word it does not hold.
+      const agent = await connectMcp(
+        `${server.url}/v1/memory/mcp`,
+        await enrolledCredential(server.url, root.dir),
+      );
+      const approver = await enrolledCredential(server.url, root.dir, "approvals:read,approvals:decide");
+      const pending = await callTool(agent, "memory_write_page", {
+        path: "notes/parking",
+        body: "The car is in the north garage.",
+      });
+      const decided = await decideApproval(
+        server.url,
+        approver,
+        pending.data.approval_id as string,
+        "approve",
+      );
+      expect(decided.status).toBe(200);
+      const recalled = await callTool(agent, "memory_query", { query: "automobile" });
+      const hits = recalled.data.results as { path: string; via: string[] }[];
+      expect(hits.map((hit) => [hit.path, hit.via])).toEqual([["notes/parking", ["vector"]]]);
+      await agent.close();
+      const after = (await (
+        await fetch(`${server.url}/v1/admin/doctor`, { headers: { authorization: `Bearer ${credential}` } })
+      ).json()) as Doctor;
+      const ranking = after.checks.find((check) => check.name === "memory_ranking");
+      expect(ranking?.detail).toMatch(
+        /^lexical fused with onnx vectors at weight 1, 4 dims, 1 int8 vectors in ivoai-memory-v1-multilingual-e5-small-d4-[0-9a-f]{8}$/,
+      );
     } finally {
       await server.stop();
     }

@@ -147,6 +147,12 @@ export const serverConfigSchema = z.object({
       sweep_interval: durationSetting("60s").prefault("60s"),
       /** Unexpired pending approval requests one credential may have at once; more are refused. */
       max_pending_approvals_per_client: z.number().int().positive().default(50),
+      /**
+       * Weight of the pages' vector ranking (the context embedder's model, onnx or tei) against the lexical
+       * ranking's 1; 0 keeps memory lexical. The corpus embedder is never used for memory: fused, it lowered
+       * FriendsQA recall at every weight measured (bench/results/memory.md).
+       */
+      vector_weight: z.number().min(0).default(1),
     })
     .prefault({}),
 });

@@ -12,6 +12,7 @@ import { IVOAI_VERSION } from "../shared/version.js";
 import { createGatewayApp } from "./app.js";
 import { type AuditLog, openAuditLogOn } from "./audit/store.js";
 import { type ConsoleStore, openConsoleStoreOn } from "./console/store.js";
+import type { Embedder } from "./context/embedder.js";
 import { type ContextService, openCatalogue, openContextService } from "./context/service.js";
 import { createEnrollmentService, type EnrollmentService } from "./enrollment/service.js";
 import { type EnrollmentStore, openServerEnrollmentStore } from "./enrollment/store.js";
@@ -182,7 +183,7 @@ async function openParts(
   const context = keep(
     openContextService({ paths, config, logger: options.logger, persistIndex: true, catalogue }),
   );
-  const memory = await openMemory(options, paths, config, audit);
+  const memory = await openMemory(options, paths, config, audit, context.embedder);
   if (memory.service) keep(memory.service);
   const sweepTimer = startSweep(memory, config, options.logger);
   onFailure(() => clearInterval(sweepTimer));
@@ -190,6 +191,7 @@ async function openParts(
   // do not match their pins refuses the start here.
   await context.searcher.refresh().catch(failed);
   await context.vectors?.ready().catch(failed);
+  if (memory.service) catchUpVectors(memory.service, options.logger);
   return { oauth, store, enrollment, audit, consoleStore, context, memory, sweepTimer };
 }
 
@@ -204,10 +206,18 @@ async function openMemory(
   paths: ServerPaths,
   config: ServerConfig,
   audit: AuditLog,
+  embedder: Embedder | undefined,
 ): Promise<OpenedMemory> {
   let memory: MemoryService | undefined;
   try {
-    memory = await openMemoryService({ paths, config, logger: options.logger, audit, listen: true });
+    memory = await openMemoryService({
+      paths,
+      config,
+      logger: options.logger,
+      audit,
+      listen: true,
+      ...(embedder ? { embedder } : {}),
+    });
     await memory.searcher.refresh();
     await memory.sweep();
     return { service: memory, error: "" };
@@ -217,6 +227,23 @@ async function openMemory(
     options.logger.error("memory service unavailable", { error: message });
     return { service: undefined, error: message };
   }
+}
+
+/**
+ * Memory's vectors catch up in the background: the first time a model is configured, every page is embedded,
+ * which must not hold the start (searches meanwhile rank with what is embedded so far).
+ */
+function catchUpVectors(memory: MemoryService, logger: Logger): void {
+  const { vectors } = memory;
+  if (!vectors) return;
+  vectors.refresh().then(
+    (done) => logger.info("memory vectors ready", { index: vectors.name, ...done }),
+    (error: unknown) =>
+      logger.warn("memory vectors could not catch up", {
+        index: vectors.name,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+  );
 }
 
 function startSweep(memory: OpenedMemory, config: ServerConfig, logger: Logger): NodeJS.Timeout {

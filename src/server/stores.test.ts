@@ -24,6 +24,8 @@ const RELEASED = [
   "console 1 postgres 358ddae2eda3b095",
   "memory 1 sqlite aafbbbd60e318ffb",
   "memory 1 postgres ab353bf2cd36bffb",
+  "memory 2 sqlite 46531c1782b86508",
+  "memory 2 postgres e1491067acdf4441",
 ];
 
 describe("the composition root's store list", () => {

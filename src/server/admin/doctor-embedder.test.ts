@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { serverConfigSchema } from "../../config/server-config.js";
 import { unigramModelDir } from "../context/onnx/onnx.test-kit.js";
 import type { VectorRetriever } from "../context/vectors.js";
-import { checkEmbedder } from "./doctor-embedder.js";
+import { checkEmbedder, checkMemoryRanking } from "./doctor-embedder.js";
 
 const embedderOf = (embedder: Record<string, unknown>) =>
   serverConfigSchema.parse({ server: { public_url: "http://127.0.0.1:1" }, context: { embedder } }).context
@@ -58,5 +58,36 @@ describe("doctor's embedder line", () => {
     expect(bad.detail).toMatch(
       /tokenizer\.json does not match its pin: sha256 [0-9a-f]{12}…, pinned [0-9a-f]{12}…/,
     );
+  });
+
+  it("says why memory ranks lexically, or which vectors it fuses", () => {
+    const configOf = (embedder: Record<string, unknown>, memory: Record<string, unknown> = {}) =>
+      serverConfigSchema.parse({
+        server: { public_url: "http://127.0.0.1:1" },
+        context: { embedder },
+        memory,
+      });
+    const tei = { provider: "tei", url: "http://127.0.0.1:9", model: "m", dims: 4 };
+    const memoryVectors = {
+      name: "ivoai-memory-v1-m-d4",
+      standing: () => ({ name: "ivoai-memory-v1-m-d4", dims: 4, format: "int8" as const, vectors: 12 }),
+      refresh: () => Promise.reject(new Error("doctor must not embed")),
+      search: () => Promise.reject(new Error("doctor must not search")),
+    };
+    expect(checkMemoryRanking(configOf({ provider: "none" }), undefined, true).detail).toBe(
+      "lexical only: no embedding model ([context.embedder])",
+    );
+    expect(checkMemoryRanking(configOf({ provider: "corpus" }), undefined, true).detail).toMatch(
+      /^lexical only: the corpus embedder is not used for memory/,
+    );
+    expect(checkMemoryRanking(configOf(tei, { vector_weight: 0 }), undefined, true).detail).toBe(
+      "lexical only: [memory] vector_weight = 0",
+    );
+    expect(checkMemoryRanking(configOf(tei), memoryVectors, true)).toEqual({
+      name: "memory_ranking",
+      status: "ok",
+      detail: "lexical fused with tei vectors at weight 1, 4 dims, 12 int8 vectors in ivoai-memory-v1-m-d4",
+    });
+    expect(checkMemoryRanking(configOf(tei), memoryVectors, false).status).toBe("warn");
   });
 });

@@ -3,7 +3,8 @@
 import type { ServerConfig } from "../../config/server-config.js";
 import type { CorpusVectorRetriever } from "../context/corpus-vectors.js";
 import { type ModelFilesOptions, verifyPinnedModelFiles } from "../context/onnx/model-files.js";
-import type { VectorRetriever } from "../context/vectors.js";
+import type { VectorRetriever, VectorStanding } from "../context/vectors.js";
+import type { MemoryVectors } from "../memory/vectors.js";
 import type { DoctorCheck } from "./doctor.js";
 
 type EmbedderConfig = ServerConfig["context"]["embedder"];
@@ -11,14 +12,43 @@ type EmbedderConfig = ServerConfig["context"]["embedder"];
 const NAME = "embedder";
 
 /** `1,234 int8 vectors in NAME`, or that none are loaded yet. */
-function describeVectors(vectors: VectorRetriever | undefined): string {
+function describeVectors(
+  vectors: { standing(): VectorStanding } | undefined,
+  loads = "the first search or ingest loads them",
+): string {
   const standing = vectors?.standing();
   if (!standing) return "no vector index";
   const count =
     standing.vectors === undefined
-      ? "vectors not loaded yet (the first search or ingest loads them)"
+      ? `vectors not loaded yet (${loads})`
       : `${standing.vectors.toLocaleString("en-US")} ${standing.format} vectors`;
   return `${standing.dims} dims, ${count} in ${standing.name}`;
+}
+
+/**
+ * Doctor's memory_ranking line: whether memory_query fuses the pages' vectors with its lexical ranking, and if
+ * not, which setting keeps it lexical.
+ */
+export function checkMemoryRanking(
+  config: Pick<ServerConfig, "context" | "memory">,
+  vectors: MemoryVectors | undefined,
+  memoryOpen: boolean,
+): DoctorCheck {
+  const name = "memory_ranking";
+  const { provider } = config.context.embedder;
+  const lexical = (why: string): DoctorCheck => ({ name, status: "ok", detail: `lexical only: ${why}` });
+  if (!memoryOpen) return { name, status: "warn", detail: "the memory service is not open" };
+  if (provider === "none" || provider === "local") return lexical("no embedding model ([context.embedder])");
+  if (provider === "corpus")
+    return lexical(
+      "the corpus embedder is not used for memory (fused, it lowered recall in every measurement)",
+    );
+  if (config.memory.vector_weight === 0 || !vectors) return lexical("[memory] vector_weight = 0");
+  return {
+    name,
+    status: "ok",
+    detail: `lexical fused with ${provider} vectors at weight ${config.memory.vector_weight}, ${describeVectors(vectors, "they are embedded in the background after start")}`,
+  };
 }
 
 export async function checkEmbedder(

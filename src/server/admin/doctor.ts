@@ -6,6 +6,7 @@ import type { ServerPaths } from "../../config/server-paths.js";
 import { errnoCode } from "../../shared/errors.js";
 import type { VectorRetriever } from "../context/vectors.js";
 import type { ListenerMode } from "../http/listener-policy.js";
+import type { MemoryVectors } from "../memory/vectors.js";
 import { postgresUrlFile, readPostgresUrl, type StoreDomain, sqliteFileOf } from "../store/backend.js";
 import {
   type AppliedMigration,
@@ -14,7 +15,7 @@ import {
   type SchemaStanding,
   schemaStanding,
 } from "../store/migrations.js";
-import { checkEmbedder } from "./doctor-embedder.js";
+import { checkEmbedder, checkMemoryRanking } from "./doctor-embedder.js";
 
 export interface DoctorCheck {
   name: string;
@@ -45,6 +46,8 @@ export async function runServerDoctor(input: {
   stores: readonly DoctorStore[];
   /** The running context service's vector index, when one is mounted. */
   vectors?: VectorRetriever | undefined;
+  /** The running memory service's vectors (undefined: lexical), when memory is mounted. */
+  memory?: { open: boolean; vectors: MemoryVectors | undefined };
 }): Promise<DoctorCheck[]> {
   const { paths, config } = input;
   const rules: ModeRule[] = [
@@ -69,6 +72,7 @@ export async function runServerDoctor(input: {
   checks.push(await checkStore(paths, config));
   checks.push(await checkSchemas(paths, config, input.stores));
   checks.push(await checkEmbedder(config.context.embedder, input.vectors));
+  if (input.memory) checks.push(checkMemoryRanking(config, input.memory.vectors, input.memory.open));
   checks.push({ name: "listener", status: "ok", detail: `${input.listenerMode} on ${config.server.listen}` });
   if (config.server.tls) checks.push(await checkCertificate(paths.tlsCert, input.now));
   return checks;

@@ -9,6 +9,7 @@ import type { EnrollmentService } from "../enrollment/service.js";
 import { requireScope } from "../http/bearer-auth.js";
 import type { GatewayEnv } from "../http/env.js";
 import type { ListenerMode } from "../http/listener-policy.js";
+import type { MemoryVectors } from "../memory/vectors.js";
 import { SQL_STORES } from "../stores.js";
 import { runServerDoctor } from "./doctor.js";
 
@@ -23,6 +24,8 @@ export interface AdminRoutesDeps {
   listConnectors: () => Promise<unknown[]>;
   /** The context service's vector index, for doctor's embedder line. */
   vectors?: VectorRetriever | undefined;
+  /** The memory service as doctor's memory_ranking line sees it, when memory is configured. */
+  memory?: { open: boolean; vectors: MemoryVectors | undefined };
 }
 
 export function createAdminRoutes(deps: AdminRoutesDeps): Hono<GatewayEnv> {
@@ -51,6 +54,7 @@ export function createAdminRoutes(deps: AdminRoutesDeps): Hono<GatewayEnv> {
       now: deps.now(),
       stores: SQL_STORES,
       vectors: deps.vectors,
+      ...(deps.memory ? { memory: deps.memory } : {}),
     });
     const status = checks.some((check) => check.status === "fail")
       ? "fail"

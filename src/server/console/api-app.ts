@@ -124,6 +124,9 @@ function adminRoutes(deps: ConsoleApiDeps): Hono<GatewayEnv> {
       now: deps.now,
       listConnectors: async () => (deps.context ? deps.context.listConnectors() : []),
       vectors: deps.context?.vectors,
+      ...(deps.memory !== undefined
+        ? { memory: { open: deps.memory !== null, vectors: deps.memory?.vectors } }
+        : {}),
     }),
   );
   admin.route(

@@ -19,6 +19,11 @@ export interface Embedder {
 
 export type EmbedderConfig = ServerConfig["context"]["embedder"];
 
+/** The configured vector format (int8 unless a provider says float32). */
+export function vectorFormatOf(config: EmbedderConfig): "int8" | "float32" {
+  return "vector_format" in config && config.vector_format === "float32" ? "float32" : "int8";
+}
+
 /** E5 models are trained with these prefixes; every provider goes through this. */
 export function e5Prefix(text: string, kind: EmbeddingKind): string {
   return `${kind}: ${text}`;

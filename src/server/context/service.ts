@@ -11,13 +11,13 @@ import { type Catalogue, type ConnectorRecord, openSqliteCatalogue } from "./cat
 import { type ConnectorType, closeAll, createConnector, gitListFiles, openRoot } from "./connectors/index.js";
 import { fileCorpusModelStore } from "./corpus-store.js";
 import { createCorpusVectorRetriever } from "./corpus-vectors.js";
-import { createEmbedder } from "./embedder.js";
+import { createEmbedder, type Embedder, vectorFormatOf } from "./embedder.js";
 import { CORPUS_FUSION, DEFAULT_FUSION } from "./fusion.js";
 import { type IngestProgress, type IngestQuotas, type IngestSummary, ingestConnector } from "./ingest.js";
 import { createWorkerPreparer } from "./prepare-pool.js";
 import { type ContextSearcher, createContextSearcher } from "./search.js";
 import { type ContextHealth, createContextTools } from "./tools.js";
-import { createVectorRetriever, type VectorFormat, type VectorRetriever } from "./vectors.js";
+import { createVectorRetriever, type VectorRetriever } from "./vectors.js";
 
 export interface ConnectorSummary extends ConnectorRecord {
   documents: number;
@@ -27,6 +27,8 @@ export interface ContextService {
   catalogue: Catalogue;
   searcher: ContextSearcher;
   vectors: VectorRetriever | undefined;
+  /** The embedding model (tei, onnx) when one is configured: memory embeds its pages with the same one. */
+  embedder: Embedder | undefined;
   tools: ToolSpec[];
   health(): Promise<ContextHealth>;
   listConnectors(): Promise<ConnectorSummary[]>;
@@ -93,7 +95,10 @@ export function indexSnapshotFile(paths: ServerPaths): string {
 }
 
 /** The vector side configured: none, an embedding model (tei, onnx), or the corpus embedder learned here. */
-function openVectors(options: ContextServiceOptions, catalogue: Catalogue): VectorRetriever | undefined {
+function openVectors(
+  options: ContextServiceOptions,
+  catalogue: Catalogue,
+): { vectors: VectorRetriever | undefined; embedder?: Embedder } {
   const { paths, logger } = options;
   const config = options.config.context.embedder;
   const cacheDir = path.join(paths.contextDir, "vectors");
@@ -101,7 +106,7 @@ function openVectors(options: ContextServiceOptions, catalogue: Catalogue): Vect
   const format = vectorFormatOf(config);
   if (config.provider === "corpus") {
     const { provider: _, retrain_growth, train_sample, min_chunks, vector_format: __, ...params } = config;
-    return createCorpusVectorRetriever({
+    const vectors = createCorpusVectorRetriever({
       catalogue,
       params,
       policy: { retrain_growth, train_sample, min_chunks },
@@ -111,11 +116,14 @@ function openVectors(options: ContextServiceOptions, catalogue: Catalogue): Vect
       format,
       ...store,
     });
+    return { vectors };
   }
   const embedder = createEmbedder(config);
-  return embedder
-    ? createVectorRetriever({ catalogue, embedder, cacheDir, logger, format, ...store })
-    : undefined;
+  if (!embedder) return { vectors: undefined };
+  return {
+    vectors: createVectorRetriever({ catalogue, embedder, cacheDir, logger, format, ...store }),
+    embedder,
+  };
 }
 
 /** What a connector may be named (also the `source` of a context resource URI). */
@@ -125,7 +133,7 @@ export function openContextService(options: ContextServiceOptions): ContextServi
   const { paths, config, logger } = options;
   const now = options.now ?? (() => new Date());
   const catalogue = options.catalogue ?? openSqliteCatalogue(catalogueFile(paths));
-  const vectors = openVectors(options, catalogue);
+  const { vectors, embedder } = openVectors(options, catalogue);
   const fusion = config.context.fusion;
   const base = config.context.embedder.provider === "corpus" ? CORPUS_FUSION : DEFAULT_FUSION;
   const searcher = createContextSearcher({
@@ -174,6 +182,7 @@ export function openContextService(options: ContextServiceOptions): ContextServi
     catalogue,
     searcher,
     vectors,
+    embedder,
     tools: createContextTools({ catalogue, searcher, health }),
     health,
     listConnectors,
@@ -267,9 +276,4 @@ export async function ensureContextDir(paths: ServerPaths): Promise<void> {
   } catch {
     throw new IvoaiError("CONFIG_MISSING", `no server under ${paths.root}: run 'ivoai server init' first`);
   }
-}
-
-/** The configured vector format (int8 unless a provider says float32). */
-function vectorFormatOf(embedder: ContextServiceOptions["config"]["context"]["embedder"]): VectorFormat {
-  return "vector_format" in embedder && embedder.vector_format === "float32" ? "float32" : "int8";
 }

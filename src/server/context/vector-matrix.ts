@@ -1,6 +1,6 @@
 // Stored vectors and the exact search over them: int8 with one scale per vector (a quarter of float32's bytes;
 // value ≈ q × scale) or float32, one packed matrix per index, searched by vector-scan.ts.
-import { type PackedRows, type PrefixScan, type ScoredRow, topRows } from "./vector-scan.js";
+import { type PackedRows, type PrefixScan, type RowFilter, type ScoredRow, topRows } from "./vector-scan.js";
 import { wasmFloatMatrix, wasmInt8Matrix } from "./vector-wasm.js";
 
 export type VectorFormat = "int8" | "float32";
@@ -63,7 +63,8 @@ export function decodeVector(blob: Uint8Array, dims: number): StoredVector | und
  * WebAssembly SIMD, vector-wasm.ts; int8 rows and the fallback in JavaScript, vector-scan.ts). */
 export interface VectorMatrix {
   readonly rows: number;
-  search(query: Float32Array, limit: number, scan?: PrefixScan): ScoredRow[];
+  /** The best `limit` rows, of those `filter` allows when given. */
+  search(query: Float32Array, limit: number, scan?: PrefixScan, filter?: RowFilter): ScoredRow[];
 }
 
 export function packMatrix(
@@ -93,7 +94,7 @@ export function packMatrix(
     });
     packed = { values, scales, dims };
   }
-  return { rows, search: (query, limit, scan) => topRows(packed, query, limit, scan) };
+  return { rows, search: (query, limit, scan, filter) => topRows(packed, query, limit, scan, filter) };
 }
 
 /**

@@ -22,6 +22,25 @@ export interface PrefixScan {
   candidates: number;
 }
 
+/** Rows by group (a scope's number), and the groups a search may return. */
+export interface RowFilter {
+  readonly groups: ArrayLike<number>;
+  readonly allowed: Uint8Array;
+}
+
+/** Scores of rows the filter excludes become -Infinity (so a selection of the best ends with them). */
+export function maskScores(scores: Float32Array | Float64Array, filter: RowFilter | undefined): void {
+  if (!filter) return;
+  const { groups, allowed } = filter;
+  for (let row = 0; row < scores.length; row++)
+    if (allowed[groups[row] as number] !== 1) scores[row] = Number.NEGATIVE_INFINITY;
+}
+
+/** A selection without the rows a filter excluded (asked for more rows than it lets through). */
+export function withoutMasked(rows: ScoredRow[]): ScoredRow[] {
+  return rows.filter((hit) => hit.score !== Number.NEGATIVE_INFINITY);
+}
+
 export function rowCount(packed: PackedRows): number {
   return packed.dims > 0 ? Math.floor(packed.values.length / packed.dims) : 0;
 }
@@ -32,12 +51,18 @@ export function topRows(
   query: Float32Array,
   limit: number,
   scan?: PrefixScan,
+  filter?: RowFilter,
 ): ScoredRow[] {
   const rows = rowCount(packed);
   const prefix = scan ? Math.min(scan.prefix, packed.dims) : packed.dims;
+  const scored = (axes: number) => {
+    const scores = scoreRows(packed, query, axes);
+    maskScores(scores, filter);
+    return scores;
+  };
   if (!scan || rows <= scan.candidates || prefix >= packed.dims)
-    return selectTop(scoreRows(packed, query, packed.dims), Math.min(limit, rows));
-  const picked = selectTop(scoreRows(packed, query, prefix), Math.min(scan.candidates, rows));
+    return withoutMasked(selectTop(scored(packed.dims), Math.min(limit, rows)));
+  const picked = withoutMasked(selectTop(scored(prefix), Math.min(scan.candidates, rows)));
   return picked
     .map(({ row }) => ({ row, score: dotRow(packed, row, query) }))
     .sort((a, b) => b.score - a.score || a.row - b.row)

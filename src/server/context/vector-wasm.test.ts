@@ -126,3 +126,40 @@ describe("the WebAssembly vector scan", () => {
     expect(wasmFloatMatrix(rowsOf(gaussian(1), 3, 8), 8)?.search(new Float32Array(8), 0)).toEqual([]);
   });
 });
+
+describe("a scan confined by a row filter", () => {
+  it("returns only rows of allowed groups, best first, in JavaScript and on WebAssembly alike", () => {
+    const random = gaussian(13);
+    const dims = 16;
+    const vectors = rowsOf(random, 2000, dims);
+    // Five groups; group 3 holds a tenth of the rows, fewer than the largest limit asked for.
+    const groups = Uint32Array.from({ length: vectors.length }, (_, row) => (row % 10 === 0 ? 3 : row % 3));
+    const allowed = Uint8Array.from([0, 1, 0, 1, 0]);
+    const filter = { groups, allowed };
+    const query = Float32Array.from({ length: dims }, () => random());
+    const everything = topRows(flat(vectors, dims), query, vectors.length);
+    for (const limit of [5, 700, 2000]) {
+      const expected = everything.filter((hit) => allowed[groups[hit.row] as number] === 1).slice(0, limit);
+      const js = topRows(flat(vectors, dims), query, limit, undefined, filter);
+      expect(js.map((hit) => hit.row)).toEqual(expected.map((hit) => hit.row));
+      const float = wasmFloatMatrix(vectors, dims)?.search(query, limit, undefined, filter) ?? [];
+      expect(float.map((hit) => hit.row)).toEqual(expected.map((hit) => hit.row));
+      const int8 = wasmInt8Matrix(vectors.map(quantize), dims)?.search(query, limit, undefined, filter) ?? [];
+      expect(int8.length).toBe(expected.length);
+      expect(int8.every((hit) => allowed[groups[hit.row] as number] === 1)).toBe(true);
+      // Prefix scans keep to the filter too, whatever the candidates bring back.
+      const prefix = { prefix: 8, candidates: 300 };
+      for (const hits of [
+        topRows(flat(vectors, dims), query, limit, prefix, filter),
+        wasmFloatMatrix(vectors, dims)?.search(query, limit, prefix, filter) ?? [],
+      ]) {
+        expect(hits.length).toBeGreaterThan(0);
+        expect(hits.every((hit) => allowed[groups[hit.row] as number] === 1)).toBe(true);
+      }
+    }
+    // Nothing allowed: nothing found.
+    const none = { groups, allowed: new Uint8Array(5) };
+    expect(topRows(flat(vectors, dims), query, 10, undefined, none)).toEqual([]);
+    expect(wasmFloatMatrix(vectors, dims)?.search(query, 10, undefined, none)).toEqual([]);
+  });
+});

@@ -5,7 +5,7 @@
 // query as int16. The same rows as vector-scan.ts's JavaScript scan (the reference in the tests) up to rounding of
 // the scores; undefined where WebAssembly cannot be instantiated, and the caller scans in JavaScript.
 import type { Int8Vector } from "./vector-matrix.js";
-import type { PrefixScan, ScoredRow } from "./vector-scan.js";
+import { maskScores, type PrefixScan, type RowFilter, type ScoredRow, withoutMasked } from "./vector-scan.js";
 import { VECTOR_SCAN_WASM } from "./vector-scan-wasm.js";
 
 // The part of the WebAssembly API used here (TypeScript's ES library, without the DOM's, does not describe it).
@@ -61,7 +61,7 @@ interface ScanExports {
 
 export interface WasmMatrix {
   readonly rows: number;
-  search(query: Float32Array, limit: number, scan?: PrefixScan): ScoredRow[];
+  search(query: Float32Array, limit: number, scan?: PrefixScan, filter?: RowFilter): ScoredRow[];
 }
 
 /** Int16 query lanes stay within ±8191: 127 × 8191 × 2,048 axes fits an int32 sum. */
@@ -129,6 +129,10 @@ function scanSpace(scan: ScanExports, rows: number) {
     for (let i = 0; i < count; i++) out.push({ row: ids[i] as number, score: values[i] as number });
     return out;
   };
+  /** Rows a filter excludes score -Infinity in the scores array (before a selection). */
+  const mask = (filter: RowFilter | undefined) => {
+    if (filter) maskScores(floats(scores, rows), filter);
+  };
   /** The best k rows of the scores array, best first. */
   const top = (k: number) => {
     const space = room(k);
@@ -149,7 +153,7 @@ function scanSpace(scan: ScanExports, rows: number) {
     );
     return { found, space };
   };
-  return { reserve, floats, scores, room, read, top, candidates };
+  return { reserve, floats, scores, room, read, mask, top, candidates };
 }
 
 /** Int8 rows with a scale each from float32 rows' first `width` values (stride bytes a row, zero padding). */
@@ -224,7 +228,7 @@ export function wasmFloatMatrix(vectors: readonly Float32Array[], dims: number):
 
   return {
     rows,
-    search(vector, limit, prefixScan) {
+    search(vector, limit, prefixScan, filter) {
       const k = Math.min(Math.max(0, limit), rows);
       if (k === 0) return [];
       const q = space.floats(query, stride);
@@ -233,7 +237,8 @@ export function wasmFloatMatrix(vectors: readonly Float32Array[], dims: number):
       const width = prefixScan ? roundUp(prefixScan.prefix, 16) : stride;
       if (!prefixScan || rows <= prefixScan.candidates || width >= stride) {
         scan.dots(matrix, rows, stride, stride, query, space.scores);
-        return space.top(k);
+        space.mask(filter);
+        return withoutMasked(space.top(k));
       }
       const block = prefixBlock(width);
       const queryScale = int16Query(
@@ -242,12 +247,15 @@ export function wasmFloatMatrix(vectors: readonly Float32Array[], dims: number):
         prefixScan.prefix,
       );
       scan.dotsI8(block.values, rows, width, width, block.query, block.scales, queryScale, space.scores);
+      space.mask(filter);
       const { found, space: work } = space.candidates(Math.min(prefixScan.candidates, rows));
       scan.dotsOf(matrix, stride, stride, query, work.picked, found, work.pickedScores);
-      return space.read(
+      const picked = space.read(
         scan.best(work.pickedScores, work.picked, found, k, work.scratch, work.ids, work.scores),
         work,
       );
+      // A masked row re-scored on every axis has a finite score again: leave it out by its group.
+      return filter ? picked.filter((hit) => filter.allowed[filter.groups[hit.row] as number] === 1) : picked;
     },
   };
 }
@@ -279,12 +287,13 @@ export function wasmInt8Matrix(vectors: readonly Int8Vector[], dims: number): Wa
   });
   return {
     rows,
-    search(vector, limit) {
+    search(vector, limit, _prefixScan, filter) {
       const k = Math.min(Math.max(0, limit), rows);
       if (k === 0) return [];
       const queryScale = int16Query(vector, new Int16Array(scan.memory.buffer, query, stride), dims);
       scan.dotsI8(matrix, rows, stride, stride, query, scales, queryScale, space.scores);
-      return space.top(k);
+      space.mask(filter);
+      return withoutMasked(space.top(k));
     },
   };
 }

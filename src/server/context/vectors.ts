@@ -29,8 +29,14 @@ export function singleFlight<T>(run: () => Promise<T>): () => Promise<T> {
   };
 }
 
-/** e.g. ivoai-context-v1-multilingual-e5-small-d384, or …-d384-3fa2c1d0 with an onnx model's fingerprint. */
-export function vectorIndexName(embedder: Pick<Embedder, "model" | "dims" | "fingerprint">): string {
+/**
+ * e.g. ivoai-context-v1-multilingual-e5-small-d384, or …-d384-3fa2c1d0 with an onnx model's fingerprint; memory's
+ * pages are embedded under ivoai-memory-v1-….
+ */
+export function vectorIndexName(
+  embedder: Pick<Embedder, "model" | "dims" | "fingerprint">,
+  service: "context" | "memory" = "context",
+): string {
   const model =
     embedder.model
       .split("/")
@@ -38,7 +44,7 @@ export function vectorIndexName(embedder: Pick<Embedder, "model" | "dims" | "fin
       ?.toLowerCase()
       .replace(/[^a-z0-9]+/g, "-") ?? "model";
   const suffix = embedder.fingerprint ? `-${embedder.fingerprint}` : "";
-  return `ivoai-context-v${VECTOR_SCHEMA}-${model}-d${embedder.dims}${suffix}`;
+  return `ivoai-${service}-v${VECTOR_SCHEMA}-${model}-d${embedder.dims}${suffix}`;
 }
 
 /** What doctor reports of a vector index: its name and shape, and the rows in memory (undefined before a sync). */
@@ -78,7 +84,7 @@ export interface VectorRetrieverDeps {
 }
 
 /** Stored vectors in `format`; those that cannot be converted are left out (and so re-embedded). */
-function inFormat(map: Map<string, StoredVector>, format: VectorFormat): Map<string, StoredVector> {
+export function inFormat(map: Map<string, StoredVector>, format: VectorFormat): Map<string, StoredVector> {
   const out = new Map<string, StoredVector>();
   for (const [id, vector] of map) {
     const converted = toFormat(vector, format);

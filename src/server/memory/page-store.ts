@@ -111,6 +111,8 @@ export interface MemoryPageStore {
   ): Promise<{ scope: string; from: string; type: string; to: string }[]>;
   /** The index feed: each page's analysed terms and scope, in key order after `afterKey`. */
   pageTermsAfter(afterKey: number, limit: number): Promise<{ key: number; terms: string; scope: string }[]>;
+  /** Keys and scopes of pages with key > `afterKey`, in key order, at most `limit` (memory's vectors catch up by). */
+  pageKeysAfter(afterKey: number, limit: number): Promise<{ key: number; scope: string }[]>;
   /** Keys of pages removed or replaced after `generation` (by any process or replica). */
   removedSince(generation: number): Promise<number[]>;
   /** Counts every page write of every process or replica. */
@@ -582,6 +584,7 @@ type PageListings = Pick<
   | "pageTitles"
   | "edgesAround"
   | "pageTermsAfter"
+  | "pageKeysAfter"
   | "removedSince"
   | "generation"
   | "languages"
@@ -698,6 +701,14 @@ function pageListings(db: SqlDatabase): PageListings {
     async pageTermsAfter(afterKey, limit) {
       const rows = await db.all<{ key: number; terms: string; scope: string }>(
         "SELECT key, terms, scope FROM pages WHERE key > $1 ORDER BY key LIMIT $2",
+        [afterKey, limit],
+      );
+      for (const row of rows) row.key = Number(row.key);
+      return rows;
+    },
+    async pageKeysAfter(afterKey, limit) {
+      const rows = await db.all<{ key: number; scope: string }>(
+        "SELECT key, scope FROM pages WHERE key > $1 ORDER BY key LIMIT $2",
         [afterKey, limit],
       );
       for (const row of rows) row.key = Number(row.key);

@@ -1,6 +1,9 @@
 // memory_query: lexical hits in the caller's scopes (dates in the question as date terms), a turn of a session scored
-// with the turns around it as its context, adjusted by feedback, fused with their graph neighbours.
+// with the turns around it as its context, fused with the pages' vector ranking when memory has vectors (a model
+// embedder: memory/vectors.ts), adjusted by feedback, fused with their graph neighbours.
 
+import type { Logger } from "../../shared/logger.js";
+import { DEFAULT_FUSION, type FusionParams, fuseRankings, fusionDepth } from "../context/fusion.js";
 import { analyzeQuery, foldDiacritics, type Language, words } from "../retrieval/analyzer.js";
 import { dateExpressionTerms } from "../retrieval/dates.js";
 import { DEFAULT_LEXICAL_PARAMS, type LexicalParams } from "../retrieval/lexical-index.js";
@@ -8,12 +11,15 @@ import { makeSnippet } from "../retrieval/snippet.js";
 import { createSyncedIndex, type SyncedIndex } from "../retrieval/synced-index.js";
 import { splitSessionMarker } from "./session-term.js";
 import type { MemoryStore, PageHead, PageRecord } from "./store.js";
+import type { MemoryVectors } from "./vectors.js";
+
+export type MemoryVia = "lexical" | "vector" | "graph";
 
 export interface MemoryHit {
   page: PageRecord;
   score: number;
   snippet: string;
-  via: ("lexical" | "graph")[];
+  via: MemoryVia[];
   /** For graph results: the matching page it is linked with, and how. */
   neighbour_of?: { path: string; type: string };
   flagged: boolean;
@@ -63,6 +69,11 @@ export interface MemoryIndex extends SyncedIndex<MemoryPageMeta> {
 export interface MemorySearcherOptions {
   /** The clock that dates in questions ("last week") are relative to. */
   now?: () => Date;
+  /** Pages' vectors, whose ranking is fused with the lexical one (reciprocal rank, `fusion`). */
+  vectors?: MemoryVectors;
+  fusion?: FusionParams;
+  /** Where a failing vector side is reported (the query then ranks lexically). */
+  logger?: Logger;
 }
 
 /** Feedback never deletes: it nudges ranking, and stale/wrong flags halve a page's weight. */
@@ -125,6 +136,21 @@ export function createMemorySearcher(
   options: MemorySearcherOptions = {},
 ): MemorySearcher {
   const now = options.now ?? (() => new Date());
+  const fusion = options.fusion ?? DEFAULT_FUSION;
+  const { vectors } = options;
+  /** The vector side's ranking in the caller's scopes; none without vectors or while they fail. */
+  const vectorRanking = async (query: string, scopes: ReadonlySet<string>, depth: number) => {
+    if (!vectors || fusion.vectorWeight <= 0) return [];
+    try {
+      return await vectors.search(query, scopes, depth);
+    } catch (error) {
+      options.logger?.warn("memory vector search failed; ranking lexically", {
+        index: vectors.name,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return [];
+    }
+  };
   return {
     get size() {
       return index.size;
@@ -150,14 +176,22 @@ export function createMemorySearcher(
       const context = index.hasSessions
         ? sessionContext(index, terms, lexical)
         : { scores: new Map(lexical.map((hit) => [hit.key, hit.score])), from: new Map() };
+      const lexicalRanking = [...context.scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+      const semantic = await vectorRanking(query, allowed, fusionDepth(limit, fusion));
       // Ranking needs each candidate's path and feedback; bodies are read only for the pages returned.
-      const pool = [...context.scores]
-        .sort((a, b) => b[1] - a[1] || a[0] - b[0])
-        .slice(0, limit + Math.max(5, Math.ceil(limit / 2)));
+      const pool = (
+        semantic.length === 0
+          ? lexicalRanking
+          : fuseRankings(
+              lexicalRanking.slice(0, fusionDepth(limit, fusion)).map(([seq]) => ({ seq })),
+              semantic.map((hit) => ({ seq: hit.key })),
+              fusion,
+            ).map((hit): [number, number] => [hit.seq, hit.score])
+      ).slice(0, limit + Math.max(5, Math.ceil(limit / 2)));
       const heads = await store.pageHeads([
         ...new Set(pool.flatMap(([key]) => [key, context.from.get(key)?.key ?? key])),
       ]);
-      const ranked: { head: PageHead; score: number; context?: { path: string } }[] = [];
+      const ranked: { head: PageHead; score: number; context?: { path: string }; vectorOnly: boolean }[] = [];
       for (const [key, score] of pool) {
         const head = heads.get(key);
         if (!head || !allowed.has(head.scope)) continue;
@@ -167,6 +201,7 @@ export function createMemorySearcher(
           head,
           score: score * feedbackFactor(head.feedback),
           ...(fromHead ? { context: { path: fromHead.path } } : {}),
+          vectorOnly: !context.scores.has(key),
         });
       }
       ranked.sort((a, b) => b.score - a.score || a.head.key - b.head.key);
@@ -184,18 +219,29 @@ export function createMemorySearcher(
           head: PageHead;
           page?: PageRecord;
           score: number;
-          via: Set<"lexical" | "graph">;
+          via: Set<MemoryVia>;
           neighbour_of?: { path: string; type: string };
         }
       >();
       const id = (page: PageHead) => `${page.scope}\0${page.path}`;
-      for (const { head, score, context: from } of ranked) {
+      const semanticKeys = new Set(semantic.map((hit) => hit.key));
+      for (const { head, score, context: from, vectorOnly } of ranked) {
         // A page that only its session's turns around it matched is a neighbour of the best of them.
+        const vector = semanticKeys.has(head.key);
         fused.set(
           id(head),
           from
-            ? { head, score, via: new Set(["graph"]), neighbour_of: { path: from.path, type: "session" } }
-            : { head, score, via: new Set(["lexical"]) },
+            ? {
+                head,
+                score,
+                via: new Set(vector ? ["vector", "graph"] : ["graph"]),
+                neighbour_of: { path: from.path, type: "session" },
+              }
+            : {
+                head,
+                score,
+                via: new Set(vectorOnly ? ["vector"] : vector ? ["lexical", "vector"] : ["lexical"]),
+              },
         );
       }
       const seedScore = new Map(seeds.map((seed) => [seed.head.path, seed.score]));

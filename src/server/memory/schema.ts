@@ -116,6 +116,21 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
     name: "pages, versions, graph, episodes, approvals",
     up: { sqlite: V1_SQLITE, postgres: V1_POSTGRES },
   },
+  {
+    version: 2,
+    name: "page vectors",
+    // Embeddings of pages by the context's model embedder (memory/vectors.ts): a cache every replica shares and
+    // a backup carries, keyed by index name (model, dims, pins) and page key; encodeVector's bytes.
+    up: {
+      sqlite: `CREATE TABLE IF NOT EXISTS page_vectors (
+  index_name TEXT NOT NULL, page_key INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (index_name, page_key)
+);`,
+      postgres: `CREATE TABLE IF NOT EXISTS page_vectors (
+  index_name TEXT COLLATE "C" NOT NULL, page_key BIGINT NOT NULL, vector BYTEA NOT NULL,
+  PRIMARY KEY (index_name, page_key)
+);`,
+    },
+  },
 ];
 
 /** meta.schema of the first release's files, which predate the migrations (events without public ids). */

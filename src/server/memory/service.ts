@@ -4,6 +4,8 @@ import type { ServerPaths } from "../../config/server-paths.js";
 import type { Logger } from "../../shared/logger.js";
 import { type ApprovalGate, createApprovalGate } from "../approvals/gate.js";
 import type { AuditLog } from "../audit/store.js";
+import { type Embedder, vectorFormatOf } from "../context/embedder.js";
+import { DEFAULT_FUSION } from "../context/fusion.js";
 import type { ToolSpec } from "../mcp/endpoint.js";
 import { readPostgresUrl, resolveStoreBackend, sqliteFileOf } from "../store/backend.js";
 import type { ChangeSignal } from "../store/postgres.js";
@@ -12,10 +14,13 @@ import { MEMORY_CHANGED } from "./page-store.js";
 import { createMemorySearcher, type MemorySearcher } from "./query.js";
 import { createMemoryStore, type MemoryStore } from "./store.js";
 import { createMemoryTools, type MemoryStatus } from "./tools.js";
+import { createMemoryVectors, type MemoryVectors } from "./vectors.js";
 
 export interface MemoryService {
   store: MemoryStore;
   searcher: MemorySearcher;
+  /** The pages' vectors, when the context embedder is a model (onnx, tei) and [memory] vector_weight > 0. */
+  vectors: MemoryVectors | undefined;
   gate: ApprovalGate;
   tools: ToolSpec[];
   status(): Promise<MemoryStatus>;
@@ -35,6 +40,8 @@ export interface MemoryServiceOptions {
    * at the next query (which still catches up by generation: a lost notification costs latency, never a result).
    */
   listen?: boolean;
+  /** The context's embedding model (onnx, tei): memory embeds its pages with it (memory/vectors.ts). */
+  embedder?: Embedder;
 }
 
 /** The memory database's SQLite file (the embedded backend; backups copy it). */
@@ -52,10 +59,23 @@ export async function openMemoryService(options: MemoryServiceOptions): Promise<
       : await (await resolveStoreBackend(options.paths)).open("memory");
   let store: MemoryStore;
   let searcher: MemorySearcher;
+  let vectors: MemoryVectors | undefined;
   let changes: ChangeSignal | undefined;
+  const weight = options.config.memory.vector_weight;
   try {
     store = await createMemoryStore(db);
-    const opened = createMemorySearcher(store, undefined, { now });
+    if (options.embedder && weight > 0)
+      vectors = createMemoryVectors({
+        store,
+        embedder: options.embedder,
+        logger: options.logger,
+        format: vectorFormatOf(options.config.context.embedder),
+      });
+    const opened = createMemorySearcher(store, undefined, {
+      now,
+      logger: options.logger,
+      ...(vectors ? { vectors, fusion: { ...DEFAULT_FUSION, vectorWeight: weight } } : {}),
+    });
     searcher = opened;
     if (options.listen && db.dialect === "postgres") {
       const { listenForChanges } = await import("../store/postgres.js");
@@ -90,6 +110,7 @@ export async function openMemoryService(options: MemoryServiceOptions): Promise<
   return {
     store,
     searcher,
+    vectors,
     gate,
     tools: createMemoryTools({ store, searcher, gate, status }),
     status,

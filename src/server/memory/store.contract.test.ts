@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { describeBackends } from "../store/backends.test-kit.js";
 import type { SqlDatabase } from "../store/sql.js";
 import { type PageInput, preparePageWrite } from "./page-write.js";
+import { MEMORY_META_SCHEMA } from "./schema.js";
 import {
   type ApprovalRecord,
   createMemoryStore,
@@ -445,9 +446,12 @@ describe("memory store on an existing SQLite file", () => {
     });
     expect(again.map((event) => event.id)).toEqual([fresh, ...mine.map((event) => event.id)]);
     const meta = new Database(file, { readonly: true });
-    expect(meta.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({ value: "2" });
+    expect(meta.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({
+      value: String(MEMORY_META_SCHEMA),
+    });
     expect(meta.prepare("SELECT store, version FROM schema_migrations").all()).toEqual([
       { store: "memory", version: 1 },
+      { store: "memory", version: 2 },
     ]);
     meta.close();
   });

@@ -9,10 +9,12 @@ import {
   type Decision,
   type DecisionOutcome,
 } from "../approvals/store.js";
+import type { VectorStore } from "../context/vector-matrix.js";
 import { migrate } from "../store/migrations.js";
 import type { SqlDatabase } from "../store/sql.js";
 import { openSqliteSql } from "../store/sqlite.js";
 import { createMemoryPageStore, type MemoryPageStore, type PageWrite } from "./page-store.js";
+import { pageVectorStore } from "./page-vectors.js";
 import { adoptLegacyMemory, MEMORY_MIGRATIONS, nameUnnamedEvents, SEED_META } from "./schema.js";
 
 export type {
@@ -55,6 +57,8 @@ export interface MemoryStore extends Omit<MemoryPageStore, "applyApproval">, Omi
   ): Promise<DecisionOutcome>;
   /** Counts of pages, versions, edges, episodes and pending approvals. */
   stats(): Promise<MemoryStats>;
+  /** Embeddings of pages by index name (memory/vectors.ts), kept in this database. */
+  readonly vectors: VectorStore;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -70,6 +74,7 @@ export async function createMemoryStore(db: SqlDatabase): Promise<MemoryStore> {
   return {
     ...pages,
     ...approvals,
+    vectors: pageVectorStore(db),
     decide: (decision, prepare) =>
       approvals.decide(decision, (tx, approval) => applyApproval(tx, approval, decision, prepare)),
     async stats() {

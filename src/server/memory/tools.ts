@@ -39,7 +39,9 @@ const queryOutput = z.object({
     pageSchema.extend({
       score: z.number(),
       snippet: z.string(),
-      via: z.array(z.enum(["lexical", "graph"])),
+      via: z
+        .array(z.enum(["lexical", "vector", "graph"]))
+        .describe("How the page was found: its words, its meaning (an embedding model), or a linked page"),
       neighbour_of: z
         .object({ path: z.string(), type: z.string() })
         .optional()

@@ -17,8 +17,8 @@ export interface TableCopy {
 
 const BATCH_ROWS = 500;
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
-/** Our own bookkeeping, never copied (each side keeps its own). */
-const SKIPPED = new Set(["schema_migrations"]);
+/** Our own bookkeeping (each side keeps its own) and caches the target rebuilds (memory's page vectors). */
+const SKIPPED = new Set(["schema_migrations", "page_vectors"]);
 
 export interface CopyOptions {
   /** Replace target tables that hold other rows (e.g. a retried copy after the target was written to). */
