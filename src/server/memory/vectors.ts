@@ -1,19 +1,15 @@
 // Memory's vector side: every page (title and body) embedded by the context's model embedder (onnx, tei), the
 // vectors kept in the memory database (page-vectors.ts, shared by replicas and carried by backups), caught up by
 // the store's generation as the lexical index is (tombstones since, keys above the highest seen), and scanned
-// exactly within the caller's scopes (rows numbered by scope, a row filter). The first catch-up may embed every
-// page: searches meanwhile use the pages embedded so far, and each batch is stored as it is done.
+// exactly, one scope's rows at a time: a search costs the caller's scopes' pages, not every page the server holds.
+// The first catch-up may embed every page: searches meanwhile use the pages embedded so far, each batch stored as
+// it is done.
 import type { Logger } from "../../shared/logger.js";
 import type { Embedder } from "../context/embedder.js";
-import {
-  packMatrix,
-  type StoredVector,
-  toFormat,
-  type VectorFormat,
-  type VectorMatrix,
-} from "../context/vector-matrix.js";
+import { type StoredVector, toFormat, type VectorFormat } from "../context/vector-matrix.js";
 import { inFormat, singleFlight, type VectorStanding, vectorIndexName } from "../context/vectors.js";
 import type { MemoryStore, PageRecord } from "./store.js";
+import { VectorRows } from "./vector-rows.js";
 
 export interface MemoryVectors {
   readonly name: string;
@@ -53,13 +49,13 @@ export function createMemoryVectors(deps: MemoryVectorsDeps): MemoryVectors {
   const dims = embedder.dims;
   const format = deps.format ?? "int8";
   const batchSize = deps.batchSize ?? 32;
-  // Rows in key order: the page key, its scope's number, its vector.
-  let keys: number[] = [];
-  let groups: number[] = [];
-  let vectors: StoredVector[] = [];
-  const scopeGroups = new Map<string, number>();
-  let matrix: VectorMatrix | undefined;
-  let rowGroups = new Uint32Array(0);
+  // Each scope's rows, in key order.
+  const scopes = new Map<string, VectorRows>();
+  const size = () => {
+    let total = 0;
+    for (const rows of scopes.values()) total += rows.size;
+    return total;
+  };
   /** The generation the rows hold (undefined: no catch-up has finished), and the one the walk started from. */
   let generation: number | undefined;
   let base: number | undefined;
@@ -68,32 +64,22 @@ export function createMemoryVectors(deps: MemoryVectorsDeps): MemoryVectors {
   let stored: Map<string, StoredVector> | undefined;
   let embeddedSoFar = 0;
 
-  const groupOf = (scope: string) => {
-    let group = scopeGroups.get(scope);
-    if (group === undefined) {
-      group = scopeGroups.size;
-      scopeGroups.set(scope, group);
+  const rowsOf = (scope: string) => {
+    let rows = scopes.get(scope);
+    if (!rows) {
+      rows = new VectorRows(dims, format);
+      scopes.set(scope, rows);
     }
-    return group;
+    return rows;
   };
 
   const dropRemoved = async (since: number) => {
     const removed = new Set(await store.removedSince(since));
-    if (removed.size === 0) return;
-    const dropped: string[] = [];
-    const kept = { keys: [] as number[], groups: [] as number[], vectors: [] as StoredVector[] };
-    keys.forEach((key, row) => {
-      if (removed.has(key)) {
-        dropped.push(String(key));
-        return;
-      }
-      kept.keys.push(key);
-      kept.groups.push(groups[row] as number);
-      kept.vectors.push(vectors[row] as StoredVector);
-    });
-    if (dropped.length === 0) return;
-    ({ keys, groups, vectors } = kept);
-    matrix = undefined;
+    let held = 0;
+    for (const rows of scopes.values()) held += rows.remove(removed);
+    if (held === 0) return;
+    // Every tombstone since `since` (a row removed earlier again is a no-op in the table too).
+    const dropped = [...removed].map(String);
     await store.vectors.update(name, dims, { added: new Map(), dropped, all: new Map() });
   };
 
@@ -120,23 +106,19 @@ export function createMemoryVectors(deps: MemoryVectorsDeps): MemoryVectors {
       const id = String(row.key);
       const vector = added.get(id) ?? stored?.get(id);
       stored?.delete(id);
-      if (!vector) continue;
-      keys.push(row.key);
-      groups.push(groupOf(row.scope));
-      vectors.push(vector);
+      if (vector) rowsOf(row.scope).append(row.key, vector);
     }
     maxKey = Math.max(maxKey, batch.at(-1)?.key ?? maxKey);
-    matrix = undefined;
     const before = embeddedSoFar;
     embeddedSoFar += added.size;
     if (Math.floor(embeddedSoFar / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY))
-      logger.info("memory pages embedded", { index: name, embedded: embeddedSoFar, vectors: keys.length });
+      logger.info("memory pages embedded", { index: name, embedded: embeddedSoFar, vectors: size() });
     return added.size;
   };
 
   const run = async () => {
     const current = await store.generation();
-    if (current === generation) return { embedded: 0, total: keys.length };
+    if (current === generation) return { embedded: 0, total: size() };
     if (base === undefined) {
       // The first catch-up walks every live page: what the store holds is used, the rest embedded.
       base = current;
@@ -160,32 +142,19 @@ export function createMemoryVectors(deps: MemoryVectorsDeps): MemoryVectors {
     }
     generation = current;
     base = current;
-    return { embedded, total: keys.length };
+    return { embedded, total: size() };
   };
   const refresh = singleFlight(run);
 
-  const search = (query: Float32Array, scopes: Iterable<string>, limit: number) => {
-    const allowed = new Uint8Array(Math.max(1, scopeGroups.size));
-    let any = false;
-    for (const scope of scopes) {
-      const group = scopeGroups.get(scope);
-      if (group === undefined) continue;
-      allowed[group] = 1;
-      any = true;
-    }
-    if (!any || keys.length === 0) return [];
-    if (!matrix) {
-      matrix = packMatrix(vectors, dims, format);
-      rowGroups = Uint32Array.from(groups);
-    }
-    return matrix
-      .search(query, limit, undefined, { groups: rowGroups, allowed })
-      .map((hit) => ({ key: keys[hit.row] as number, score: hit.score }));
+  const search = (query: Float32Array, allowed: Iterable<string>, limit: number) => {
+    const hits: { key: number; score: number }[] = [];
+    for (const scope of new Set(allowed)) hits.push(...(scopes.get(scope)?.search(query, limit) ?? []));
+    return hits.sort((a, b) => b.score - a.score || a.key - b.key).slice(0, limit);
   };
 
   return {
     name,
-    standing: () => ({ name, dims, format, vectors: generation === undefined ? undefined : keys.length }),
+    standing: () => ({ name, dims, format, vectors: generation === undefined ? undefined : size() }),
     refresh,
     async search(query, scopes, limit) {
       const pending = refresh();

@@ -32,17 +32,22 @@ export class MetaTable<Meta> {
   }
   /** The row of `key`, or -1. */
   indexOf(key: number): number {
-    let low = 0;
-    let high = this.length - 1;
-    while (low <= high) {
-      const middle = (low + high) >> 1;
-      const found = this.keys[middle] as number;
-      if (found === key) return middle;
-      if (found < key) low = middle + 1;
-      else high = middle - 1;
-    }
-    return -1;
+    return indexOfSorted(this.keys, this.length, key);
   }
+}
+
+/** Where `key` is among the first `length` of ascending `keys` (binary search), or -1. */
+export function indexOfSorted(keys: ArrayLike<number>, length: number, key: number): number {
+  let low = 0;
+  let high = length - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const found = keys[middle] as number;
+    if (found === key) return middle;
+    if (found < key) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -1;
 }
 
 /** A table over a snapshot's arrays (keys and ids copied: later pushes must not write into the file's buffer). */
