@@ -33,7 +33,7 @@ import {
 import { loadCollection, mean, percentile } from "./lib/ir.js";
 import { lsaFusionRecall } from "./lib/memory-lsa.js";
 import { seededMemoryStore } from "./lib/memory-seed.js";
-import { hybridLatency } from "./lib/memory-vectors.js";
+import { hybridLatency, timeAfterWrites } from "./lib/memory-vectors.js";
 import { cpuMsOf } from "./lib/proc-cpu.js";
 import {
   type BuiltRevision,
@@ -294,25 +294,12 @@ async function latency() {
   }
   // A query right after each write pays the index's refresh (tombstones, new rows, languages) on top; the same
   // query repeated with no write between is its control.
-  const afterWrite: number[] = [];
-  const repeated: number[] = [];
-  for (let i = 0; i < 100; i++) {
-    await memory.store.writePage(
-      preparePageWrite({
-        scope: "project-3",
-        path: `notes/fresh/page-${i % 20}`,
-        body: `# Fresh ${i}\n\n${queries[i % queries.length]}`,
-        author: "bench",
-      }),
-      new Date().toISOString(),
-    );
-    const query = queries[(i * 7) % queries.length] as string;
-    for (const timings of [afterWrite, repeated]) {
-      const begin = performance.now();
-      await searcherInProcess.search(query, ["project-3", "_global"], 10);
-      timings.push(performance.now() - begin);
-    }
-  }
+  const { afterWrite, repeated } = await timeAfterWrites(memory.store, queries, {
+    writes: 100,
+    scope: "project-3",
+    paths: (i) => `notes/fresh/page-${i % 20}`,
+    search: (query) => searcherInProcess.search(query, ["project-3", "_global"], 10),
+  });
   const vectors = await hybridLatency(
     memory.store,
     index,

@@ -13,9 +13,9 @@ import {
   addDocsConnector,
   callTool,
   connectMcp,
-  decideApproval,
   enrolledCredential,
   initRoot,
+  proposeAndApprove,
   runIvoai,
   startServer,
   tempDir,
@@ -93,17 +93,11 @@ describe("the onnx embedder through the CLI", () => {
         await enrolledCredential(server.url, root.dir),
       );
       const approver = await enrolledCredential(server.url, root.dir, "approvals:read,approvals:decide");
-      const pending = await callTool(agent, "memory_write_page", {
-        path: "notes/parking",
-        body: "The car is in the north garage.",
+      const page = { path: "notes/parking", body: "The car is in the north garage." };
+      expect(await proposeAndApprove(server.url, agent, approver, page)).toEqual({
+        proposed: "PENDING_HUMAN_APPROVAL",
+        decided: 200,
       });
-      const decided = await decideApproval(
-        server.url,
-        approver,
-        pending.data.approval_id as string,
-        "approve",
-      );
-      expect(decided.status).toBe(200);
       const recalled = await callTool(agent, "memory_query", { query: "automobile" });
       const hits = recalled.data.results as { path: string; via: string[] }[];
       expect(hits.map((hit) => [hit.path, hit.via])).toEqual([["notes/parking", ["vector"]]]);

@@ -221,6 +221,18 @@ export function decideApproval(
   });
 }
 
+/** Proposes a page through `memory_write_page` and approves it as a person would; the approval's response. */
+export async function proposeAndApprove(
+  serverUrl: string,
+  client: Client,
+  approver: string,
+  page: { path: string; body: string },
+): Promise<{ proposed: string; decided: number }> {
+  const pending = await callTool(client, "memory_write_page", page);
+  const decided = await decideApproval(serverUrl, approver, pending.data.approval_id as string, "approve");
+  return { proposed: pending.status, decided: decided.status };
+}
+
 /** Registers `docs` as the filesystem connector "docs" of an initialised server tree (no ingest). */
 export async function addDocsConnector(root: string, docs: string): Promise<void> {
   const result = await runIvoai([

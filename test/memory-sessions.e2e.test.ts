@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   callTool,
   connectMcp,
-  decideApproval,
   enrolledCredential,
   initRoot,
+  proposeAndApprove,
   type RunningServer,
   startServer,
   tempDir,
@@ -45,16 +45,12 @@ describe("memory sessions of plain pages", () => {
   };
   /** Proposes a page and approves it through the gate, as a person would. */
   const write = async (client: Client, pagePath: string, body: string) => {
-    const pending = await callTool(client, "memory_write_page", { path: pagePath, body });
-    expect(pending.status).toBe("PENDING_HUMAN_APPROVAL");
-    const response = await decideApproval(
-      server.url,
-      approver,
-      pending.data.approval_id as string,
-      "approve",
-    );
-    expect(response.status).toBe(200);
+    expect(await proposeAndApprove(server.url, client, approver, { path: pagePath, body })).toEqual({
+      proposed: "PENDING_HUMAN_APPROVAL",
+      decided: 200,
+    });
   };
+
   const query = async (client: Client, text: string) =>
     (await callTool(client, "memory_query", { query: text, limit: 10 })).data.results as Result[];
 

@@ -73,13 +73,36 @@ export async function hybridLatency(
     await vectors.search(query, scopes, 60);
     if (i >= counts.warmUp) scan.push(performance.now() - begin);
   }
+  const { afterWrite, repeated } = await timeAfterWrites(store, queries, {
+    writes: counts.writes,
+    scope: scopes[0] as string,
+    paths: (i) => `notes/vector-fresh/page-${i % 10}`,
+    search: (query) => searcher.search(query, scopes, 10),
+  });
+  return { fillSeconds, vectors: filled.total, hybrid, scan, afterWrite, repeated };
+}
+
+/**
+ * A query right after each of `writes` page writes (it pays the refreshes a write causes), and the same query again
+ * with no write between (its control); the writes replace pages at `paths(i)` in `scope`.
+ */
+export async function timeAfterWrites(
+  store: MemoryStore,
+  queries: readonly string[],
+  options: {
+    writes: number;
+    scope: string;
+    paths: (i: number) => string;
+    search: (query: string) => Promise<unknown>;
+  },
+): Promise<{ afterWrite: number[]; repeated: number[] }> {
   const afterWrite: number[] = [];
   const repeated: number[] = [];
-  for (let i = 0; i < counts.writes; i++) {
+  for (let i = 0; i < options.writes; i++) {
     await store.writePage(
       preparePageWrite({
-        scope: scopes[0] as string,
-        path: `notes/vector-fresh/page-${i % 10}`,
+        scope: options.scope,
+        path: options.paths(i),
         body: `# Fresh ${i}\n\n${queries[i % queries.length]}`,
         author: "bench",
       }),
@@ -88,9 +111,9 @@ export async function hybridLatency(
     const query = queries[(i * 7) % queries.length] as string;
     for (const timings of [afterWrite, repeated]) {
       const begin = performance.now();
-      await searcher.search(query, scopes, 10);
+      await options.search(query);
       timings.push(performance.now() - begin);
     }
   }
-  return { fillSeconds, vectors: filled.total, hybrid, scan, afterWrite, repeated };
+  return { afterWrite, repeated };
 }
