@@ -161,12 +161,18 @@ describe("memory service and approval gate", () => {
       via: string[];
       neighbour_of?: { path: string };
     }[];
-    expect(hits.map((hit) => hit.path)).toEqual([
-      "services/billing",
-      "runbooks/billing-restart",
+    // The linked runbook matches no query term: it comes as the best page's graph neighbour (where it ranks
+    // against a page matching one term of two depends on their lengths).
+    expect(hits[0]?.path).toBe("services/billing");
+    expect(hits.map((hit) => hit.path).sort()).toEqual([
       "elsewhere",
+      "runbooks/billing-restart",
+      "services/billing",
     ]);
-    expect(hits[1]).toMatchObject({ via: ["graph"], neighbour_of: { path: "services/billing" } });
+    expect(hits.find((hit) => hit.path === "runbooks/billing-restart")).toMatchObject({
+      via: ["graph"],
+      neighbour_of: { path: "services/billing" },
+    });
     const other = { ...context, project: "host:other" };
     const spec = tool("memory_query");
     if (spec.tier !== "read") throw new Error("read tool");
