@@ -1,6 +1,6 @@
 // `ivoai server eval` as an operator meets it: a tiny corpus ingested through the built CLI, judged queries in
 // the BEIR layout, the report as text and JSON, bad flags, and a run that changes nothing but the audit log.
-import { readdir, stat, writeFile } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
@@ -193,14 +193,14 @@ describe.each<Backend>(["sqlite", "postgres"])("server eval end to end on %s", (
         (await runIvoai(["server", "audit", "--root", root, "--kind", "retrieval_eval", "--json"])).stdout,
       ).events as { actor: string; detail: Record<string, unknown> }[];
     const count = (await audited()).length;
+    // The search index's snapshot is written by ingest and the gateway: eval only reads it.
+    const snapshot = path.join(root, "var/lib/ivoai/context/lexical-index.snapshot");
+    const saved = await readFile(snapshot);
+    const savedAt = (await stat(snapshot)).mtimeMs;
     expect((await runIvoai(evalArgs("--k", "3"))).code).toBe(0);
     expect(await storeRows(root, backend, pgUrl)).toBe(before);
-    // The search index's snapshot is the gateway's to write: eval only reads.
-    await expect(stat(path.join(root, "var/lib/ivoai/context/lexical-index.snapshot"))).rejects.toMatchObject(
-      {
-        code: "ENOENT",
-      },
-    );
+    expect((await stat(snapshot)).mtimeMs).toBe(savedAt);
+    expect((await readFile(snapshot)).equals(saved)).toBe(true);
     const events = await audited();
     expect(events).toHaveLength(count + 1);
     const last = events.at(-1);
