@@ -1,11 +1,11 @@
 // The context service as users meet it: CLI connectors and ingest, the MCP endpoint with the official client.
 import { spawn, spawnSync } from "node:child_process";
 import type { Stats } from "node:fs";
-import { readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { catalogueSnapshot, rootAndDocs, writeTree } from "./context-helpers.js";
 import {
   addDocsConnector,
@@ -242,9 +242,35 @@ describe("ingest progress", () => {
       const piped = await runIvoai(["server", "ingest", "--root", made.dir]);
       expect(piped.stderr).toBe("");
       expect(piped.stdout).toContain("400 unchanged");
+      expect(piped.stdout).toMatch(/^search index: 400 chunks saved for the next start in \d+ ms$/m);
     } finally {
       await Promise.all([source.cleanup(), made.cleanup()]);
     }
+  });
+
+  it("finishes an ingest whose index snapshot cannot be written, and says the next start rebuilds", async () => {
+    const cleanups: (() => Promise<void>)[] = [];
+    const { root: made, docs: source } = await rootAndDocs({ "a.md": "# A\n\nokapi notes" }, cleanups);
+    onTestFinished(async () => {
+      for (const cleanup of cleanups) await cleanup();
+    });
+    await initRoot(made);
+    await addDocsConnector(made, source);
+    // A directory where the snapshot goes: neither read nor replaced.
+    const blocked = path.join(made, "var/lib/ivoai/context/lexical-index.snapshot");
+    await mkdir(path.join(blocked, "occupied"), { recursive: true });
+    const ingest = await runIvoai(["server", "ingest", "--root", made, "--json"]);
+    expect(ingest.code).toBe(0);
+    const out = JSON.parse(ingest.stdout);
+    expect(out.summaries[0]).toMatchObject({ added: 1, complete: true });
+    expect(out.index).toMatchObject({ saved: false, error: expect.any(String) });
+    const human = await runIvoai(["server", "ingest", "--root", made]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(
+      /search index not saved \(.+\): the next start rebuilds it from the catalogue/,
+    );
+    const search = await runIvoai(["server", "search", "okapi", "--root", made, "--json"]);
+    expect(JSON.parse(search.stdout).results[0]).toMatchObject({ path: "a.md" });
   });
 });
 
