@@ -1,10 +1,10 @@
 // Memory through the built server: the approval gate seen by a real MCP client, racing approvers,
 // episodic isolation over the hooks endpoint, the audit log, and degraded readiness.
 import { spawn } from "node:child_process";
-import { mkdir } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   BIN,
   callTool,
@@ -12,6 +12,7 @@ import {
   decideApproval,
   enrolledCredential,
   initRoot,
+  proposeAndApprove,
   type RunningServer,
   runIvoai,
   startServer,
@@ -252,6 +253,45 @@ describe("memory unavailable", () => {
         await server.stop();
       }
     } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe("memory index snapshot", () => {
+  it("is saved by the gateway and loaded by the next start, which catches up with pages written since", async () => {
+    const { dir: root, cleanup } = await tempDir();
+    let server: RunningServer | undefined;
+    try {
+      await initRoot(root);
+      server = await startServer(root);
+      const snapshot = path.join(root, "var/lib/ivoai/memory/page-index.snapshot");
+      // Written in the background after the first (full) load.
+      const first = await vi.waitFor(() => stat(snapshot), { timeout: 10_000, interval: 50 });
+      const approver = await credential(server, root, "approvals:read,approvals:decide");
+      let agent = await memoryClient(server.url, await credential(server, root), "sess-snap");
+      expect(
+        await proposeAndApprove(server.url, agent, approver, {
+          path: "ops/pangolin",
+          body: "# Pangolin\n\nThe pangolin deploy keys live in the ops vault.",
+        }),
+      ).toEqual({ proposed: "PENDING_HUMAN_APPROVAL", decided: 200 });
+      await agent.close();
+      await server.stop();
+
+      server = await startServer(root);
+      expect(server.output()).toContain("memory index ready");
+      expect(server.output()).not.toContain("snapshot not used");
+      const ready = await fetch(`${server.url}/ready`);
+      expect(await ready.json()).toEqual({ status: "ready", degraded: [], failed: [] });
+      agent = await memoryClient(server.url, await credential(server, root), "sess-snap-2");
+      const found = await call(agent, "memory_query", { query: "pangolin keys" });
+      expect((found.data.results as { path: string }[]).map((hit) => hit.path)).toEqual(["ops/pangolin"]);
+      await agent.close();
+      // Restored and caught up by one page: not rebuilt, so not written again.
+      expect((await stat(snapshot)).mtimeMs).toBe(first.mtimeMs);
+    } finally {
+      await server?.stop();
       await cleanup();
     }
   });

@@ -135,9 +135,9 @@ describe("ivoai server store migrate --to postgres", async () => {
         "context",
         "memory",
       ]);
-      // The memory file the server created (its meta rows: schema and generation) went too.
+      // The memory file the server created (its meta rows: schema, generation and instance) went too.
       expect(copied[5].tables.find((table: { table: string }) => table.table === "meta")).toMatchObject({
-        rows: 2,
+        rows: 3,
         action: "copied",
       });
       const oauthRows = copied[1].tables.reduce(

@@ -1,8 +1,10 @@
 // Runs the gateway: loads the tree under a root, applies the listener rules and serves until drained.
+
 import { promises as fs } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
+import { setTimeout as delay } from "node:timers/promises";
 import { getRequestListener } from "@hono/node-server";
 import { loadServerConfig, type ServerConfig } from "../config/server-config.js";
 import { type ServerPaths, serverPaths } from "../config/server-paths.js";
@@ -25,6 +27,7 @@ import {
   parseListen,
 } from "./http/listener-policy.js";
 import { requestErrorResponse } from "./http/request-error.js";
+import { loadMemoryIndex, type MemoryIndexLoad } from "./memory/index-load.js";
 import { type MemoryService, openMemoryService } from "./memory/service.js";
 import type { OAuthStore } from "./oauth/store.js";
 import { openOAuthStoreOf } from "./oauth/store-open.js";
@@ -191,14 +194,26 @@ async function openParts(
   // do not match their pins refuses the start here.
   await context.searcher.refresh().catch(failed);
   await context.vectors?.ready().catch(failed);
-  if (memory.service) catchUpVectors(memory.service, options.logger);
+  if (memory.service) {
+    // Memory's index loads after context's, without holding the start for long: a small memory is ready when
+    // the gateway listens, a large one without a usable snapshot is served once loaded (/ready says so).
+    memory.load = loadMemoryIndex(memory.service.searcher, options.logger);
+    onFailure(() => memory.load?.stop());
+    await Promise.race([memory.load.settled, delay(MEMORY_LOAD_GRACE_MS, undefined, { ref: false })]);
+    catchUpVectors(memory.service, options.logger);
+  }
   return { oauth, store, enrollment, audit, consoleStore, context, memory, sweepTimer };
 }
+
+/** How long a start waits for memory's index before it serves without it (the index goes on loading). */
+const MEMORY_LOAD_GRACE_MS = 1_000;
 
 /** The memory service, or why it could not be opened: memory failing degrades the server, /ready names it. */
 interface OpenedMemory {
   service: MemoryService | undefined;
   error: string;
+  /** Its index's first load, started once context is loaded. */
+  load?: MemoryIndexLoad;
 }
 
 async function openMemory(
@@ -216,9 +231,9 @@ async function openMemory(
       logger: options.logger,
       audit,
       listen: true,
+      persistIndex: true,
       ...(embedder ? { embedder } : {}),
     });
-    await memory.searcher.refresh();
     await memory.sweep();
     return { service: memory, error: "" };
   } catch (error) {
@@ -266,6 +281,7 @@ function readinessChecks({ store, context, memory }: GatewayParts): ReadinessChe
       check: async () => {
         if (!memory.service) throw new Error(memory.error || "not opened");
         await memory.service.store.ping();
+        await memory.load?.check();
       },
     },
   ];
@@ -329,6 +345,7 @@ async function stopGateway(
 ): Promise<void> {
   await drain(server, config.limits.drain_timeout_ms);
   clearInterval(parts.sweepTimer);
+  parts.memory.load?.stop();
   // The audit log first: its pending events are written even if closing something else throws.
   await parts.audit.close();
   await Promise.all([

@@ -117,6 +117,10 @@ export interface MemoryPageStore {
   removedSince(generation: number): Promise<number[]>;
   /** Counts every page write of every process or replica. */
   generation(): Promise<number>;
+  /** This database's identity (seeded at first open), which an index snapshot must match. */
+  instance(): Promise<string | undefined>;
+  /** How many pages the store holds (an index snapshot caught up must hold as many). */
+  pageCount(): Promise<number>;
   languages(): Promise<string[]>;
   /** Applies a write directly: for expiry, tests and benchmarks; agents only ever write through approvals. */
   writePage(write: PageWrite, at: string): Promise<PageRecord>;
@@ -587,6 +591,8 @@ type PageListings = Pick<
   | "pageKeysAfter"
   | "removedSince"
   | "generation"
+  | "instance"
+  | "pageCount"
   | "languages"
 >;
 
@@ -725,6 +731,12 @@ function pageListings(db: SqlDatabase): PageListings {
         "SELECT CAST(value AS BIGINT) AS g FROM meta WHERE key = 'generation'",
       );
       return Number(row?.g ?? 0);
+    },
+    async instance() {
+      return (await db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'instance'"))?.value;
+    },
+    async pageCount() {
+      return Number((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM pages"))?.n ?? 0);
     },
     async languages() {
       // A skip scan over pages_language: one index seek per distinct language, not a pass over every page

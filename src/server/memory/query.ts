@@ -56,10 +56,24 @@ const CANDIDATES = 100;
  */
 export const MEMORY_LEXICAL_PARAMS: LexicalParams = { ...DEFAULT_LEXICAL_PARAMS, b: 0.3, k1: 1.0 };
 
-/** What the memory index keeps per page: its scope and, for a page of a conversation, its session. */
+/**
+ * What the memory index keeps per page: its scope, the scope's group (the number searches are confined by) and,
+ * for a page of a conversation, its session.
+ */
 export interface MemoryPageMeta {
   scope: string;
+  group: number;
   session?: string;
+}
+
+export interface MemoryIndexOptions {
+  params?: LexicalParams;
+  /** Where the index persists itself, so that a start loads it instead of reading every page. */
+  snapshotFile?: string;
+  /** A snapshot that could not be used or written (searches are unaffected). */
+  onSnapshotProblem?: (message: string) => void;
+  /** Whether the index writes its snapshot by itself when enough changed (the gateway); else only `persist()`. */
+  autoPersist?: boolean;
 }
 
 /** The memory index, which also numbers scopes so that a search is confined to the caller's while ranking. */
@@ -90,13 +104,30 @@ export function feedbackFactor(feedback: PageRecord["feedback"]): number {
  * The lexical index over memory pages, kept in step with the store. Its per-page meta is the scope and session,
  * one object shared by every page of the pair (paths are read with the page: 500,000 of them cost ~60 MB).
  */
-export function createMemoryIndex(
-  store: MemoryStore,
-  params: LexicalParams = MEMORY_LEXICAL_PARAMS,
-): MemoryIndex {
+export function createMemoryIndex(store: MemoryStore, options: MemoryIndexOptions = {}): MemoryIndex {
   const groups = new Map<string, number>();
   const metas = new Map<string, MemoryPageMeta>();
   let sessions = 0;
+  /** The next scope's number (above every number a restored snapshot holds: those scopes keep theirs). */
+  let nextGroup = 0;
+  const idOf = (scope: string, session: string | undefined) =>
+    session === undefined ? scope : `${scope}\0${session}`;
+  /** The one metadata object of a scope and session (its scope numbered on first sight). */
+  const metaOf = (scope: string, session: string | undefined) => {
+    const id = idOf(scope, session);
+    let meta = metas.get(id);
+    if (meta === undefined) {
+      let group = groups.get(scope);
+      if (group === undefined) {
+        group = nextGroup++;
+        groups.set(scope, group);
+      }
+      if (session !== undefined) sessions += 1;
+      meta = session === undefined ? { scope, group } : { scope, group, session };
+      metas.set(id, meta);
+    }
+    return meta;
+  };
   const index = createSyncedIndex<MemoryPageMeta>(
     {
       generation: () => store.generation(),
@@ -105,30 +136,36 @@ export function createMemoryIndex(
         const rows = await store.pageTermsAfter(afterKey, limit);
         return rows.map((row) => {
           const { session, terms } = splitSessionMarker(row.terms);
-          const id = session === undefined ? row.scope : `${row.scope}\0${session}`;
-          let meta = metas.get(id);
-          if (meta === undefined) {
-            if (session !== undefined) sessions += 1;
-            meta = session === undefined ? { scope: row.scope } : { scope: row.scope, session };
-            metas.set(id, meta);
-          }
-          let group = groups.get(row.scope);
-          if (group === undefined) {
-            group = groups.size;
-            groups.set(row.scope, group);
-          }
-          return { key: row.key, terms, meta, group };
+          const meta = metaOf(row.scope, session);
+          return { key: row.key, terms, meta, group: meta.group };
         });
       },
       languages: async () =>
         (await store.languages()).filter((value): value is Language => value === "en" || value === "pt"),
+      instance: () => store.instance(),
+      count: () => store.pageCount(),
+      // The snapshot's scopes keep their numbers (its passages are confined by them); later rows reuse its metas.
+      restored(values) {
+        for (const meta of values) {
+          if (metas.has(idOf(meta.scope, meta.session))) continue;
+          metas.set(idOf(meta.scope, meta.session), meta);
+          if (!groups.has(meta.scope)) groups.set(meta.scope, meta.group);
+          nextGroup = Math.max(nextGroup, meta.group + 1);
+          if (meta.session !== undefined) sessions += 1;
+        }
+      },
     },
-    { params },
+    {
+      params: options.params ?? MEMORY_LEXICAL_PARAMS,
+      ...(options.snapshotFile ? { snapshotFile: options.snapshotFile } : {}),
+      ...(options.onSnapshotProblem ? { onSnapshotProblem: options.onSnapshotProblem } : {}),
+      ...(options.autoPersist ? {} : { snapshotAfterChanges: Number.POSITIVE_INFINITY }),
+    },
   );
   // The synced index itself, with what only memory needs beside it (no forwarding of every method).
   return Object.defineProperties(index as MemoryIndex, {
     scopeGroup: { value: (scope: string) => groups.get(scope) },
-    scopeGroups: { get: () => groups.size },
+    scopeGroups: { get: () => nextGroup },
     hasSessions: { get: () => sessions > 0 },
   });
 }

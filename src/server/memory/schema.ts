@@ -155,6 +155,11 @@ export function newEventId(): string {
 export const SEED_META = `INSERT INTO meta (key, value) VALUES ('schema', '${MEMORY_META_SCHEMA}'), ('generation', '0')
   ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE meta.key = 'schema' AND meta.value <> excluded.value`;
 
+/** This database's identity, seeded once (an index snapshot of another database is never used). */
+export const SEED_INSTANCE =
+  "INSERT INTO meta (key, value) VALUES ('instance', $1) ON CONFLICT (key) DO NOTHING";
+export const newInstanceId = () => randomBytes(16).toString("hex");
+
 /** A first-release SQLite file (meta.schema 1) gains the events' public id column, before the migrations. */
 function* adoptLegacySteps(): SqlSteps<void> {
   const columns = yield* stepAll<{ name: string }>("SELECT name FROM pragma_table_info('episodes')");
@@ -200,6 +205,7 @@ export function prepareMemoryFile(file: string): void {
       runStepsSync(db, adoptLegacySteps());
       migrateSqliteSync(db, "memory", MEMORY_MIGRATIONS);
       runStepsSync(db, stepRun(SEED_META));
+      runStepsSync(db, stepRun(SEED_INSTANCE, [newInstanceId()]));
       runStepsSync(db, nameEventsSteps());
     }).immediate();
   } finally {

@@ -1,4 +1,5 @@
 // The memory service composed: store, searcher, approval gate, MCP tools, and the expiry sweep.
+import path from "node:path";
 import type { ServerConfig } from "../../config/server-config.js";
 import type { ServerPaths } from "../../config/server-paths.js";
 import type { Logger } from "../../shared/logger.js";
@@ -11,7 +12,7 @@ import { readPostgresUrl, resolveStoreBackend, sqliteFileOf } from "../store/bac
 import type { ChangeSignal } from "../store/postgres.js";
 import { openSqliteSql } from "../store/sqlite.js";
 import { MEMORY_CHANGED } from "./page-store.js";
-import { createMemorySearcher, type MemorySearcher } from "./query.js";
+import { createMemoryIndex, createMemorySearcher, type MemorySearcher } from "./query.js";
 import { createMemoryStore, type MemoryStore } from "./store.js";
 import { createMemoryTools, type MemoryStatus } from "./tools.js";
 import { createMemoryVectors, type MemoryVectors } from "./vectors.js";
@@ -42,6 +43,16 @@ export interface MemoryServiceOptions {
   listen?: boolean;
   /** The context's embedding model (onnx, tei): memory embeds its pages with it (memory/vectors.ts). */
   embedder?: Embedder;
+  /**
+   * Whether the page index saves its snapshot by itself when enough changed: the long-running gateway does; a CLI
+   * command or a test only reads it (a background write would outlive the process or its folder).
+   */
+  persistIndex?: boolean;
+}
+
+/** The memory index's snapshot (a cache: deleting it only makes the next start slower). */
+export function memoryIndexSnapshotFile(paths: ServerPaths): string {
+  return path.join(paths.memoryDir, "page-index.snapshot");
 }
 
 /** The memory database's SQLite file (the embedded backend; backups copy it). */
@@ -71,7 +82,12 @@ export async function openMemoryService(options: MemoryServiceOptions): Promise<
         logger: options.logger,
         format: vectorFormatOf(options.config.context.embedder),
       });
-    const opened = createMemorySearcher(store, undefined, {
+    const index = createMemoryIndex(store, {
+      snapshotFile: memoryIndexSnapshotFile(options.paths),
+      onSnapshotProblem: (message) => options.logger.warn(`memory ${message}`),
+      autoPersist: options.persistIndex ?? false,
+    });
+    const opened = createMemorySearcher(store, index, {
       now,
       logger: options.logger,
       ...(vectors ? { vectors, fusion: { ...DEFAULT_FUSION, vectorWeight: weight } } : {}),

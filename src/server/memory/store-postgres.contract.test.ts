@@ -58,7 +58,7 @@ describe("memory store on PostgreSQL", async () => {
         edges: 1,
         removed_pages: 1,
         episodes: 1,
-        meta: 2,
+        meta: 3,
         approvals: 0,
       });
       const store = await createMemoryStore(target);

@@ -15,7 +15,14 @@ import type { SqlDatabase } from "../store/sql.js";
 import { openSqliteSql } from "../store/sqlite.js";
 import { createMemoryPageStore, type MemoryPageStore, type PageWrite } from "./page-store.js";
 import { pageVectorStore } from "./page-vectors.js";
-import { adoptLegacyMemory, MEMORY_MIGRATIONS, nameUnnamedEvents, SEED_META } from "./schema.js";
+import {
+  adoptLegacyMemory,
+  MEMORY_MIGRATIONS,
+  nameUnnamedEvents,
+  newInstanceId,
+  SEED_INSTANCE,
+  SEED_META,
+} from "./schema.js";
 
 export type {
   ApplyApproval,
@@ -68,6 +75,7 @@ export async function createMemoryStore(db: SqlDatabase): Promise<MemoryStore> {
   await adoptLegacyMemory(db);
   await migrate(db, "memory", MEMORY_MIGRATIONS);
   await db.run(SEED_META);
+  await db.run(SEED_INSTANCE, [newInstanceId()]);
   await nameUnnamedEvents(db);
   const { applyApproval, ...pages } = createMemoryPageStore(db);
   const approvals = createApprovalStore(db);

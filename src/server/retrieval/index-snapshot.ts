@@ -12,7 +12,8 @@ import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { errnoCode } from "../../shared/errors.js";
 import type { LexicalState } from "./lexical-index.js";
 
-export const SNAPSHOT_FORMAT_VERSION = 1;
+/** 2: passages' groups (memory's scopes) are kept, so a restored index confines searches as the one written. */
+export const SNAPSHOT_FORMAT_VERSION = 2;
 const MAGIC = "IVOAIDX\n";
 const PREFIX = 40;
 const HASH_SLICE = 16 << 20;
@@ -45,6 +46,7 @@ const SECTIONS = [
   ["termStart", Int32Array],
   ["postings", Int32Array],
   ["df", Int32Array],
+  ["groups", Int32Array],
   ["metaKeys", Float64Array],
   ["metaIds", Int32Array],
 ] as const;
@@ -72,6 +74,7 @@ function arraysOf(snapshot: IndexSnapshot): Record<SectionName, ArrayBufferView>
     termStart: state.termStart,
     postings: state.postings,
     df: state.df,
+    groups: state.groups,
     metaKeys: snapshot.metaKeys,
     metaIds: snapshot.metaIds,
   };
@@ -222,6 +225,7 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
       termStart: views.termStart as Int32Array,
       postings: views.postings as Int32Array,
       df: views.df as Int32Array,
+      groups: views.groups as Int32Array,
     },
     metaKeys: views.metaKeys as Float64Array,
     metaIds: views.metaIds as Int32Array,
@@ -253,6 +257,10 @@ function inconsistency(snapshot: IndexSnapshot): string | undefined {
   const terms = state.terms.length;
   if (state.alive.length !== slots || state.lengths.length !== slots || state.sequenceStart.length !== slots)
     return "per-passage arrays differ in length";
+  // Empty when every passage is in group 0 (context's index).
+  if (state.groups.length !== 0 && state.groups.length !== slots) return "groups differ in length";
+  for (let slot = 0; slot < state.groups.length; slot++)
+    if ((state.groups[slot] as number) < 0) return "group out of range";
   if (state.termStart.length !== terms + 1 || state.df.length !== terms)
     return "per-term arrays differ in length";
   if (state.termStart[0] !== 0 || state.termStart[terms] !== state.postings.length) return "postings ranges";

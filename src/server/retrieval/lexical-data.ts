@@ -58,7 +58,7 @@ export interface LexicalData {
   lengths: Int32Array;
   alive: Uint8Array;
   sequenceStart: Int32Array;
-  /** Not part of a snapshot: a restored index has every passage in group 0. */
+  /** Each slot's group (kept by a snapshot). */
   groups: Int32Array;
   baseSequence: Int32Array;
   tailSequence: GrowableInt32;
@@ -102,7 +102,8 @@ export function createLexicalData(params: LexicalParams, state?: LexicalState): 
     lengths: resized(state?.lengths, Int32Array, initial),
     alive: resized(state?.alive, Uint8Array, initial),
     sequenceStart: resized(state?.sequenceStart, Int32Array, initial),
-    groups: new Int32Array(initial),
+    groups:
+      state && state.groups.length > 0 ? resized(state.groups, Int32Array, initial) : new Int32Array(initial),
     baseSequence: state ? state.sequence : EMPTY,
     tailSequence: new GrowableInt32(1024),
     unordered: undefined,
@@ -377,5 +378,8 @@ export function snapshotOf(data: LexicalData): LexicalState {
     termStart: data.baseStart,
     postings: data.basePostings,
     df: data.df.slice(0, data.vocabulary.text.length),
+    groups: data.groups.subarray(0, data.slots).some((group) => group !== 0)
+      ? data.groups.slice(0, data.slots)
+      : new Int32Array(0),
   };
 }

@@ -87,13 +87,14 @@ export interface LexicalState {
   termStart: Int32Array;
   postings: Int32Array;
   df: Int32Array;
+  /** Each passage's group (see `add`); empty when every passage is in group 0. */
+  groups: Int32Array;
 }
 
 export interface LexicalIndex {
   /**
    * Adds a passage under `key` (replacing nothing: keys are unique for the life of the index), in `group`
-   * (default 0; searches may be confined to groups). Groups are not part of `state()`: a restored index has
-   * every passage in group 0.
+   * (default 0; searches may be confined to groups, which `state()` keeps).
    */
   add(key: number, terms: readonly string[], group?: number): void;
   /** `add(key, text.split(" "), group)` (no terms for ""), without making a string per term. */

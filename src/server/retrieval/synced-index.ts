@@ -33,6 +33,8 @@ export interface IndexFeed<Meta> {
   instance?(): Promise<string | undefined>;
   /** How many rows the store holds, to check a caught-up snapshot against (required for snapshots). */
   count?(): Promise<number>;
+  /** Told the distinct metadata of a restored snapshot, before any row is added after it. */
+  restored?(metas: readonly Meta[]): void;
 }
 
 export interface SyncedIndexOptions {
@@ -263,6 +265,7 @@ async function restoreSnapshot<Meta>(state: SyncedState<Meta>, current: number):
   if (!snapshot) return false;
   state.index = createLexicalIndex(state.params, snapshot.state);
   state.metas = metaTableOf<Meta>(snapshot);
+  state.feed.restored?.(state.metas.values);
   state.generation = snapshot.generation;
   state.maxKey = snapshot.maxKey;
   state.writtenGeneration = snapshot.generation;
