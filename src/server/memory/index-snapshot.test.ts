@@ -49,19 +49,23 @@ describe("memory index snapshot", () => {
         body: `---\nspeaker: ${speaker}\nsession: scene-1\n---\n${text}\n`,
         author: "agent",
       });
+    // Interleaved, so that rows of one scope and session are far apart (their metadata one object all the same).
+    const others = Array.from({ length: 50 }, (_, i) =>
+      preparePageWrite({
+        scope: "team:b",
+        path: `n/${i}`,
+        body: "pangolin pangolin deploy keys",
+        author: "agent",
+      }),
+    );
     await store.writePages(
       [
         turn("team:a", 0, "Ana", "Where did we put the pangolin deploy keys?"),
+        ...others.slice(0, 20),
         turn("team:a", 1, "Bruno", "In the vault, under ops."),
+        ...others.slice(20, 40),
         turn("team:a", 2, "Ana", "Thanks, and the rota?"),
-        ...Array.from({ length: 50 }, (_, i) =>
-          preparePageWrite({
-            scope: "team:b",
-            path: `n/${i}`,
-            body: "pangolin pangolin deploy keys",
-            author: "agent",
-          }),
-        ),
+        ...others.slice(40),
       ],
       AT,
     );

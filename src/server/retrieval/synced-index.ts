@@ -1,6 +1,7 @@
 // A lexical index kept in step with a store that other processes write: it reloads what changed since the
 // store's last generation (added keys above the highest seen, tombstoned keys removed). With a snapshot file it
 // starts from the last snapshot and catches up from there, and writes a fresh snapshot once enough changed.
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Language } from "./analyzer.js";
 import {
   type IndexSnapshot,
@@ -85,6 +86,8 @@ export interface SyncedIndex<Meta> {
 }
 
 const PAGE = 20_000;
+/** Rows added between two turns of the event loop during a catch-up (~20 ms of work). */
+const YIELD_EVERY = 500;
 
 /** Everything a synced index holds: its feed and options, and the state refreshes and snapshot writes change. */
 interface SyncedState<Meta> {
@@ -244,10 +247,13 @@ async function catchUp<Meta>(state: SyncedState<Meta>, rebuild: boolean): Promis
   let added = 0;
   for (;;) {
     const rows = await state.feed.addedAfter(after, PAGE);
-    for (const row of rows) {
+    for (const [i, row] of rows.entries()) {
       target.addText(row.key, row.terms, row.group);
       targetMetas.push(row.key, row.meta);
       after = row.key;
+      // A store read synchronously (SQLite) resolves without a turn of the event loop: give other requests one
+      // now and then, so that a long catch-up (a memory index loading at start) does not hold the process.
+      if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
     }
     added += rows.length;
     if (rows.length < PAGE) break;
@@ -315,8 +321,7 @@ async function writeSnapshot<Meta>(state: SyncedState<Meta>): Promise<void> {
     instance,
     state: state.index.state(),
     metaKeys: metas.keys.slice(0, metas.length),
-    metaIds: metas.ids.slice(0, metas.length),
-    metas: metas.values.slice(),
+    ...distinctMetas(metas),
   };
   state.changedSinceSnapshot = 0;
   await writeIndexSnapshot(file, snapshot);
@@ -345,4 +350,26 @@ function around<Meta>(
     }
   }
   return found;
+}
+
+/**
+ * The table's metadata with each object once: the table shares an entry only between consecutive rows, while a
+ * feed may hand the same object to rows far apart (memory's pages of one scope and session, interleaved with
+ * others': 500,000 entries of a few thousand objects, which the snapshot's header would otherwise spell out).
+ */
+function distinctMetas<Meta>(metas: MetaTable<Meta>): { metaIds: Int32Array; metas: Meta[] } {
+  const position = new Map<Meta, number>();
+  const values: Meta[] = [];
+  const ids = new Int32Array(metas.length);
+  for (let row = 0; row < metas.length; row++) {
+    const value = metas.at(row);
+    let id = position.get(value);
+    if (id === undefined) {
+      id = values.length;
+      position.set(value, id);
+      values.push(value);
+    }
+    ids[row] = id;
+  }
+  return { metaIds: ids, metas: values };
 }
