@@ -174,7 +174,10 @@ describe("context service end to end", () => {
       "# Rollback\n\nTo roll back, run the pipeline's wombat stage.",
     );
     await rm(path.join(docs, "notes/injection.md"));
-    expect((await runIvoai(["server", "ingest", "docs", "--root", root])).code).toBe(0);
+    const ingest = await runIvoai(["server", "ingest", "docs", "--root", root, "--json"]);
+    expect(ingest.code).toBe(0);
+    // The running gateway keeps the index: this ingest leaves it (and its snapshot) to it.
+    expect(JSON.parse(ingest.stdout).index).toEqual({ saved: false, running_pid: expect.any(Number) });
     const wombat = await client.callTool({ name: "context_search", arguments: { query: "wombat stage" } });
     expect(
       ((wombat.structuredContent as Envelope).data.results as { path: string }[]).map((r) => r.path),
@@ -199,9 +202,9 @@ describe("context service end to end", () => {
   it("starts from the index that ingest saved, and restarts from it without rebuilding", async () => {
     // The first start restored what ingest saved and caught up with the catalogue: it refused no snapshot.
     expect(server.output()).not.toContain("index snapshot not used");
-    // The ingest made while the gateway ran (the test before) saved the snapshot of the catalogue it left.
+    // Two documents changed since: too few for the gateway to save a snapshot, and ingest left it alone.
     const written = await stat(snapshotFile());
-    expect(written.mtimeMs).not.toBe(ingested.mtimeMs);
+    expect(written.mtimeMs).toBe(ingested.mtimeMs);
     await client.close();
     await server.stop();
     server = await startServer(root);

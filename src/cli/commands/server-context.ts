@@ -4,11 +4,12 @@ import type { IngestSummary } from "../../server/context/ingest.js";
 import { MAX_SEARCH_RESULTS, type SearchHit } from "../../server/context/search.js";
 import type { ConnectorSummary, ContextService } from "../../server/context/service.js";
 import { contextSearchData } from "../../server/context/tools.js";
+import { readPidFile } from "../../server/ops/pid-file.js";
 import { oneLine } from "../../shared/terminal-text.js";
 import { type CommandContext, type CommandSpec, defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { createProgress } from "../progress.js";
-import { ROOT_OPTION, withContext } from "./server-common.js";
+import { ROOT_OPTION, requireServerTree, withContext } from "./server-common.js";
 
 const addCommand = defineCommand({
   name: "add",
@@ -108,9 +109,9 @@ export const serverIngestCommand = defineCommand({
   description:
     "Reads each connector's files (secrets, binaries, special files, symbolic links, hard links unless the\n" +
     "connector allows them, directories over 64 levels deep and files over 8 MiB are skipped with a reason),\n" +
-    "replaces changed documents atomically and removes vanished ones. Last, it saves the search index's\n" +
-    "snapshot, which the next server start loads instead of rebuilding the index. Exit 1 if a connector could\n" +
-    "not be enumerated completely.",
+    "replaces changed documents atomically and removes vanished ones. Last, unless a gateway serves the tree\n" +
+    "(it keeps the index itself), it saves the search index's snapshot, which the next server start loads\n" +
+    "instead of rebuilding the index. Exit 1 if a connector could not be enumerated completely.",
   json: true,
   positionals: [{ name: "NAME", description: "only this connector" }],
   options: ROOT_OPTION,
@@ -123,7 +124,7 @@ export const serverIngestCommand = defineCommand({
         ),
       );
       progress.update("ingest: saving the search index for the next start");
-      return { summaries, connectors: await context.listConnectors(), index: await savedIndex(context) };
+      return { summaries, connectors: await context.listConnectors(), index: await savedIndex(ctx, context) };
     });
     progress.done();
     const withHints = summaries.map((summary) => {
@@ -145,14 +146,21 @@ export const serverIngestCommand = defineCommand({
   },
 });
 
-type SavedIndex = { chunks: number; duration_ms: number; saved: true } | { saved: false; error: string };
+type SavedIndex =
+  | { saved: true; chunks: number; duration_ms: number }
+  | { saved: false; running_pid: number }
+  | { saved: false; error: string };
 
 /**
  * The search index brought up to date and saved as its snapshot, so that the next `server start` loads it rather
- * than rebuilding it from every chunk. A snapshot is a cache: one not written costs only that slower start.
+ * than rebuilding it from every chunk. Not while a gateway serves this tree: it keeps the index current itself
+ * (and saves it once enough changed), and a second copy here would only cost the time and memory. A snapshot is a
+ * cache: one not written costs only a slower start.
  */
-async function savedIndex(context: ContextService): Promise<SavedIndex> {
+async function savedIndex(ctx: CommandContext, context: ContextService): Promise<SavedIndex> {
   try {
+    const gateway = await readPidFile((await requireServerTree(ctx)).pidFile);
+    if (gateway.state === "running") return { saved: false, running_pid: gateway.record.pid };
     return { ...(await context.saveIndex()), saved: true };
   } catch (error) {
     return { saved: false, error: error instanceof Error ? error.message : String(error) };
@@ -160,8 +168,10 @@ async function savedIndex(context: ContextService): Promise<SavedIndex> {
 }
 
 function renderIndex(index: SavedIndex): string {
-  return index.saved
-    ? `search index: ${index.chunks} chunks saved for the next start in ${index.duration_ms} ms`
+  if (index.saved)
+    return `search index: ${index.chunks} chunks saved for the next start in ${index.duration_ms} ms`;
+  return "running_pid" in index
+    ? `search index: kept current by the running gateway (pid ${index.running_pid})`
     : `search index not saved (${index.error}): the next start rebuilds it from the catalogue`;
 }
 
