@@ -1,10 +1,12 @@
-// The gateway's own cost (issue 15, goal 1): context_health through /v1/mcp/context on the built server
-// (authentication, guardrail, envelope, audit all on) against a bare official-SDK stateless server with one
-// trivial tool, in the same run, with the same official MCP client: calls/s with 8 closed-loop clients and
-// sequential p50/p95, and each server's CPU time per call. Each server runs in its own process; the clients
-// run here. The two are measured in alternating rounds, so a change in the machine's load hits both alike.
+// The gateway's own cost (issue 15, goal 1; issue 34): context_health through /v1/mcp/context on the built server
+// (authentication, guardrail, envelope, audit all on) against bare official-SDK servers with one trivial tool
+// (stateless: a server per request; stateful: a server per session, kept), in the same run, with the same
+// official MCP client: calls/s with 8 closed-loop clients and sequential p50/p95, and each server's CPU time per
+// call. Each server runs in its own process; the clients run here. The three are measured in alternating rounds,
+// so a change in the machine's load hits them alike.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
+import { availableParallelism, loadavg } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -21,6 +23,7 @@ const profile = process.argv.find((arg) => arg.startsWith("--profile="))?.slice(
 const rounds = Number(process.argv.find((arg) => arg.startsWith("--rounds="))?.slice(9) ?? "3");
 const save = !process.argv.includes("--no-save");
 const CLIENTS = 8;
+const signed = (value: number) => `${value >= 0 ? "+" : ""}${value.toFixed(2)}`;
 
 interface Target {
   name: string;
@@ -29,11 +32,10 @@ interface Target {
   connect(): Promise<Client>;
 }
 
-function startBare(): Promise<{ url: string; child: ChildProcess }> {
+function startBare(stateful: boolean): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.resolve("bench/lib/bare-mcp-server.mjs")], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const args = [path.resolve("bench/lib/bare-mcp-server.mjs"), ...(stateful ? ["--stateful"] : [])];
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", (line) =>
       resolve({ url: (JSON.parse(line) as { url: string }).url, child }),
     );
@@ -99,15 +101,22 @@ const gateway = await startServer(
   [],
   profile ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`] : [],
 );
-const bare = await startBare();
+const bare = await startBare(false);
+const bareStateful = await startBare(true);
 try {
   const credential = await enrolledCredential(gateway.url, path.join(dir, "server"));
   const targets: Target[] = [
     {
-      name: "bare official SDK server",
+      name: "bare official SDK server, stateless (a server per request)",
       tool: "health",
       pid: bare.child.pid,
       connect: () => connectMcp(bare.url, "unused"),
+    },
+    {
+      name: "bare official SDK server, stateful (a server per session, kept)",
+      tool: "health",
+      pid: bareStateful.child.pid,
+      connect: () => connectMcp(bareStateful.url, "unused"),
     },
     {
       name: "ivoai gateway, /v1/mcp/context",
@@ -144,13 +153,13 @@ try {
       cpuPerCall: total.cpuMs === undefined ? undefined : (total.cpuMs * 1000) / total.calls,
     };
   });
-  const [reference, ours] = rows as [(typeof rows)[0], (typeof rows)[0]];
+  const [reference, stateful, ours] = rows as [(typeof rows)[0], (typeof rows)[0], (typeof rows)[0]];
   const lines = [
     "# gateway overhead",
     "",
     `${machineLine()}, ${new Date().toISOString()}.`,
     "",
-    `Same run, same official MCP client (one connection per client, stateless servers, JSON responses), each server`,
+    `Same run, same official MCP client (one connection per client, JSON responses), each server`,
     `in its own process: ${CLIENTS} closed-loop clients for ${seconds} s and sequential latency over ${sequential} calls,`,
     `in ${rounds} rounds alternating the servers (each round warms up: 1 s of loops, 100 calls). The gateway runs`,
     "with authentication, guardrail, envelope and audit. CPU per call: the server process's user + system time",
@@ -165,8 +174,17 @@ try {
         } |`,
     ),
     "",
-    `Gateway / bare: **${(ours.rate / reference.rate).toFixed(2)}×** the calls/s (goal ≥ 1.0×); sequential p50`,
-    `**${ours.p50 - reference.p50 >= 0 ? "+" : ""}${(ours.p50 - reference.p50).toFixed(2)} ms** (goal ≤ +0.2 ms).`,
+    `Gateway / bare stateless: **${(ours.rate / reference.rate).toFixed(2)}×** the calls/s (goal ≥ 1.0×); sequential p50`,
+    `**${signed(ours.p50 - reference.p50)} ms** (goal ≤ +0.2 ms).`,
+    "",
+    `Gateway / bare stateful: **${(ours.rate / stateful.rate).toFixed(2)}×** the calls/s (goal ≥ 1.0×); sequential p50`,
+    `**${signed(ours.p50 - stateful.p50)} ms**; server CPU per call ${
+      ours.cpuPerCall === undefined || stateful.cpuPerCall === undefined
+        ? "n/a"
+        : `${(ours.cpuPerCall / stateful.cpuPerCall).toFixed(2)}×`
+    }.`,
+    "",
+    `Load average (1 min) at the end: ${loadavg()[0]?.toFixed(2)} on ${availableParallelism()} CPUs.`,
     "",
   ];
   const report = lines.join("\n");
@@ -177,6 +195,7 @@ try {
   }
 } finally {
   bare.child.kill("SIGTERM");
+  bareStateful.child.kill("SIGTERM");
   await gateway.stop();
   await cleanup();
 }

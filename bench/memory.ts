@@ -252,6 +252,23 @@ async function timedStart(root: string) {
   return { gateway, listening, ready: (performance.now() - started) / 1000 };
 }
 
+/**
+ * The first start on a tree (no snapshot): its times, and how long after it was ready its snapshot took to be
+ * written. Only numbers are returned, so that its gateway's index is garbage once it is closed.
+ */
+async function firstStart(root: string, snapshot: string) {
+  const { gateway, listening, ready } = await timedStart(root);
+  const snapshotSeconds = await secondsUntil(
+    async () => (await stat(snapshot).catch(() => undefined)) !== undefined,
+  );
+  await gateway.close();
+  return {
+    cold: { listening, ready },
+    snapshotSeconds,
+    snapshotMiB: (await stat(snapshot)).size / 1024 / 1024,
+  };
+}
+
 async function latency() {
   const seed = await seededMemoryStore(pagesForLatency, { fresh: process.argv.includes("--fresh") });
   const tree = await createBenchTree("memory-latency");
@@ -264,13 +281,7 @@ async function latency() {
   const rssBefore = rssMiB();
   // The first start has no snapshot of the memory index: it reads every page (in the background once the start's
   // grace has passed: context is served meanwhile), then writes one, which the second start loads.
-  const cold = await timedStart(tree.root);
-  const snapshot = memoryIndexSnapshotFile(paths);
-  const snapshotSeconds = await secondsUntil(
-    async () => (await stat(snapshot).catch(() => undefined)) !== undefined,
-  );
-  const snapshotMiB = (await stat(snapshot)).size / 1024 / 1024;
-  await cold.gateway.close();
+  const { cold, snapshotSeconds, snapshotMiB } = await firstStart(tree.root, memoryIndexSnapshotFile(paths));
   const warm = await timedStart(tree.root);
   const { gateway } = warm;
   const rssStarted = rssMiB();
