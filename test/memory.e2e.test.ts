@@ -280,7 +280,12 @@ describe("memory index snapshot", () => {
       await server.stop();
 
       server = await startServer(root);
-      expect(server.output()).toContain("memory index ready");
+      // Loaded in the background (a one-page memory within the start's grace, but a busy host may take longer).
+      const restarted = server;
+      await vi.waitFor(() => expect(restarted.output()).toContain("memory index ready"), {
+        timeout: 30_000,
+        interval: 50,
+      });
       expect(server.output()).not.toContain("snapshot not used");
       const ready = await fetch(`${server.url}/ready`);
       expect(await ready.json()).toEqual({ status: "ready", degraded: [], failed: [] });

@@ -1,5 +1,4 @@
 // Runs the gateway: loads the tree under a root, applies the listener rules and serves until drained.
-
 import { promises as fs } from "node:fs";
 import http from "node:http";
 import https from "node:https";

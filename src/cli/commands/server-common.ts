@@ -94,7 +94,7 @@ export async function withEnrollment<T>(
 /** Opens the context service of an initialised server for one command. */
 export async function withContext<T>(
   ctx: CommandContext,
-  use: (service: ContextService) => Promise<T>,
+  use: (service: ContextService, paths: ServerPaths) => Promise<T>,
 ): Promise<T> {
   const paths = await requireServerTree(ctx, ["contextDir"]);
   await ensureContextDir(paths);
@@ -107,7 +107,7 @@ export async function withContext<T>(
     catalogue: await openCatalogue(paths),
   });
   try {
-    return await use(service);
+    return await use(service, paths);
   } finally {
     await service.close();
   }

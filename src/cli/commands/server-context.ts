@@ -1,5 +1,6 @@
 // `ivoai server connector …`, `ivoai server ingest`, `ivoai server search`
 
+import type { ServerPaths } from "../../config/server-paths.js";
 import type { IngestSummary } from "../../server/context/ingest.js";
 import { MAX_SEARCH_RESULTS, type SearchHit } from "../../server/context/search.js";
 import type { ConnectorSummary, ContextService } from "../../server/context/service.js";
@@ -9,7 +10,7 @@ import { oneLine } from "../../shared/terminal-text.js";
 import { type CommandContext, type CommandSpec, defineCommand, type GroupSpec } from "../command.js";
 import { formatTable } from "../output.js";
 import { createProgress } from "../progress.js";
-import { ROOT_OPTION, requireServerTree, withContext } from "./server-common.js";
+import { ROOT_OPTION, withContext } from "./server-common.js";
 
 const addCommand = defineCommand({
   name: "add",
@@ -117,14 +118,16 @@ export const serverIngestCommand = defineCommand({
   options: ROOT_OPTION,
   async run(ctx) {
     const progress = createProgress(process.stderr, process.stderr.isTTY === true && !ctx.json);
-    const { summaries, connectors, index } = await withContext(ctx, async (context) => {
+    const { summaries, connectors, index } = await withContext(ctx, async (context, paths) => {
       const summaries = await context.ingest(ctx.positionals, (p) =>
         progress.update(
           `ingest ${p.connector}: ${p.files} files, ${(p.bytes / 1e6).toFixed(1)} MB — ${p.relPath}`,
         ),
       );
-      progress.update("ingest: saving the search index for the next start");
-      return { summaries, connectors: await context.listConnectors(), index: await savedIndex(ctx, context) };
+      const index = await savedIndex(paths, context, () =>
+        progress.update("ingest: saving the search index for the next start"),
+      );
+      return { summaries, connectors: await context.listConnectors(), index };
     });
     progress.done();
     const withHints = summaries.map((summary) => {
@@ -157,10 +160,15 @@ type SavedIndex =
  * (and saves it once enough changed), and a second copy here would only cost the time and memory. A snapshot is a
  * cache: one not written costs only a slower start.
  */
-async function savedIndex(ctx: CommandContext, context: ContextService): Promise<SavedIndex> {
+async function savedIndex(
+  paths: ServerPaths,
+  context: ContextService,
+  onSaving: () => void,
+): Promise<SavedIndex> {
   try {
-    const gateway = await readPidFile((await requireServerTree(ctx)).pidFile);
+    const gateway = await readPidFile(paths.pidFile);
     if (gateway.state === "running") return { saved: false, running_pid: gateway.record.pid };
+    onSaving();
     return { ...(await context.saveIndex()), saved: true };
   } catch (error) {
     return { saved: false, error: error instanceof Error ? error.message : String(error) };

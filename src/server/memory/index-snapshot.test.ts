@@ -4,6 +4,7 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../../test/helpers.js";
+import { readIndexSnapshot, writeIndexSnapshot } from "../retrieval/index-snapshot.js";
 import { preparePageWrite } from "./page-write.js";
 import { createMemoryIndex, createMemorySearcher } from "./query.js";
 import { type MemoryStore, openMemoryStore } from "./store.js";
@@ -104,6 +105,26 @@ describe("memory index snapshot", () => {
     expect(await ranked(second.wrapped, restored, "pangolin keys", "team:c")).toEqual(["only"]);
     expect(await ranked(second.wrapped, restored, "pangolin keys", "team:a")).toEqual(before.a);
     expect(second.reads.rows).toBe(1);
+  });
+
+  it("refuses a well-checksummed snapshot whose metadata is not a page's, and rebuilds from the store", async () => {
+    const built = indexOver(store);
+    const before = await ranked(store, built, "pangolin keys", "team:a");
+    await built.persist();
+    const read = await readIndexSnapshot(snapshotFile());
+    if (!read.ok) throw new Error(read.detail);
+    // Written again by the real writer (a valid checksum) with hostile metadata: a group that is no number, a
+    // scope that is an object.
+    const hostile = read.snapshot.metas.map((meta, i) =>
+      i === 0 ? { ...(meta as object), group: "0; DROP" } : { ...(meta as object), scope: { $ne: 1 } },
+    );
+    await writeIndexSnapshot(snapshotFile(), { ...read.snapshot, metas: hostile });
+    const second = counted();
+    const restored = indexOver(second.wrapped);
+    expect(await ranked(second.wrapped, restored, "pangolin keys", "team:a")).toEqual(before);
+    expect(await ranked(second.wrapped, restored, "pangolin keys", "team:b")).not.toContain("scene/u0");
+    expect(second.reads.rows).toBe(53);
+    expect(problems).toEqual(["index snapshot not used (corrupt: metadata of another shape)"]);
   });
 
   it("is not used for another database, and the index is rebuilt from the store", async () => {

@@ -66,6 +66,19 @@ export interface MemoryPageMeta {
   session?: string;
 }
 
+/** Whether a snapshot's metadata entry is a MemoryPageMeta (scope, a group number below 2^31, maybe a session). */
+function isPageMeta(value: unknown): value is MemoryPageMeta {
+  if (typeof value !== "object" || value === null) return false;
+  const { scope, group, session } = value as Record<string, unknown>;
+  return (
+    typeof scope === "string" &&
+    Number.isInteger(group) &&
+    (group as number) >= 0 &&
+    (group as number) < 2 ** 31 &&
+    (session === undefined || typeof session === "string")
+  );
+}
+
 export interface MemoryIndexOptions {
   params?: LexicalParams;
   /** Where the index persists itself, so that a start loads it instead of reading every page. */
@@ -146,6 +159,7 @@ export function createMemoryIndex(store: MemoryStore, options: MemoryIndexOption
       count: () => store.pageCount(),
       // The snapshot's scopes keep their numbers (its passages are confined by them); later rows reuse its metas.
       restored(values) {
+        if (!values.every(isPageMeta)) return false;
         for (const meta of values) {
           if (metas.has(idOf(meta.scope, meta.session))) continue;
           metas.set(idOf(meta.scope, meta.session), meta);
@@ -153,6 +167,7 @@ export function createMemoryIndex(store: MemoryStore, options: MemoryIndexOption
           nextGroup = Math.max(nextGroup, meta.group + 1);
           if (meta.session !== undefined) sessions += 1;
         }
+        return true;
       },
     },
     {

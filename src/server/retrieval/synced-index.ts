@@ -34,8 +34,11 @@ export interface IndexFeed<Meta> {
   instance?(): Promise<string | undefined>;
   /** How many rows the store holds, to check a caught-up snapshot against (required for snapshots). */
   count?(): Promise<number>;
-  /** Told the distinct metadata of a restored snapshot, before any row is added after it. */
-  restored?(metas: readonly Meta[]): void;
+  /**
+   * Told the distinct metadata of a snapshot about to be restored, before any row is added after it; false when
+   * it is not metadata of this feed (the snapshot is then not used: a checksum vouches for bytes, not shapes).
+   */
+  restored?(metas: readonly unknown[]): boolean;
 }
 
 export interface SyncedIndexOptions {
@@ -247,7 +250,8 @@ async function catchUp<Meta>(state: SyncedState<Meta>, rebuild: boolean): Promis
   let added = 0;
   for (;;) {
     const rows = await state.feed.addedAfter(after, PAGE);
-    for (const [i, row] of rows.entries()) {
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as (typeof rows)[number];
       target.addText(row.key, row.terms, row.group);
       targetMetas.push(row.key, row.meta);
       after = row.key;
@@ -269,9 +273,12 @@ async function catchUp<Meta>(state: SyncedState<Meta>, rebuild: boolean): Promis
 async function restoreSnapshot<Meta>(state: SyncedState<Meta>, current: number): Promise<boolean> {
   const snapshot = await usableSnapshot(state, current);
   if (!snapshot) return false;
+  if (state.feed.restored && !state.feed.restored(snapshot.metas)) {
+    problem(state, "index snapshot not used (corrupt: metadata of another shape)");
+    return false;
+  }
   state.index = createLexicalIndex(state.params, snapshot.state);
   state.metas = metaTableOf<Meta>(snapshot);
-  state.feed.restored?.(state.metas.values);
   state.generation = snapshot.generation;
   state.maxKey = snapshot.maxKey;
   state.writtenGeneration = snapshot.generation;
