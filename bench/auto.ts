@@ -127,7 +127,8 @@ try {
     "own work per task: admission, the recorder's checkpoints, the artifact write, the WorkerResult and the scheduler.",
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
-  await writeFile(path.resolve("bench/results/auto.md"), `${lines.join("\n")}\n`);
+  if (!process.argv.includes("--no-save"))
+    await writeFile(path.resolve("bench/results/auto.md"), `${lines.join("\n")}\n`);
 } finally {
   await rm(root, { recursive: true, force: true });
 }

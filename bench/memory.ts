@@ -23,6 +23,7 @@ import { analyzeQuery, analyzeWithOffsets } from "../src/server/retrieval/analyz
 import { createLexicalIndex, DEFAULT_LEXICAL_PARAMS } from "../src/server/retrieval/lexical-index.js";
 import { startGateway } from "../src/server/start.js";
 import { silentLogger } from "../src/shared/logger.js";
+import { agentQueries } from "./lib/agent-queries.js";
 import {
   episodeScope,
   loadConversationSet,
@@ -269,6 +270,87 @@ async function firstStart(root: string, snapshot: string) {
   };
 }
 
+/** An official MCP client of /v1/memory/mcp on the gateway at `url`, enrolled with a fresh code, in project-3. */
+async function memoryClient(paths: ReturnType<typeof serverPaths>, url: string): Promise<Client> {
+  const store = await openServerEnrollmentStore(paths);
+  const { code } = await createEnrollmentService({ store }).createCode({ ttlMs: 60_000 });
+  const exchanged = await createEnrollmentService({ store }).exchange(code, "bench");
+  await store.close();
+  if (!exchanged.ok) throw new Error("enrollment failed");
+  const client = new Client({ name: "ivoai-bench", version: "1" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/v1/memory/mcp`), {
+      requestInit: {
+        headers: { authorization: `Bearer ${exchanged.credential}`, "x-ivoai-project": "project-3" },
+      },
+    }),
+  );
+  return client;
+}
+
+/** memory_query through MCP over `set` (cycled), after the warm-up: each call's ms. */
+async function mcpTimings(client: Client, set: readonly string[]): Promise<number[]> {
+  const timings: number[] = [];
+  for (let i = 0; i < WARM_UP + measured; i++) {
+    const begin = performance.now();
+    const result = await client.callTool({
+      name: "memory_query",
+      arguments: { query: set[i % set.length], limit: 10 },
+    });
+    if (result.isError) throw new Error(JSON.stringify(result.content));
+    if (i >= WARM_UP) timings.push(performance.now() - begin);
+  }
+  return timings;
+}
+
+/** memory_query's searcher in process over `set` (cycled), in the caller's scopes, after the warm-up. */
+async function searcherTimings(
+  searcher: ReturnType<typeof createMemorySearcher>,
+  set: readonly string[],
+): Promise<number[]> {
+  const timings: number[] = [];
+  for (let i = 0; i < WARM_UP + measured; i++) {
+    const begin = performance.now();
+    await searcher.search(set[i % set.length] as string, ["project-3", "_global"], 10);
+    if (i >= WARM_UP) timings.push(performance.now() - begin);
+  }
+  return timings;
+}
+
+/**
+ * memory_query at `pages` (a smaller store, seeded the same way) through MCP and in process, for both query sets:
+ * the reference the full run's figures are divided by (how latency grows with the store).
+ */
+async function referenceLatency(pages: number, queries: readonly string[], agentSet: readonly string[]) {
+  const seed = await seededMemoryStore(pages, { fresh: process.argv.includes("--fresh") });
+  const tree = await createBenchTree("memory-reference");
+  const paths = serverPaths(tree.root);
+  try {
+    await copyFile(seed.file, memoryFile(paths));
+    await firstStart(tree.root, memoryIndexSnapshotFile(paths));
+    const { gateway } = await timedStart(tree.root);
+    const client = await memoryClient(paths, gateway.url);
+    const mcp = summary(await mcpTimings(client, queries));
+    const mcpAgent = summary(await mcpTimings(client, agentSet));
+    await client.close();
+    await gateway.close();
+    const memory = await openMemoryService({
+      paths,
+      config: await loadServerConfig(paths.configFile),
+      logger: silentLogger,
+    });
+    const index = createMemoryIndex(memory.store);
+    await index.refresh();
+    const searcherInProcess = createMemorySearcher(memory.store, index);
+    const searcher = summary(await searcherTimings(searcherInProcess, queries));
+    const searcherAgent = summary(await searcherTimings(searcherInProcess, agentSet));
+    await memory.close();
+    return { pages, mcp, mcpAgent, searcher, searcherAgent };
+  } finally {
+    await tree.cleanup();
+  }
+}
+
 async function latency() {
   const seed = await seededMemoryStore(pagesForLatency, { fresh: process.argv.includes("--fresh") });
   const tree = await createBenchTree("memory-latency");
@@ -277,6 +359,15 @@ async function latency() {
   const queries = ["cranfield", "adi", "faquad"].flatMap((name) =>
     loadCollection(name).queries.map((query) => query.text),
   );
+  // Questions of 8–25 words as agents send them, generated from the test collections' sentences.
+  const agentSet = agentQueries(500);
+  // --reference-pages=N (default 50,000 when the run is larger; 0 for none): the same queries on a smaller store.
+  const referencePages = Number(
+    process.argv.find((arg) => arg.startsWith("--reference-pages="))?.slice(18) ??
+      (pagesForLatency > 50_000 ? "50000" : "0"),
+  );
+  const reference =
+    referencePages > 0 ? await referenceLatency(referencePages, queries, agentSet) : undefined;
 
   const rssBefore = rssMiB();
   // The first start has no snapshot of the memory index: it reads every page (in the background once the start's
@@ -285,29 +376,9 @@ async function latency() {
   const warm = await timedStart(tree.root);
   const { gateway } = warm;
   const rssStarted = rssMiB();
-  const store = await openServerEnrollmentStore(paths);
-  const { code } = await createEnrollmentService({ store }).createCode({ ttlMs: 60_000 });
-  const exchanged = await createEnrollmentService({ store }).exchange(code, "bench");
-  await store.close();
-  if (!exchanged.ok) throw new Error("enrollment failed");
-  const client = new Client({ name: "ivoai-bench", version: "1" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${gateway.url}/v1/memory/mcp`), {
-      requestInit: {
-        headers: { authorization: `Bearer ${exchanged.credential}`, "x-ivoai-project": "project-3" },
-      },
-    }),
-  );
-  const mcp: number[] = [];
-  for (let i = 0; i < WARM_UP + measured; i++) {
-    const begin = performance.now();
-    const result = await client.callTool({
-      name: "memory_query",
-      arguments: { query: queries[i % queries.length], limit: 10 },
-    });
-    if (result.isError) throw new Error(JSON.stringify(result.content));
-    if (i >= WARM_UP) mcp.push(performance.now() - begin);
-  }
+  const client = await memoryClient(paths, gateway.url);
+  const mcp = await mcpTimings(client, queries);
+  const mcpAgent = await mcpTimings(client, agentSet);
   const rssServed = rssMiB();
   await client.close();
   await gateway.close();
@@ -322,12 +393,8 @@ async function latency() {
   const index = createMemoryIndex(memory.store);
   const searcherInProcess = createMemorySearcher(memory.store, index);
   await index.refresh();
-  const searcher: number[] = [];
-  for (let i = 0; i < WARM_UP + measured; i++) {
-    const begin = performance.now();
-    await searcherInProcess.search(queries[i % queries.length] as string, ["project-3", "_global"], 10);
-    if (i >= WARM_UP) searcher.push(performance.now() - begin);
-  }
+  const searcher = await searcherTimings(searcherInProcess, queries);
+  const searcherAgent = await searcherTimings(searcherInProcess, agentSet);
   const core: number[] = [];
   for (let i = 0; i < WARM_UP + measured; i++) {
     const begin = performance.now();
@@ -362,8 +429,11 @@ async function latency() {
     },
     afterWrite: summary(afterWrite),
     repeated: summary(repeated),
+    reference,
     mcp: summary(mcp),
+    mcpAgent: summary(mcpAgent),
     searcher: summary(searcher),
+    searcherAgent: summary(searcherAgent),
     core: summary(core),
     starts: { cold, warm, snapshotSeconds, snapshotMiB },
     rss: { before: rssBefore, started: rssStarted, served: rssServed },
@@ -578,14 +648,46 @@ if (abRevision !== undefined) {
   process.exit(0);
 }
 const l = await latency();
+const latencyRows = [
+  ["through /v1/memory/mcp (one persistent official client)", l.mcp, l.reference?.mcp, "p50 ≤ 10 ms"],
+  ["in process: memory_query's searcher (no HTTP/MCP)", l.searcher, l.reference?.searcher, ""],
+  [
+    "agent-style questions (8–25 words, bench/lib/agent-queries.ts) through /v1/memory/mcp",
+    l.mcpAgent,
+    l.reference?.mcpAgent,
+    "p50 ≤ 10 ms",
+  ],
+  [
+    "agent-style questions, in process: memory_query's searcher",
+    l.searcherAgent,
+    l.reference?.searcherAgent,
+    "",
+  ],
+] as const;
+const referenceTable = l.reference
+  ? [
+      "",
+      `Against a ${l.reference.pages.toLocaleString("en")}-page store seeded the same way, the same queries, in the same run (how latency grows with the store; goal: p50 ≤ 1.5× through MCP):`,
+      "",
+      `| path | p50 ratio | p99 ratio | at ${l.reference.pages.toLocaleString("en")} pages, p50 / p99 ms |`,
+      "|---|---|---|---|",
+      ...latencyRows.map(([label, figures, reference]) =>
+        reference
+          ? `| ${label} | **${(figures.p50 / reference.p50).toFixed(2)}×** | ${(figures.p99 / reference.p99).toFixed(2)}× | ${reference.p50.toFixed(2)} / ${reference.p99.toFixed(2)} |`
+          : `| ${label} | | | |`,
+      ),
+    ]
+  : [];
 const report = [
   ...reportHead(),
   `## memory_query latency at ${pagesForLatency.toLocaleString("en")} pages (${measured.toLocaleString("en")} queries after ${WARM_UP} warm-up, caller's scopes project-3 and _global)`,
   "",
   "| path | p50 ms | p90 ms | p99 ms | target |",
   "|---|---|---|---|---|",
-  `| through /v1/memory/mcp (one persistent official client) | **${l.mcp.p50.toFixed(2)}** | ${l.mcp.p90.toFixed(2)} | ${l.mcp.p99.toFixed(2)} | p50 ≤ 10 ms |`,
-  `| in process: memory_query's searcher (no HTTP/MCP) | ${l.searcher.p50.toFixed(2)} | ${l.searcher.p90.toFixed(2)} | ${l.searcher.p99.toFixed(2)} | |`,
+  ...latencyRows.map(
+    ([label, figures, , target]) =>
+      `| ${label} | **${figures.p50.toFixed(2)}** | ${figures.p90.toFixed(2)} | ${figures.p99.toFixed(2)} | ${target} |`,
+  ),
   `| in process: memory_query's searcher right after a page write (index refresh included, 100 writes) | ${l.afterWrite.p50.toFixed(2)} | ${l.afterWrite.p90.toFixed(2)} | ${l.afterWrite.p99.toFixed(2)} | |`,
   `| in process: the same 100 queries again, no write between (control) | ${l.repeated.p50.toFixed(2)} | ${l.repeated.p90.toFixed(2)} | ${l.repeated.p99.toFixed(2)} | |`,
   `| in process: the bare lexical index (top 50, no scope filter or page reads) | ${l.core.p50.toFixed(2)} | ${l.core.p90.toFixed(2)} | ${l.core.p99.toFixed(2)} | |`,
@@ -593,6 +695,7 @@ const report = [
   `| in process: the vector search alone (exact scan of the caller's scopes' rows, top 60) | ${l.vectors.scan.p50.toFixed(2)} | ${l.vectors.scan.p90.toFixed(2)} | ${l.vectors.scan.p99.toFixed(2)} | |`,
   `| in process: memory_query fused with vectors right after a page write (the page embedded, scored in the tail until a repack; 50 writes) | ${l.vectors.afterWrite.p50.toFixed(2)} | ${l.vectors.afterWrite.p90.toFixed(2)} | ${l.vectors.afterWrite.p99.toFixed(2)} | |`,
   `| in process: the same 50 queries fused with vectors again, no write between (control) | ${l.vectors.repeated.p50.toFixed(2)} | ${l.vectors.repeated.p90.toFixed(2)} | ${l.vectors.repeated.p99.toFixed(2)} | |`,
+  ...referenceTable,
   "",
   `Vectors: synthetic 384-dims unit vectors (seeded from each page's text) stand in for multilingual-e5-small's, so the scan, row filter, fusion and refresh cost what the model's vectors would; the model's inference (one query embedding a search; every page once) is not included, and recall is not measured (no model can be downloaded here). Embedding and storing all ${l.vectors.vectors.toLocaleString("en")} page vectors in page_vectors (the first start with a model, here without inference): ${l.vectors.fillSeconds.toFixed(1)} s.`,
   "",

@@ -123,11 +123,17 @@ try {
       name: "context_search",
       arguments: { query: "deploy pipeline" },
     });
-    const federation = JSON.parse((result.content as { text: string }[])[0]?.text ?? "{}").federation;
+    // The text item is for models; programs read the federation from structuredContent.
+    const federation = (
+      result.structuredContent as
+        | { federation: { partial: boolean; sources: { alias: string; status: string }[] } }
+        | undefined
+    )?.federation;
+    if (!federation) throw new Error(`no federation in the router's answer: ${JSON.stringify(result)}`);
     stalled.push({
       ms: performance.now() - started,
       partial: federation.partial,
-      status: federation.sources.find((source: { alias: string }) => source.alias === "gamma")?.status,
+      status: federation.sources.find((source) => source.alias === "gamma")?.status ?? "missing",
     });
   }
   servers[2]?.child.kill("SIGCONT");

@@ -14,8 +14,9 @@ if (!name || !available.includes(name)) {
 const entry = new URL(`../bench/${name}.ts`, import.meta.url).pathname;
 const outfile = new URL(`../.tmp/bench-${name}.mjs`, import.meta.url).pathname;
 if (!existsSync(entry)) process.exit(2);
-// Benchmarks use the built binary too (ingest worker threads run it).
-spawnSync(process.execPath, [new URL("./build.mjs", import.meta.url).pathname], { stdio: "inherit" });
+// Benchmarks use the built binary too (ingest worker threads run it); `bench all` builds it once for every bench.
+if (process.env.IVOAI_BENCH_BUILT !== "1")
+  spawnSync(process.execPath, [new URL("./build.mjs", import.meta.url).pathname], { stdio: "inherit" });
 await build({
   entryPoints: [entry],
   outfile,
