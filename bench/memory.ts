@@ -48,6 +48,11 @@ import { createBenchTree, machineLine, serverInitArgs } from "./lib/server-tree.
 
 const pagesForLatency = Number(process.argv.find((arg) => arg.startsWith("--pages="))?.slice(8) ?? "500000");
 const measured = Number(process.argv.find((arg) => arg.startsWith("--queries="))?.slice(10) ?? "1000");
+// --reference-pages=N (default 50,000 when the run is larger; 0 for none): the same queries on a smaller store.
+const referencePages = Number(
+  process.argv.find((arg) => arg.startsWith("--reference-pages="))?.slice(18) ??
+    (pagesForLatency > 50_000 ? "50000" : "0"),
+);
 const WARM_UP = 200;
 const abRevision = process.argv.find((arg) => arg.startsWith("--ab="))?.slice(5);
 const abRounds = Number(process.argv.find((arg) => arg.startsWith("--rounds="))?.slice(9) ?? "10");
@@ -317,6 +322,18 @@ async function searcherTimings(
   return timings;
 }
 
+/** The tree's memory opened in this process, its index loaded, and memory_query's searcher over it. */
+async function inProcessSearcher(paths: ReturnType<typeof serverPaths>) {
+  const memory = await openMemoryService({
+    paths,
+    config: await loadServerConfig(paths.configFile),
+    logger: silentLogger,
+  });
+  const index = createMemoryIndex(memory.store);
+  await index.refresh();
+  return { memory, index, searcher: createMemorySearcher(memory.store, index) };
+}
+
 /**
  * memory_query at `pages` (a smaller store, seeded the same way) through MCP and in process, for both query sets:
  * the reference the full run's figures are divided by (how latency grows with the store).
@@ -334,14 +351,7 @@ async function referenceLatency(pages: number, queries: readonly string[], agent
     const mcpAgent = summary(await mcpTimings(client, agentSet));
     await client.close();
     await gateway.close();
-    const memory = await openMemoryService({
-      paths,
-      config: await loadServerConfig(paths.configFile),
-      logger: silentLogger,
-    });
-    const index = createMemoryIndex(memory.store);
-    await index.refresh();
-    const searcherInProcess = createMemorySearcher(memory.store, index);
+    const { memory, searcher: searcherInProcess } = await inProcessSearcher(paths);
     const searcher = summary(await searcherTimings(searcherInProcess, queries));
     const searcherAgent = summary(await searcherTimings(searcherInProcess, agentSet));
     await memory.close();
@@ -361,11 +371,6 @@ async function latency() {
   );
   // Questions of 8–25 words as agents send them, generated from the test collections' sentences.
   const agentSet = agentQueries(500);
-  // --reference-pages=N (default 50,000 when the run is larger; 0 for none): the same queries on a smaller store.
-  const referencePages = Number(
-    process.argv.find((arg) => arg.startsWith("--reference-pages="))?.slice(18) ??
-      (pagesForLatency > 50_000 ? "50000" : "0"),
-  );
   const reference =
     referencePages > 0 ? await referenceLatency(referencePages, queries, agentSet) : undefined;
 
@@ -385,14 +390,7 @@ async function latency() {
 
   // The same queries in process: memory_query's searcher (no HTTP, MCP or JSON), then the bare lexical index
   // over the same pages (what the searcher adds is the scope filter, page reads, feedback, graph and snippets).
-  const memory = await openMemoryService({
-    paths,
-    config: await loadServerConfig(paths.configFile),
-    logger: silentLogger,
-  });
-  const index = createMemoryIndex(memory.store);
-  const searcherInProcess = createMemorySearcher(memory.store, index);
-  await index.refresh();
+  const { memory, index, searcher: searcherInProcess } = await inProcessSearcher(paths);
   const searcher = await searcherTimings(searcherInProcess, queries);
   const searcherAgent = await searcherTimings(searcherInProcess, agentSet);
   const core: number[] = [];

@@ -162,7 +162,7 @@ async function measureTree(targetChunks: number, root: string, options: RunOptio
   const persistSeconds = (performance.now() - startedPersist) / 1000;
   const snapshotMb = existsSync(snapshot) ? mb((await stat(snapshot)).size) : 0;
   const { warmup, measured } = options;
-  const sets: TreeRun["sets"] = {};
+  const cores: Record<string, Pick<TreeRun["sets"][string], "core" | "coreLexical">> = {};
   for (const [name, queries] of Object.entries(options.querySets)) {
     const core: number[] = [];
     // With the hybrid, the same index searched lexical-only in the same loop: the vector side's cost beside it.
@@ -177,8 +177,7 @@ async function measureTree(targetChunks: number, root: string, options: RunOptio
       await context.searcher.search(query, { limit: 10, mode: "lexical" });
       if (i >= warmup) coreLexical.push(performance.now() - startedLexical);
     }
-    sets[name] = {
-      mcp: percentilesOf([]),
+    cores[name] = {
       core: percentilesOf(core),
       ...(options.hybrid ? { coreLexical: percentilesOf(coreLexical) } : {}),
     };
@@ -212,6 +211,7 @@ async function measureTree(targetChunks: number, root: string, options: RunOptio
       requestInit: { headers: { authorization: `Bearer ${exchanged.credential}` } },
     }),
   );
+  const mcps: Record<string, Percentiles> = {};
   for (const [name, queries] of Object.entries(options.querySets)) {
     const timings: number[] = [];
     for (let i = 0; i < warmup + measured; i++) {
@@ -222,7 +222,7 @@ async function measureTree(targetChunks: number, root: string, options: RunOptio
       if (result.isError) throw new Error(`search failed: ${JSON.stringify(result.content)}`);
       if (i >= warmup) timings.push(elapsed);
     }
-    (sets[name] as (typeof sets)[string]).mcp = percentilesOf(timings);
+    mcps[name] = percentilesOf(timings);
   }
   await client.close();
   child.stdin.end();
@@ -231,9 +231,16 @@ async function measureTree(targetChunks: number, root: string, options: RunOptio
   await new Promise((resolve) => child.once("exit", resolve));
   // FTS5 last: its table is as large again as the catalogue, and building it would push the snapshot the gateway
   // start reads out of the page cache.
-  if (options.fts5Queries > 0) {
-    const fts5 = await fts5Latency(paths, options.querySets, options.fts5Queries);
-    for (const [name, figures] of Object.entries(fts5)) (sets[name] as (typeof sets)[string]).fts5 = figures;
+  const fts5 =
+    options.fts5Queries > 0 ? await fts5Latency(paths, options.querySets, options.fts5Queries) : {};
+  const sets: TreeRun["sets"] = {};
+  for (const name of Object.keys(options.querySets)) {
+    const figures = fts5[name];
+    sets[name] = {
+      ...(cores[name] as (typeof cores)[string]),
+      mcp: mcps[name] as Percentiles,
+      ...(figures ? { fts5: figures } : {}),
+    };
   }
   return {
     chunks: stats.chunks,
@@ -264,7 +271,7 @@ async function fts5Latency(
     const built = db.prepare("SELECT name FROM sqlite_master WHERE name = 'chunks_fts'").get();
     if (!built) {
       db.exec("CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')");
-      db.exec(`ATTACH DATABASE '${catalogueFile(paths).replaceAll("'", "''")}' AS catalogue`);
+      db.prepare("ATTACH DATABASE ? AS catalogue").run(catalogueFile(paths));
       db.exec("INSERT INTO chunks_fts (rowid, text) SELECT seq, text FROM catalogue.chunks");
       db.exec("DETACH DATABASE catalogue");
     }
@@ -334,6 +341,9 @@ async function main(): Promise<void> {
   }
 }
 
+/** A report row: label, figures, the reference run's, FTS5's, goal. */
+type ReportPath = [string, Percentiles, Percentiles | undefined, Percentiles | undefined, string];
+
 function reportOf(run: TreeRun, reference: TreeRun | undefined, options: RunOptions): string {
   const million = run.chunks >= 500_000;
   const mcpGoal = million ? "p99 ≤ 2× the 100k run's, p50 ≤ 1.5×" : "p50 ≤ 5 ms, p99 ≤ 20 ms";
@@ -341,7 +351,7 @@ function reportOf(run: TreeRun, reference: TreeRun | undefined, options: RunOpti
   const rows: string[] = [];
   for (const [name, set] of Object.entries(run.sets)) {
     const ref = reference?.sets[name];
-    const paths: [string, Percentiles, Percentiles | undefined, Percentiles | undefined, string][] = [
+    const paths: ReportPath[] = [
       ["MCP endpoint (client-side)", set.mcp, ref?.mcp, set.fts5, mcpGoal],
       ["search core, in process", set.core, ref?.core, set.fts5, ""],
       ...(set.coreLexical
@@ -352,7 +362,7 @@ function reportOf(run: TreeRun, reference: TreeRun | undefined, options: RunOpti
               ref?.coreLexical,
               set.fts5,
               "reference",
-            ] as [string, Percentiles, Percentiles | undefined, Percentiles | undefined, string],
+            ] as ReportPath,
           ]
         : []),
     ];
