@@ -293,6 +293,15 @@ describe("index snapshot", () => {
     negative.writeInt32LE(-1, (header().sections.lengths as [number, number])[0]);
     expect(await sealed(negative)).toMatchObject({ ok: false, reason: "corrupt", detail: "sequence range" });
 
+    // A term id whose last byte says "more" runs into the next passage's and, at the end, past the sequence.
+    const runaway = Buffer.from(sound);
+    const [sequenceStart, sequenceBytes] = header().sections.sequence as [number, number];
+    runaway[sequenceStart + sequenceBytes - 1] = 0xff;
+    expect(await sealed(runaway)).toMatchObject({ ok: false, reason: "corrupt", detail: "sequence range" });
+    const strayPosting = Buffer.from(sound);
+    strayPosting.writeInt32LE(1 << 30, (header().sections.postings as [number, number])[0]);
+    expect(await sealed(strayPosting)).toMatchObject({ ok: false, detail: "posting out of range" });
+
     const overlapping = header();
     overlapping.sections.df = [(overlapping.sections.postings as [number, number])[0], 1];
     expect(await sealed(Buffer.from(sound), overlapping)).toMatchObject({

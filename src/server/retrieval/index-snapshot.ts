@@ -11,13 +11,18 @@ import { z } from "zod";
 import { writeFileAtomic } from "../../shared/atomic-file.js";
 import { errnoCode } from "../../shared/errors.js";
 import type { LexicalState } from "./lexical-index.js";
+import { TF_BITS, TF_ESCAPE, termRunProblem } from "./packed-arrays.js";
 
-/** 2: passages' groups (memory's scopes) are kept, so a restored index confines searches as the one written. */
-export const SNAPSHOT_FORMAT_VERSION = 2;
+/**
+ * 2: passages' groups (memory's scopes) are kept, so a restored index confines searches as the one written.
+ * 3: postings and term sequences are packed (packed-arrays.ts).
+ */
+export const SNAPSHOT_FORMAT_VERSION = 3;
 const MAGIC = "IVOAIDX\n";
 const PREFIX = 40;
 const HASH_SLICE = 16 << 20;
 const READ_SLICE = 32 << 20;
+const GAP_SLICE = 1 << 20;
 const ABANDONED_AFTER_MS = 15 * 60_000;
 
 export interface IndexSnapshot {
@@ -41,8 +46,8 @@ const SECTIONS = [
   ["keys", Float64Array],
   ["alive", Uint8Array],
   ["lengths", Int32Array],
-  ["sequenceStart", Int32Array],
-  ["sequence", Int32Array],
+  ["sequenceStart", Uint32Array],
+  ["sequence", Uint8Array],
   ["termStart", Int32Array],
   ["postings", Int32Array],
   ["df", Int32Array],
@@ -144,7 +149,11 @@ async function removeAbandonedTemporaries(file: string): Promise<void> {
   }
 }
 
-/** Reads and checks a snapshot; anything but a whole, current, self-consistent file is a tagged refusal. */
+/**
+ * Reads and checks a snapshot; anything but a whole, current, self-consistent file is a tagged refusal. Each
+ * section is read into an array of its own, so that one the index replaces (postings, at a compaction) is freed
+ * on its own and the restored index can keep the rest as they are.
+ */
 export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
   let handle: fs.FileHandle;
   try {
@@ -153,64 +162,53 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
     if (errnoCode(error) === "ENOENT") return { ok: false, reason: "absent", detail: "no snapshot" };
     throw error;
   }
-  let buffer: ArrayBuffer;
-  let bytes: Uint8Array;
-  let checksum = 0;
   try {
-    const { size } = await handle.stat();
-    if (size < PREFIX) return { ok: false, reason: "corrupt", detail: `only ${size} bytes` };
-    // The prefix first: a file of another format or version is refused before its whole size is allocated.
-    const prefix = Buffer.alloc(PREFIX);
-    await handle.read(prefix, 0, PREFIX, 0);
-    const refusal = prefixRefusal(prefix, size);
-    if (refusal) return refusal;
-    buffer = new ArrayBuffer(size);
-    bytes = new Uint8Array(buffer);
-    // Each slice is hashed while the next one is being read.
-    let read = 0;
-    let hashed = PREFIX;
-    while (read < size) {
-      const reading = handle.read(bytes, read, Math.min(size - read, READ_SLICE), read);
-      if (read > hashed) {
-        checksum = crc32(bytes.subarray(hashed, read), checksum);
-        hashed = read;
-      }
-      const { bytesRead } = await reading;
-      if (bytesRead === 0) return { ok: false, reason: "corrupt", detail: "shorter than its size" };
-      read += bytesRead;
-    }
-    if (size > hashed) checksum = crc32(bytes.subarray(hashed, size), checksum);
+    return await readOpenSnapshot(handle);
+  } catch (error) {
+    if (error instanceof SnapshotShort)
+      return { ok: false, reason: "corrupt", detail: "shorter than its size" };
+    throw error;
   } finally {
     await handle.close();
   }
-  const prefix = Buffer.from(buffer, 0, PREFIX);
-  // Checked again on the bytes read whole: the file may have been replaced between the two reads.
-  const refusal = prefixRefusal(prefix, bytes.length);
+}
+
+async function readOpenSnapshot(handle: fs.FileHandle): Promise<SnapshotRead> {
+  const { size } = await handle.stat();
+  if (size < PREFIX) return { ok: false, reason: "corrupt", detail: `only ${size} bytes` };
+  // The prefix first: a file of another format or version is refused before anything else is allocated.
+  const prefix = Buffer.alloc(PREFIX);
+  await readFully(handle, prefix, 0);
+  const refusal = prefixRefusal(prefix, size);
   if (refusal) return refusal;
   const headerRoom = prefix.readUInt32LE(12);
-  if (checksum !== prefix.readUInt32LE(16))
-    return { ok: false, reason: "corrupt", detail: "checksum mismatch" };
+  const headerBytes = Buffer.alloc(headerRoom);
+  await readFully(handle, headerBytes, PREFIX);
   let header: z.infer<typeof Header>;
   try {
-    header = Header.parse(JSON.parse(Buffer.from(buffer, PREFIX, headerRoom).toString("utf8")));
+    header = Header.parse(JSON.parse(headerBytes.toString("utf8")));
   } catch (error) {
     return { ok: false, reason: "corrupt", detail: `bad header: ${(error as Error).message.slice(0, 200)}` };
   }
   const views = {} as Record<SectionName, ArrayBufferView>;
   // Sections lie after the header, each within the file and none over another (the index writes into some).
-  const taken: [start: number, end: number][] = [];
+  const regions: { start: number; bytes: Uint8Array }[] = [];
   for (const [name, Type] of SECTIONS) {
     const entry = header.sections[name];
     if (!entry) return { ok: false, reason: "corrupt", detail: `no ${name} section` };
     const [start, length] = entry;
     const end = start + length * Type.BYTES_PER_ELEMENT;
-    if (start % 8 !== 0 || start < PREFIX + headerRoom || end > bytes.length)
+    if (start % 8 !== 0 || start < PREFIX + headerRoom || end > size)
       return { ok: false, reason: "corrupt", detail: `${name} out of bounds` };
-    if (taken.some(([from, to]) => start < to && from < end))
+    if (regions.some((other) => start < other.start + other.bytes.length && other.start < end))
       return { ok: false, reason: "corrupt", detail: `${name} overlaps another section` };
-    taken.push([start, end]);
-    views[name] = new Type(buffer, start, length);
+    const view = new Type(length);
+    views[name] = view;
+    regions.push({ start, bytes: new Uint8Array(view.buffer) });
   }
+  const checksum = await readRegions(handle, size, PREFIX + headerRoom, regions, crc32(headerBytes));
+  if (checksum !== prefix.readUInt32LE(16))
+    return { ok: false, reason: "corrupt", detail: "checksum mismatch" };
   const snapshot: IndexSnapshot = {
     generation: header.generation,
     maxKey: header.maxKey,
@@ -220,8 +218,8 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
       keys: views.keys as Float64Array,
       alive: views.alive as Uint8Array,
       lengths: views.lengths as Int32Array,
-      sequenceStart: views.sequenceStart as Int32Array,
-      sequence: views.sequence as Int32Array,
+      sequenceStart: views.sequenceStart as Uint32Array,
+      sequence: views.sequence as Uint8Array,
       termStart: views.termStart as Int32Array,
       postings: views.postings as Int32Array,
       df: views.df as Int32Array,
@@ -233,6 +231,55 @@ export async function readIndexSnapshot(file: string): Promise<SnapshotRead> {
   };
   const problem = inconsistency(snapshot);
   return problem ? { ok: false, reason: "corrupt", detail: problem } : { ok: true, snapshot };
+}
+
+/**
+ * Reads the file from `from` to `size` in order: each region into its bytes, what lies between them (padding) into
+ * scratch; returns the CRC-32 of it all continued from `checksum`. Each slice is hashed while the next is read.
+ */
+async function readRegions(
+  handle: fs.FileHandle,
+  size: number,
+  from: number,
+  regions: { start: number; bytes: Uint8Array }[],
+  checksum: number,
+): Promise<number> {
+  const targets = [...regions].sort((a, b) => a.start - b.start);
+  const slices: { at: number; into: Uint8Array }[] = [];
+  let at = from;
+  const gapTo = (end: number) => {
+    for (; at < end; at += Math.min(end - at, GAP_SLICE))
+      slices.push({ at, into: new Uint8Array(Math.min(end - at, GAP_SLICE)) });
+  };
+  for (const { start, bytes } of targets) {
+    gapTo(start);
+    for (let offset = 0; offset < bytes.length; offset += READ_SLICE)
+      slices.push({ at: start + offset, into: bytes.subarray(offset, offset + READ_SLICE) });
+    at = start + bytes.length;
+  }
+  gapTo(size);
+  let crc = checksum;
+  let pending: Uint8Array | undefined;
+  for (const { at: position, into } of slices) {
+    const reading = readFully(handle, into, position);
+    if (pending) crc = crc32(pending, crc);
+    await reading;
+    pending = into;
+  }
+  return pending ? crc32(pending, crc) : crc;
+}
+
+/** The file ended before its stated size (truncated while read). */
+class SnapshotShort extends Error {}
+
+/** Fills `into` from the file at `position`; a file shorter than that is corrupt. */
+async function readFully(handle: fs.FileHandle, into: Uint8Array, position: number): Promise<void> {
+  let read = 0;
+  while (read < into.length) {
+    const { bytesRead } = await handle.read(into, read, into.length - read, position + read);
+    if (bytesRead === 0) throw new SnapshotShort();
+    read += bytesRead;
+  }
 }
 
 /** Why the 40-byte prefix of a `size`-byte file is not one of a current snapshot, if it is not. */
@@ -264,24 +311,21 @@ function inconsistency(snapshot: IndexSnapshot): string | undefined {
   if (state.termStart.length !== terms + 1 || state.df.length !== terms)
     return "per-term arrays differ in length";
   if (state.termStart[0] !== 0 || state.termStart[terms] !== state.postings.length) return "postings ranges";
-  // Postings are (slot, tf) pairs: every range starts on a pair.
-  for (let id = 0; id < terms; id++) {
-    const start = state.termStart[id] as number;
-    if (start > (state.termStart[id + 1] as number) || start % 2 !== 0) return "postings ranges";
+  for (let id = 0; id < terms; id++)
+    if ((state.termStart[id] as number) > (state.termStart[id + 1] as number)) return "postings ranges";
+  for (let i = 0; i < state.postings.length; i++) {
+    const posting = state.postings[i] as number;
+    if (posting >>> TF_BITS >= slots || (posting & TF_ESCAPE) === 0) return "posting out of range";
   }
-  if (state.postings.length % 2 !== 0) return "postings ranges";
-  for (let i = 0; i < state.postings.length; i += 2)
-    if ((state.postings[i] as number) >= slots || (state.postings[i] as number) < 0)
-      return "posting out of range";
+  const run = { at: 0 };
   for (let slot = 0; slot < slots; slot++) {
     const start = state.sequenceStart[slot] as number;
     const length = state.lengths[slot] as number;
-    if (start < 0 || length < 0 || start + length > state.sequence.length) return "sequence range";
+    if (length < 0) return "sequence range";
+    const problem = termRunProblem(state.sequence, start, length, terms, run);
+    if (problem) return problem;
     if ((state.alive[slot] as number) > 1) return "alive flags";
   }
-  for (let p = 0; p < state.sequence.length; p++)
-    if ((state.sequence[p] as number) >= terms || (state.sequence[p] as number) < 0)
-      return "term out of range";
   if (metaIds.length !== metaKeys.length) return "metadata arrays differ in length";
   // Metadata is found by binary search over its keys.
   for (let i = 1; i < metaKeys.length; i++)

@@ -8,8 +8,9 @@ import {
   slotOf,
   snapshotOf,
 } from "./lexical-data.js";
-import { DEFAULT_LEXICAL_PARAMS } from "./lexical-index.js";
+import { createLexicalIndex, DEFAULT_LEXICAL_PARAMS } from "./lexical-index.js";
 import { addTerm, createVocabulary, findTermIn, hashOf, type Vocabulary } from "./lexical-vocabulary.js";
+import { TF_BITS, TF_ESCAPE } from "./packed-arrays.js";
 
 describe("lexical data", () => {
   it("compaction keeps only live postings, base then tail, and moves the tail's sequences after the base", () => {
@@ -22,12 +23,93 @@ describe("lexical data", () => {
     const state = snapshotOf(data);
     expect(state.terms).toEqual(["a", "b", "c"]);
     // Term a: slot 0 (tf 2) from the base, slot 2 (tf 1) from the tail; b: slot 1 is dead, so only slot 0.
-    expect([...state.termStart]).toEqual([0, 4, 6, 8]);
-    expect([...state.postings]).toEqual([0, 2, 2, 1, 0, 1, 2, 1]);
+    expect([...state.termStart]).toEqual([0, 2, 3, 4]);
+    const pairs = [...state.postings].map((posting) => [posting >>> TF_BITS, posting & TF_ESCAPE]);
+    expect(pairs).toEqual([
+      [0, 2],
+      [2, 1],
+      [0, 1],
+      [2, 1],
+    ]);
     expect([...state.df]).toEqual([2, 1, 1]);
     expect([...state.alive]).toEqual([1, 0, 1]);
     expect([...state.sequenceStart]).toEqual([0, 3, 4]);
     expect([...state.sequence]).toEqual([0, 1, 0, 1, 0, 2]);
+  });
+
+  it("scores a term 127 or more times in a passage with its exact tf, restored from a snapshot too", () => {
+    const repeated = (word: string, times: number, filler: number) => [
+      ...Array.from({ length: times }, () => word),
+      ...Array.from({ length: filler }, (_, i) => `f${i}`),
+    ];
+    // tf 126 fits a posting; 127, 300 and 70,000 (past the 65,535 cap) are read from the sequence.
+    const tfs = [126, 127, 300, 70_000];
+    const index = createLexicalIndex();
+    for (const [i, tf] of tfs.entries()) index.add(i + 1, repeated("w", tf, 10), 0);
+    index.add(9, ["other"]);
+    const { k1, b } = DEFAULT_LEXICAL_PARAMS;
+    const lengths = [...tfs.map((tf) => tf + 10), 1];
+    const average = lengths.reduce((sum, length) => sum + length, 0) / lengths.length;
+    const idf = Math.log(1 + (5 - 4 + 0.5) / (4 + 0.5));
+    const expected = tfs.map((raw, i) => {
+      const tf = Math.min(raw, 0xffff);
+      return idf * (k1 + 1) * (tf / (tf + k1 * (1 - b + (b * (lengths[i] as number)) / average)));
+    });
+    const scores = (searched: typeof index) => {
+      const hits = searched.search(new Map([["w", 1]]), { limit: 10, feedback: false });
+      return [1, 2, 3, 4].map((key) => hits.find((hit) => hit.key === key)?.score ?? 0);
+    };
+    const check = (found: number[]) => {
+      for (const [i, score] of found.entries()) expect(score).toBeCloseTo(expected[i] as number, 5);
+    };
+    check(scores(index));
+    index.compact();
+    check(scores(index));
+    check(scores(createLexicalIndex(DEFAULT_LEXICAL_PARAMS, index.state())));
+  });
+
+  it("a bulk load (a rebuild) ends in the same index as passages added one by one, removals included", () => {
+    const random = (() => {
+      let seed = 7;
+      return () => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed / 2147483648;
+      };
+    })();
+    const texts = Array.from({ length: 400 }, () =>
+      Array.from(
+        { length: 1 + Math.floor(random() * 150) },
+        () => `t${Math.floor(random() ** 3 * 300)}`,
+      ).join(" "),
+    );
+    // A term 200 times: its tf is past what a posting holds.
+    texts[17] = Array.from({ length: 200 }, () => "t5").join(" ");
+    const build = (bulk: boolean) => {
+      const index = createLexicalIndex(DEFAULT_LEXICAL_PARAMS, undefined, { bulk });
+      for (const [i, text] of texts.entries()) {
+        index.addText(i + 1, text);
+        if (i % 50 === 49) index.remove(i - 10);
+      }
+      return index;
+    };
+    const one = build(false);
+    const bulk = build(true);
+    const query = new Map([
+      ["t5", 1],
+      ["t40", 1],
+      ["t2", 0.5],
+    ]);
+    // The first search lays the bulk load's postings out; passages added after it are searched at once.
+    expect(bulk.search(query, { limit: 20 })).toEqual(one.search(query, { limit: 20 }));
+    for (const index of [one, bulk]) index.addText(1000, "t5 t40 t40 t2");
+    expect(bulk.search(query, { limit: 20 })).toEqual(one.search(query, { limit: 20 }));
+    expect(bulk.state()).toEqual(one.state());
+    const compacted = createLexicalIndex(DEFAULT_LEXICAL_PARAMS, undefined, { bulk: true });
+    for (const [i, text] of texts.entries()) compacted.addText(i + 1, text);
+    compacted.compact();
+    const plain = createLexicalIndex();
+    for (const [i, text] of texts.entries()) plain.addText(i + 1, text);
+    expect(compacted.state()).toEqual(plain.state());
   });
 
   it("finds slots by key in and out of key order, live ones only", () => {

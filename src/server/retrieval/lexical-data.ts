@@ -2,32 +2,35 @@
 //
 // Layout: a compact base (one flat postings array per index, term ranges by offset; one flat term sequence per
 // passage) that a snapshot can restore without copying, and growable tails for passages added since. A passage's
-// distinct terms and their frequencies are read from its sequence when needed (feedback, removal).
+// distinct terms and their frequencies are read from its sequence when needed (feedback, removal). Both arrays are
+// packed (packed-arrays.ts): a posting is one int32, a term in a sequence one to four bytes.
 import { type AllowedBitmap, markAllowed, unmarkAllowed } from "./allowed-bitmaps.js";
 import type { LexicalParams, LexicalState } from "./lexical-index.js";
-import { addTerm, createVocabulary, findTermIn, type Vocabulary } from "./lexical-vocabulary.js";
-
-/** An Int32Array that doubles when full; `data` past `length` is spare room. */
-export class GrowableInt32 {
-  data: Int32Array;
-  length = 0;
-  constructor(capacity = 4) {
-    this.data = new Int32Array(capacity);
-  }
-  push(value: number): void {
-    if (this.length === this.data.length) {
-      const next = new Int32Array(Math.max(4, this.data.length * 2));
-      next.set(this.data);
-      this.data = next;
-    }
-    this.data[this.length++] = value;
-  }
-}
+import {
+  addTerm,
+  createVocabulary,
+  findHashedTermIn,
+  HASH_SEED,
+  hashStep,
+  type Vocabulary,
+} from "./lexical-vocabulary.js";
+import {
+  decodeTerms,
+  GrowableInt32,
+  GrowableTerms,
+  MAX_SLOTS,
+  MAX_TERM_ID,
+  packPosting,
+  TF_BITS,
+  TF_ESCAPE,
+} from "./packed-arrays.js";
 
 const EMPTY = new Int32Array(0);
+const NO_BYTES = new Uint8Array(0);
+const SPACE = 0x20;
 
 /** A new array of `size` cells starting with `source`'s (which must fit). */
-export function resized<T extends Float64Array | Uint8Array | Int32Array>(
+export function resized<T extends Float64Array | Uint8Array | Int32Array | Uint32Array>(
   source: T | undefined,
   make: new (n: number) => T,
   size: number,
@@ -39,9 +42,9 @@ export function resized<T extends Float64Array | Uint8Array | Int32Array>(
 
 /**
  * Everything a lexical index holds. Per slot (a passage, numbered in order of addition; removed ones stay, dead,
- * so slot numbers hold): key, length, alive, group and where its term sequence starts (in the base sequence
- * below `baseSlots`, else in the tail). Per term id: its df and its postings, interleaved (slot, tf) pairs,
- * in the base at `basePostings[baseStart[t] .. baseStart[t + 1])` and then in `tails[t]`.
+ * so slot numbers hold): key, length, alive, group and where its term sequence starts (a byte offset in the base
+ * sequence below `baseSlots`, else in the tail). Per term id: its df and its postings (`packPosting`), in the base
+ * at `basePostings[baseStart[t] .. baseStart[t + 1])` and then in `tails[t]`.
  */
 export interface LexicalData {
   readonly params: LexicalParams;
@@ -57,11 +60,11 @@ export interface LexicalData {
   keys: Float64Array;
   lengths: Int32Array;
   alive: Uint8Array;
-  sequenceStart: Int32Array;
+  sequenceStart: Uint32Array;
   /** Each slot's group (kept by a snapshot). */
   groups: Int32Array;
-  baseSequence: Int32Array;
-  tailSequence: GrowableInt32;
+  baseSequence: Uint8Array;
+  tailSequence: GrowableTerms;
   /** Keys ascend with slots while this is undefined: a slot is found by binary search. */
   unordered: Map<number, number> | undefined;
   liveCount: number;
@@ -82,30 +85,44 @@ export interface LexicalData {
   /** Scratch for `distinctTerms`: a count per term id, and the ids seen, in order of first occurrence. */
   termCounts: Int32Array;
   seen: Int32Array;
+  /** Scratch for `termsOf`: the last slot's term ids. */
+  decoded: Int32Array;
+  /** Exact tfs of postings whose tf field is `TF_ESCAPE`, by `id * MAX_SLOTS + slot`, read from sequences once. */
+  largeTfs: Map<number, number>;
+  /**
+   * A bulk load (a rebuild): passages added since `bulkFrom` have no postings yet, only `bulkCounts` (live ones
+   * per term); the next compaction (which a search starts) lays them out straight into the base, read from their
+   * sequences, and ends the bulk load. One flat array written once instead of a growing list per term.
+   */
+  bulk: boolean;
+  bulkFrom: number;
+  bulkCounts: Int32Array;
 }
 
-/** An empty index's data, or one restored from `state` (whose flat arrays it keeps without copying). */
-export function createLexicalData(params: LexicalParams, state?: LexicalState): LexicalData {
+/**
+ * An empty index's data, or one restored from `state`, whose arrays it keeps without copying (writing into the
+ * per-passage ones: a state is handed over, as `readIndexSnapshot` and `snapshotOf` make them).
+ */
+export function createLexicalData(params: LexicalParams, state?: LexicalState, bulk = false): LexicalData {
   const slots = state ? state.keys.length : 0;
   const initial = Math.max(1024, slots);
   const data: LexicalData = {
     params,
     vocabulary: createVocabulary(state ? state.terms : []),
-    // Copied: a view would keep the whole snapshot buffer alive after the next compaction replaced the rest.
-    df: state ? state.df.slice() : new Int32Array(1024),
+    df: state ? state.df : new Int32Array(1024),
     baseStart: state ? state.termStart : new Int32Array(1),
     basePostings: state ? state.postings : EMPTY,
     tails: [],
     slots,
     baseSlots: slots,
-    keys: resized(state?.keys, Float64Array, initial),
-    lengths: resized(state?.lengths, Int32Array, initial),
-    alive: resized(state?.alive, Uint8Array, initial),
-    sequenceStart: resized(state?.sequenceStart, Int32Array, initial),
+    keys: kept(state?.keys, Float64Array, initial),
+    lengths: kept(state?.lengths, Int32Array, initial),
+    alive: kept(state?.alive, Uint8Array, initial),
+    sequenceStart: kept(state?.sequenceStart, Uint32Array, initial),
     groups:
-      state && state.groups.length > 0 ? resized(state.groups, Int32Array, initial) : new Int32Array(initial),
-    baseSequence: state ? state.sequence : EMPTY,
-    tailSequence: new GrowableInt32(1024),
+      state && state.groups.length > 0 ? kept(state.groups, Int32Array, initial) : new Int32Array(initial),
+    baseSequence: state ? state.sequence : NO_BYTES,
+    tailSequence: new GrowableTerms(),
     unordered: undefined,
     liveCount: 0,
     totalLength: 0,
@@ -117,9 +134,23 @@ export function createLexicalData(params: LexicalParams, state?: LexicalState): 
     confinedSearches: 0,
     termCounts: new Int32Array(1024),
     seen: new Int32Array(256),
+    decoded: new Int32Array(256),
+    largeTfs: new Map(),
+    bulk,
+    bulkFrom: slots,
+    bulkCounts: new Int32Array(bulk ? 1024 : 0),
   };
   countRestored(data);
   return data;
+}
+
+/** `source` itself if it has `size` cells, else a copy with that room (a restored index grows at its next add). */
+function kept<T extends Float64Array | Uint8Array | Int32Array | Uint32Array>(
+  source: T | undefined,
+  make: new (n: number) => T,
+  size: number,
+): T {
+  return source !== undefined && source.length === size ? source : resized(source, make, size);
 }
 
 /** Live count and total length of restored slots; a key map if their keys do not ascend. */
@@ -148,7 +179,7 @@ function grow(data: LexicalData): void {
   data.keys = resized(data.keys, Float64Array, capacity);
   data.lengths = resized(data.lengths, Int32Array, capacity);
   data.alive = resized(data.alive, Uint8Array, capacity);
-  data.sequenceStart = resized(data.sequenceStart, Int32Array, capacity);
+  data.sequenceStart = resized(data.sequenceStart, Uint32Array, capacity);
   data.groups = resized(data.groups, Int32Array, capacity);
   data.cells = new Float32Array(capacity * 2);
   data.normsValid = false;
@@ -172,25 +203,40 @@ export function slotOf(data: LexicalData, key: number): number {
   return -1;
 }
 
-/** The array holding `slot`'s term sequence (from `sequenceStart[slot]`, `lengths[slot]` long). */
-export function sequenceOf(data: LexicalData, slot: number): Int32Array {
-  return slot < data.baseSlots ? data.baseSequence : data.tailSequence.data;
+/** `slot`'s term ids in text order: the first `lengths[slot]` cells of a scratch array the next call reuses. */
+export function termsOf(data: LexicalData, slot: number): Int32Array {
+  const bytes = slot < data.baseSlots ? data.baseSequence : data.tailSequence.data;
+  const length = data.lengths[slot] as number;
+  if (data.decoded.length < length) data.decoded = new Int32Array(length * 2);
+  decodeTerms(bytes, data.sequenceStart[slot] as number, length, data.decoded);
+  return data.decoded;
+}
+
+/** The exact tf of term `id` in `slot`, whose posting's tf field is `TF_ESCAPE` (counted once, then kept). */
+export function largeTf(data: LexicalData, id: number, slot: number): number {
+  const key = id * MAX_SLOTS + slot;
+  const known = data.largeTfs.get(key);
+  if (known !== undefined) return known;
+  const terms = termsOf(data, slot);
+  let count = 0;
+  for (let p = 0; p < (data.lengths[slot] as number); p++) if (terms[p] === id) count += 1;
+  const tf = Math.min(count, 0xffff);
+  data.largeTfs.set(key, tf);
+  return tf;
 }
 
 /** The id of `term`, added if new. */
 export function termId(data: LexicalData, term: string): number {
   const known = data.vocabulary.ids.get(term);
   if (known !== undefined) return known;
+  if (data.vocabulary.text.length > MAX_TERM_ID)
+    throw new Error(`lexical index holds at most ${MAX_TERM_ID + 1} distinct terms`);
   const id = addTerm(data.vocabulary, term);
   // At least 1024: the df of a snapshot of an empty index is empty.
   if (id >= data.df.length) data.df = resized(data.df, Int32Array, Math.max(1024, data.df.length * 2));
+  if (data.bulk && id >= data.bulkCounts.length)
+    data.bulkCounts = resized(data.bulkCounts, Int32Array, Math.max(1024, data.bulkCounts.length * 2));
   return id;
-}
-
-/** The id of the term `text[start, end)`, added if new. */
-function termIdIn(data: LexicalData, text: string, start: number, end: number): number {
-  const id = findTermIn(data.vocabulary, text, start, end);
-  return id >= 0 ? id : termId(data, text.slice(start, end));
 }
 
 /** Calls `visit` once per distinct term of `slot` with its frequency, in order of first occurrence. */
@@ -199,16 +245,23 @@ export function distinctTerms(
   slot: number,
   visit: (id: number, tf: number) => void,
 ): void {
-  const sequence = sequenceOf(data, slot);
-  const start = data.sequenceStart[slot] as number;
-  const length = data.lengths[slot] as number;
+  countDistinct(data, termsOf(data, slot), data.lengths[slot] as number, visit);
+}
+
+/** Calls `visit` once per distinct id of `ids[0, length)` with its count, in order of first occurrence. */
+function countDistinct(
+  data: LexicalData,
+  ids: Int32Array,
+  length: number,
+  visit: (id: number, tf: number) => void,
+): void {
   if (data.termCounts.length < data.vocabulary.text.length)
     data.termCounts = new Int32Array(data.vocabulary.text.length * 2);
   if (data.seen.length < length) data.seen = new Int32Array(length * 2);
   const { termCounts, seen } = data;
   let distinct = 0;
-  for (let p = start; p < start + length; p++) {
-    const id = sequence[p] as number;
+  for (let p = 0; p < length; p++) {
+    const id = ids[p] as number;
     if (termCounts[id] === 0) seen[distinct++] = id;
     termCounts[id] = (termCounts[id] as number) + 1;
   }
@@ -222,61 +275,92 @@ export function distinctTerms(
 
 /** Adds a passage of `terms` under `key` (which must be new) in `group`. */
 export function addPassage(data: LexicalData, key: number, terms: readonly string[], group: number): void {
-  const slot = openSlot(data, key);
-  for (const term of terms) data.tailSequence.push(termId(data, term));
-  closeSlot(data, slot, key, terms.length, group);
+  const ids = scratchFor(data, terms.length);
+  for (let i = 0; i < terms.length; i++) ids[i] = termId(data, terms[i] as string);
+  addIds(data, key, ids, terms.length, group);
 }
 
 /** Adds a passage of the terms of `text.split(" ")` (none for ""), found in place. */
 export function addPassageText(data: LexicalData, key: number, text: string, group: number): void {
-  const slot = openSlot(data, key);
   let count = 0;
   if (text.length > 0) {
+    // One pass: each term's hash is taken while looking for the space that ends it.
     let start = 0;
-    for (;;) {
-      const space = text.indexOf(" ", start);
-      const end = space < 0 ? text.length : space;
-      data.tailSequence.push(termIdIn(data, text, start, end));
-      count += 1;
-      if (space < 0) break;
-      start = space + 1;
+    let hash = HASH_SEED;
+    for (let i = 0; i <= text.length; i++) {
+      const code = i < text.length ? text.charCodeAt(i) : SPACE;
+      if (code !== SPACE) {
+        hash = hashStep(hash, code);
+        continue;
+      }
+      const found = findHashedTermIn(data.vocabulary, text, start, i, hash >>> 0);
+      if (count === data.decoded.length) scratchFor(data, count + 1, count);
+      data.decoded[count++] = found >= 0 ? found : termId(data, text.slice(start, i));
+      start = i + 1;
+      hash = HASH_SEED;
     }
   }
-  closeSlot(data, slot, key, count, group);
+  addIds(data, key, data.decoded, count, group);
 }
 
-/** A new slot for `key`, its terms to be pushed onto the tail sequence before `closeSlot`. */
-function openSlot(data: LexicalData, key: number): number {
-  if (slotOf(data, key) >= 0) throw new Error(`lexical index already holds key ${key}`);
-  if (data.slots === data.keys.length) grow(data);
-  const slot = data.slots++;
-  if (!data.unordered && slot > 0 && key <= (data.keys[slot - 1] as number))
-    data.unordered = liveKeyMap(data, slot);
-  data.sequenceStart[slot] = data.tailSequence.length;
-  return slot;
+/** The scratch array `decoded` with room for `size` ids, its first `keep` ones kept. */
+function scratchFor(data: LexicalData, size: number, keep = 0): Int32Array {
+  if (data.decoded.length < size) {
+    const next = new Int32Array(Math.max(size, data.decoded.length * 2));
+    next.set(data.decoded.subarray(0, keep));
+    data.decoded = next;
+  }
+  return data.decoded;
 }
 
-/** Makes `slot` live with the `length` terms just pushed: its postings, df and statistics. */
-function closeSlot(data: LexicalData, slot: number, key: number, length: number, group: number): void {
+/** Makes a live slot for `key` of the term ids `ids[0, length)`: its sequence, postings, df and statistics. */
+function addIds(data: LexicalData, key: number, ids: Int32Array, length: number, group: number): void {
+  const slot = openSlot(data, key);
+  data.tailSequence.append(ids, length);
   data.keys[slot] = key;
   data.groups[slot] = group;
   data.lengths[slot] = length;
   data.alive[slot] = 1;
   markAllowed(data.bitmaps, slot, group);
   data.unordered?.set(key, slot);
-  distinctTerms(data, slot, (id, tf) => {
-    let tail = data.tails[id];
-    if (!tail) {
-      tail = new GrowableInt32();
-      data.tails[id] = tail;
-    }
-    tail.push(slot);
-    tail.push(Math.min(tf, 0xffff));
-    data.df[id] = (data.df[id] as number) + 1;
-  });
+  const { df } = data;
+  if (data.bulk) {
+    const counts = data.bulkCounts;
+    countDistinct(data, ids, length, (id, tf) => {
+      counts[id] = (counts[id] as number) + 1;
+      df[id] = (df[id] as number) + 1;
+      if (tf >= TF_ESCAPE) data.largeTfs.set(id * MAX_SLOTS + slot, Math.min(tf, 0xffff));
+    });
+  } else {
+    countDistinct(data, ids, length, (id, tf) => {
+      let tail = data.tails[id];
+      if (!tail) {
+        tail = new GrowableInt32();
+        data.tails[id] = tail;
+      }
+      tail.push(packPosting(slot, tf));
+      if (tf >= TF_ESCAPE) data.largeTfs.set(id * MAX_SLOTS + slot, Math.min(tf, 0xffff));
+      df[id] = (df[id] as number) + 1;
+    });
+  }
   data.liveCount += 1;
   data.totalLength += length;
   data.normsValid = false;
+}
+
+/** A new slot for `key`, its term sequence to be pushed onto the tail next. */
+function openSlot(data: LexicalData, key: number): number {
+  if (slotOf(data, key) >= 0) throw new Error(`lexical index already holds key ${key}`);
+  if (data.slots >= MAX_SLOTS)
+    throw new Error(
+      `lexical index holds at most ${MAX_SLOTS} passages, removed ones included until a rebuild`,
+    );
+  if (data.slots === data.keys.length) grow(data);
+  const slot = data.slots++;
+  if (!data.unordered && slot > 0 && key <= (data.keys[slot - 1] as number))
+    data.unordered = liveKeyMap(data, slot);
+  data.sequenceStart[slot] = data.tailSequence.length;
+  return slot;
 }
 
 /** Marks `key`'s passage dead (its postings stay until compaction); false if there is none. */
@@ -286,8 +370,11 @@ export function removePassage(data: LexicalData, key: number): boolean {
   data.unordered?.delete(key);
   data.alive[slot] = 0;
   unmarkAllowed(data.bitmaps, slot);
-  distinctTerms(data, slot, (id) => {
+  const unposted = data.bulk && slot >= data.bulkFrom;
+  distinctTerms(data, slot, (id, tf) => {
     data.df[id] = (data.df[id] as number) - 1;
+    if (unposted) data.bulkCounts[id] = (data.bulkCounts[id] as number) - 1;
+    if (tf >= TF_ESCAPE) data.largeTfs.delete(id * MAX_SLOTS + slot);
   });
   data.liveCount -= 1;
   data.totalLength -= data.lengths[slot] as number;
@@ -297,7 +384,10 @@ export function removePassage(data: LexicalData, key: number): boolean {
 
 /** Folds passages added since the last compaction into the flat base arrays (one copy; frees the tails). */
 export function compactData(data: LexicalData): void {
-  if (data.slots === data.baseSlots && data.tails.length === 0) return;
+  if (data.slots === data.baseSlots && data.tails.length === 0) {
+    endBulk(data);
+    return;
+  }
   // Postings of removed passages are dropped here; their slots stay (dead) so slot numbers hold.
   const starts = livePostingStarts(data);
   data.basePostings = livePostings(data, starts);
@@ -305,7 +395,15 @@ export function compactData(data: LexicalData): void {
   data.baseSequence = mergedSequence(data);
   data.baseSlots = data.slots;
   data.tails = [];
-  data.tailSequence = new GrowableInt32(1024);
+  data.tailSequence = new GrowableTerms();
+  endBulk(data);
+}
+
+/** Passages added from now on get their postings at once (in tails). */
+function endBulk(data: LexicalData): void {
+  data.bulk = false;
+  data.bulkFrom = data.slots;
+  data.bulkCounts = new Int32Array(0);
 }
 
 /** Calls `visit` with each of term `id`'s postings lists: its base range, then its tail. */
@@ -329,35 +427,44 @@ function livePostingStarts(data: LexicalData): Int32Array {
   for (let id = 0; id < terms; id++) {
     let count = 0;
     postingLists(data, id, (list, from, to) => {
-      for (let i = from; i < to; i += 2) if (alive[list[i] as number] === 1) count += 2;
+      for (let i = from; i < to; i++) if (alive[(list[i] as number) >>> TF_BITS] === 1) count += 1;
     });
-    starts[id + 1] = (starts[id] as number) + count;
+    starts[id + 1] = (starts[id] as number) + count + (data.bulk ? (data.bulkCounts[id] ?? 0) : 0);
   }
   return starts;
 }
 
-/** The live postings of every term, base then tail, laid out at `starts`. */
+/** The live postings of every term, base then tail then those of a bulk load, laid out at `starts`. */
 function livePostings(data: LexicalData, starts: Int32Array): Int32Array {
   const terms = starts.length - 1;
   const { alive } = data;
   const postings = new Int32Array(starts[terms] as number);
+  const cursor = new Int32Array(terms);
   for (let id = 0; id < terms; id++) {
     let at = starts[id] as number;
     postingLists(data, id, (list, from, to) => {
-      for (let i = from; i < to; i += 2) {
-        if (alive[list[i] as number] !== 1) continue;
-        postings[at++] = list[i] as number;
-        postings[at++] = list[i + 1] as number;
-      }
+      for (let i = from; i < to; i++)
+        if (alive[(list[i] as number) >>> TF_BITS] === 1) postings[at++] = list[i] as number;
+    });
+    cursor[id] = at;
+  }
+  if (!data.bulk) return postings;
+  // Slots ascend within each term's postings, as passages added one by one leave them.
+  for (let slot = data.bulkFrom; slot < data.slots; slot++) {
+    if (alive[slot] !== 1) continue;
+    distinctTerms(data, slot, (id, tf) => {
+      const at = cursor[id] as number;
+      postings[at] = packPosting(slot, tf);
+      cursor[id] = at + 1;
     });
   }
   return postings;
 }
 
 /** The base sequence followed by the tail's, with the tail slots' starts moved to match. */
-function mergedSequence(data: LexicalData): Int32Array {
+function mergedSequence(data: LexicalData): Uint8Array {
   const { baseSequence, tailSequence, sequenceStart } = data;
-  const sequence = new Int32Array(baseSequence.length + tailSequence.length);
+  const sequence = new Uint8Array(baseSequence.length + tailSequence.length);
   sequence.set(baseSequence);
   sequence.set(tailSequence.data.subarray(0, tailSequence.length), baseSequence.length);
   for (let slot = data.baseSlots; slot < data.slots; slot++)

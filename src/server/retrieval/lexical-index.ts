@@ -73,17 +73,17 @@ export const DEFAULT_LEXICAL_PARAMS: LexicalParams = {
 };
 
 /**
- * An index's whole content as flat typed arrays (what a snapshot stores). Postings are interleaved
- * (slot, tf) pairs, term `t`'s in `postings[termStart[t] .. termStart[t + 1])`; slot `s`'s terms in text order
- * are `sequence[sequenceStart[s] .. sequenceStart[s] + lengths[s])`.
+ * An index's whole content as flat typed arrays (what a snapshot stores). Postings are packed (slot, tf) int32s
+ * (packed-arrays.ts), term `t`'s in `postings[termStart[t] .. termStart[t + 1])`; slot `s`'s `lengths[s]` terms
+ * in text order are variable-length ids in `sequence` from byte `sequenceStart[s]`.
  */
 export interface LexicalState {
   terms: string[];
   keys: Float64Array;
   alive: Uint8Array;
   lengths: Int32Array;
-  sequenceStart: Int32Array;
-  sequence: Int32Array;
+  sequenceStart: Uint32Array;
+  sequence: Uint8Array;
   termStart: Int32Array;
   postings: Int32Array;
   df: Int32Array;
@@ -121,12 +121,17 @@ export interface LexicalIndex {
   readonly dead: number;
 }
 
-/** A new index, empty or restored from `state` (whose flat arrays it keeps without copying). */
+/**
+ * A new index, empty or restored from `state` (whose flat arrays it keeps without copying). With `bulk` (a rebuild
+ * that nobody searches until it is done), passages are added faster and get their postings at the first
+ * compaction or search, which ends the bulk load.
+ */
 export function createLexicalIndex(
   params: LexicalParams = DEFAULT_LEXICAL_PARAMS,
   state?: LexicalState,
+  options: { bulk?: boolean } = {},
 ): LexicalIndex {
-  const data = createLexicalData(params, state);
+  const data = createLexicalData(params, state, options.bulk === true);
   return {
     get size() {
       return data.liveCount;

@@ -1,7 +1,8 @@
 // BM25 over the lexical index's data: per-slot scores accumulated from postings into `cells`, the best slots taken
 // with a heap, and the scores cleared for the next search.
-import type { LexicalData } from "./lexical-data.js";
+import { type LexicalData, largeTf } from "./lexical-data.js";
 import type { LexicalHit } from "./lexical-index.js";
+import { TF_BITS, TF_ESCAPE } from "./packed-arrays.js";
 
 /** The BM25 idf of term `id` among the live passages. */
 export function idf(data: LexicalData, id: number): number {
@@ -38,6 +39,7 @@ export function accumulate(
     if (id + 1 < baseStart.length)
       accumulateList(
         data,
+        id,
         basePostings,
         baseStart[id] as number,
         baseStart[id + 1] as number,
@@ -45,13 +47,14 @@ export function accumulate(
         allowed,
       );
     const tail = tails[id];
-    if (tail) accumulateList(data, tail.data, 0, tail.length, factor, allowed);
+    if (tail) accumulateList(data, id, tail.data, 0, tail.length, factor, allowed);
   }
 }
 
-/** Adds `factor`-weighted saturated tfs of the postings `list[from, to)` into the scores of their slots. */
+/** Adds `factor`-weighted saturated tfs of term `id`'s postings `list[from, to)` into the scores of their slots. */
 function accumulateList(
   data: LexicalData,
+  id: number,
   list: Int32Array,
   from: number,
   to: number,
@@ -59,16 +62,18 @@ function accumulateList(
   allowed: Int32Array | undefined,
 ): void {
   // Only allowed live slots are scored (the bitmap leaves removed ones out too).
-  if (allowed !== undefined) data.touchedCount = accumulateAllowed(data, list, from, to, factor, allowed);
-  else if (data.liveCount === data.slots) data.touchedCount = accumulateAll(data, list, from, to, factor);
-  else data.touchedCount = accumulateAlive(data, list, from, to, factor);
+  if (allowed !== undefined) data.touchedCount = accumulateAllowed(data, id, list, from, to, factor, allowed);
+  else if (data.liveCount === data.slots) data.touchedCount = accumulateAll(data, id, list, from, to, factor);
+  else data.touchedCount = accumulateAlive(data, id, list, from, to, factor);
 }
 
 // The three loops below are the search's inner loop: each reads the arrays it needs into locals once (no property
-// read per posting) and returns the new count of touched slots.
+// read per posting) and returns the new count of touched slots. A tf field at TF_ESCAPE (a term 127 or more times in
+// one passage: rare) is looked up.
 
 function accumulateAll(
   data: LexicalData,
+  id: number,
   list: Int32Array,
   from: number,
   to: number,
@@ -76,9 +81,11 @@ function accumulateAll(
 ): number {
   const { cells, touched } = data;
   let count = data.touchedCount;
-  for (let i = from; i < to; i += 2) {
-    const slot = list[i] as number;
-    const tf = list[i + 1] as number;
+  for (let i = from; i < to; i++) {
+    const posting = list[i] as number;
+    const slot = posting >>> TF_BITS;
+    let tf = posting & TF_ESCAPE;
+    if (tf === TF_ESCAPE) tf = largeTf(data, id, slot);
     const cell = slot * 2;
     const previous = cells[cell + 1] as number;
     if (previous === 0) touched[count++] = slot;
@@ -89,6 +96,7 @@ function accumulateAll(
 
 function accumulateAlive(
   data: LexicalData,
+  id: number,
   list: Int32Array,
   from: number,
   to: number,
@@ -96,10 +104,12 @@ function accumulateAlive(
 ): number {
   const { cells, touched, alive } = data;
   let count = data.touchedCount;
-  for (let i = from; i < to; i += 2) {
-    const slot = list[i] as number;
+  for (let i = from; i < to; i++) {
+    const posting = list[i] as number;
+    const slot = posting >>> TF_BITS;
     if (alive[slot] === 0) continue;
-    const tf = list[i + 1] as number;
+    let tf = posting & TF_ESCAPE;
+    if (tf === TF_ESCAPE) tf = largeTf(data, id, slot);
     const cell = slot * 2;
     const previous = cells[cell + 1] as number;
     if (previous === 0) touched[count++] = slot;
@@ -110,6 +120,7 @@ function accumulateAlive(
 
 function accumulateAllowed(
   data: LexicalData,
+  id: number,
   list: Int32Array,
   from: number,
   to: number,
@@ -118,10 +129,12 @@ function accumulateAllowed(
 ): number {
   const { cells, touched } = data;
   let count = data.touchedCount;
-  for (let i = from; i < to; i += 2) {
-    const slot = list[i] as number;
+  for (let i = from; i < to; i++) {
+    const posting = list[i] as number;
+    const slot = posting >>> TF_BITS;
     if (((allowed[slot >>> 5] as number) & (1 << (slot & 31))) === 0) continue;
-    const tf = list[i + 1] as number;
+    let tf = posting & TF_ESCAPE;
+    if (tf === TF_ESCAPE) tf = largeTf(data, id, slot);
     const cell = slot * 2;
     const previous = cells[cell + 1] as number;
     if (previous === 0) touched[count++] = slot;

@@ -1,7 +1,7 @@
 // A lexical search over the index's data: BM25, RM3 pseudo-relevance feedback (a second pass over the first's
 // scores), then a proximity re-ranking of the head.
 import { allowedSlots } from "./allowed-bitmaps.js";
-import { distinctTerms, type LexicalData, sequenceOf, slotOf } from "./lexical-data.js";
+import { compactData, distinctTerms, type LexicalData, slotOf, termsOf } from "./lexical-data.js";
 import type { LexicalHit, LexicalSearchOptions } from "./lexical-index.js";
 import { accumulate, byScore, idf, prepareNorms, resetScores, topK } from "./lexical-scoring.js";
 
@@ -11,6 +11,8 @@ export function searchData(
   query: ReadonlyMap<string, number>,
   options: LexicalSearchOptions,
 ): LexicalHit[] {
+  // Passages of a bulk load have no postings until it is compacted.
+  if (data.bulk) compactData(data);
   const weights = queryWeights(data, query);
   if (weights.size === 0 || data.liveCount === 0) return [];
   const { hits, originalFactor } = rankByBm25(data, weights, options);
@@ -180,15 +182,12 @@ function countNearPairs(data: LexicalData, query: ProximityQuery, slot: number):
   const { position, last, pair } = query;
   const n = last.length;
   const window = data.params.proximityWindow;
-  const sequence = sequenceOf(data, slot);
-  const start = data.sequenceStart[slot] as number;
+  const sequence = termsOf(data, slot);
   last.fill(Number.NEGATIVE_INFINITY);
   pair.fill(0);
-  for (let p = start; p < start + (data.lengths[slot] as number); p++) {
-    const index = position.get(sequence[p] as number);
+  for (let at = 0; at < (data.lengths[slot] as number); at++) {
+    const index = position.get(sequence[at] as number);
     if (index === undefined) continue;
-    // Distances are counted from the passage start, as positions are.
-    const at = p - start;
     for (let other = 0; other < n; other++) {
       const distance = at - (last[other] as number);
       if (other !== index && distance <= window) {

@@ -20,10 +20,16 @@ export function createVocabulary(terms: string[]): Vocabulary {
   return vocabulary;
 }
 
+/** FNV-1a's starting value; `hashStep` folds in one UTF-16 code unit, `>>> 0` of the result is `hashOf`. */
+export const HASH_SEED = 0x811c9dc5;
+export function hashStep(hash: number, code: number): number {
+  return Math.imul(hash ^ code, 0x01000193);
+}
+
 /** FNV-1a over the UTF-16 code units of `text[start, end)`. */
 export function hashOf(text: string, start: number, end: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  let hash = HASH_SEED;
+  for (let i = start; i < end; i++) hash = hashStep(hash, text.charCodeAt(i));
   return hash >>> 0;
 }
 
@@ -56,9 +62,20 @@ export function addTerm(vocabulary: Vocabulary, term: string): number {
 
 /** The id of the term `text[start, end)`, or -1 if it is not known. */
 export function findTermIn(vocabulary: Vocabulary, text: string, start: number, end: number): number {
+  return findHashedTermIn(vocabulary, text, start, end, hashOf(text, start, end));
+}
+
+/** `findTermIn` given the term's `hashOf`. */
+export function findHashedTermIn(
+  vocabulary: Vocabulary,
+  text: string,
+  start: number,
+  end: number,
+  hash: number,
+): number {
   const { hashed } = vocabulary;
   const mask = hashed.length - 1;
-  let cell = hashOf(text, start, end) & mask;
+  let cell = hash & mask;
   for (;;) {
     const entry = hashed[cell] as number;
     if (entry === 0) return -1;

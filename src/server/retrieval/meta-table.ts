@@ -2,8 +2,8 @@
 
 /** Per key (ascending), an index into a table of distinct metadata. */
 export class MetaTable<Meta> {
-  keys = new Float64Array(1024);
-  ids = new Int32Array(1024);
+  keys: Float64Array = new Float64Array(1024);
+  ids: Int32Array = new Int32Array(1024);
   length = 0;
   values: Meta[] = [];
   push(key: number, meta: Meta): void {
@@ -50,15 +50,15 @@ export function indexOfSorted(keys: ArrayLike<number>, length: number, key: numb
   return -1;
 }
 
-/** A table over a snapshot's arrays (keys and ids copied: later pushes must not write into the file's buffer). */
+/** A table over a snapshot's arrays, kept as they are (they are full: the next push moves them into larger ones). */
 export function metaTableOf<Meta>(snapshot: {
   metaKeys: Float64Array;
   metaIds: Int32Array;
   metas: unknown[];
 }): MetaTable<Meta> {
   const table = new MetaTable<Meta>();
-  table.keys = snapshot.metaKeys.slice();
-  table.ids = snapshot.metaIds.slice();
+  table.keys = snapshot.metaKeys;
+  table.ids = snapshot.metaIds;
   table.length = snapshot.metaKeys.length;
   table.values = snapshot.metas as Meta[];
   return table;

@@ -244,7 +244,7 @@ async function restoredIsStale<Meta>(state: SyncedState<Meta>, current: number):
 /** Adds the store's rows after `maxKey` (all rows into a fresh index when rebuilding); returns how many. */
 async function catchUp<Meta>(state: SyncedState<Meta>, rebuild: boolean): Promise<number> {
   // A rebuild fills a fresh index and swaps it in at the end, so searches meanwhile see the old one.
-  const target = rebuild ? createLexicalIndex(state.params) : state.index;
+  const target = rebuild ? createLexicalIndex(state.params, undefined, { bulk: true }) : state.index;
   const targetMetas = rebuild ? new MetaTable<Meta>() : state.metas;
   let after = rebuild ? 0 : state.maxKey;
   let added = 0;

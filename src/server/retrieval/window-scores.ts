@@ -1,5 +1,5 @@
 // BM25 of windows of passages (e.g. a turn of a conversation and the turns around it), each taken as one passage.
-import { type LexicalData, sequenceOf, slotOf } from "./lexical-data.js";
+import { type LexicalData, slotOf, termsOf } from "./lexical-data.js";
 import { idf } from "./lexical-scoring.js";
 
 /** The query's known terms numbered 0..n-1 (`column` by term id) with their weights times idf. */
@@ -65,11 +65,10 @@ function passageCounts(
 ): PassageCounts | null {
   const slot = slotOf(data, key);
   if (slot < 0) return null;
-  const sequence = sequenceOf(data, slot);
-  const start = data.sequenceStart[slot] as number;
+  const sequence = termsOf(data, slot);
   const length = data.lengths[slot] as number;
   let counts: Float64Array | undefined;
-  for (let p = start; p < start + length; p++) {
+  for (let p = 0; p < length; p++) {
     const at = column.get(sequence[p] as number);
     if (at === undefined) continue;
     counts ??= new Float64Array(n);
