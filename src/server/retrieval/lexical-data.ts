@@ -212,15 +212,23 @@ export function termsOf(data: LexicalData, slot: number): Int32Array {
   return data.decoded;
 }
 
+/** The largest tf a posting counts (more occurrences score as this many). */
+const MAX_TF = 0xffff;
+
+/** Where `largeTfs` keeps term `id`'s tf in `slot` (exact: ids stay below 2^28, slots below 2^25). */
+function largeTfKey(id: number, slot: number): number {
+  return id * MAX_SLOTS + slot;
+}
+
 /** The exact tf of term `id` in `slot`, whose posting's tf field is `TF_ESCAPE` (counted once, then kept). */
 export function largeTf(data: LexicalData, id: number, slot: number): number {
-  const key = id * MAX_SLOTS + slot;
+  const key = largeTfKey(id, slot);
   const known = data.largeTfs.get(key);
   if (known !== undefined) return known;
   const terms = termsOf(data, slot);
   let count = 0;
   for (let p = 0; p < (data.lengths[slot] as number); p++) if (terms[p] === id) count += 1;
-  const tf = Math.min(count, 0xffff);
+  const tf = Math.min(count, MAX_TF);
   data.largeTfs.set(key, tf);
   return tf;
 }
@@ -323,26 +331,20 @@ function addIds(data: LexicalData, key: number, ids: Int32Array, length: number,
   data.alive[slot] = 1;
   markAllowed(data.bitmaps, slot, group);
   data.unordered?.set(key, slot);
-  const { df } = data;
-  if (data.bulk) {
-    const counts = data.bulkCounts;
-    countDistinct(data, ids, length, (id, tf) => {
-      counts[id] = (counts[id] as number) + 1;
-      df[id] = (df[id] as number) + 1;
-      if (tf >= TF_ESCAPE) data.largeTfs.set(id * MAX_SLOTS + slot, Math.min(tf, 0xffff));
-    });
-  } else {
-    countDistinct(data, ids, length, (id, tf) => {
+  const { df, bulk } = data;
+  countDistinct(data, ids, length, (id, tf) => {
+    df[id] = (df[id] as number) + 1;
+    if (tf >= TF_ESCAPE) data.largeTfs.set(largeTfKey(id, slot), Math.min(tf, MAX_TF));
+    if (bulk) data.bulkCounts[id] = (data.bulkCounts[id] as number) + 1;
+    else {
       let tail = data.tails[id];
       if (!tail) {
         tail = new GrowableInt32();
         data.tails[id] = tail;
       }
       tail.push(packPosting(slot, tf));
-      if (tf >= TF_ESCAPE) data.largeTfs.set(id * MAX_SLOTS + slot, Math.min(tf, 0xffff));
-      df[id] = (df[id] as number) + 1;
-    });
-  }
+    }
+  });
   data.liveCount += 1;
   data.totalLength += length;
   data.normsValid = false;
@@ -374,7 +376,7 @@ export function removePassage(data: LexicalData, key: number): boolean {
   distinctTerms(data, slot, (id, tf) => {
     data.df[id] = (data.df[id] as number) - 1;
     if (unposted) data.bulkCounts[id] = (data.bulkCounts[id] as number) - 1;
-    if (tf >= TF_ESCAPE) data.largeTfs.delete(id * MAX_SLOTS + slot);
+    if (tf >= TF_ESCAPE) data.largeTfs.delete(largeTfKey(id, slot));
   });
   data.liveCount -= 1;
   data.totalLength -= data.lengths[slot] as number;
