@@ -6,7 +6,7 @@ import { crc32 } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRandom } from "../../../bench/lib/corpus.js";
 import { tempDir } from "../../../test/helpers.js";
-import { readIndexSnapshot, writeIndexSnapshot } from "./index-snapshot.js";
+import { align8, readIndexSnapshot, writeIndexSnapshot } from "./index-snapshot.js";
 import { createLexicalIndex } from "./lexical-index.js";
 import { createSyncedIndex, type IndexFeed } from "./synced-index.js";
 
@@ -63,6 +63,20 @@ const QUERIES = [
 const query = (terms: string[]) => new Map(terms.map((term) => [term, 1]));
 const answers = (index: { search: ReturnType<typeof createSyncedIndex>["search"] }) =>
   QUERIES.map((terms) => index.search(query(terms), { limit: 50 }));
+
+describe("snapshot section offsets", () => {
+  it("stay exact past 2 GiB and 4 GiB (a 10M-chunk snapshot's postings end past both)", () => {
+    expect([0, 1, 8, 2 ** 31 - 1, 2 ** 31 + 1, 2 ** 32 + 9, 5_249_000_003].map(align8)).toEqual([
+      0,
+      8,
+      8,
+      2 ** 31,
+      2 ** 31 + 8,
+      2 ** 32 + 16,
+      5_249_000_008,
+    ]);
+  });
+});
 
 describe("index snapshot", () => {
   let dir: string;

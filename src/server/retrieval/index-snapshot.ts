@@ -66,7 +66,8 @@ const Header = z.object({
   sections: z.record(z.string(), z.tuple([z.number().int().min(0), z.number().int().min(0)])),
 });
 
-const align8 = (value: number) => (value + 7) & ~7;
+/** `value` rounded up to a multiple of 8: arithmetic, not `& ~7`, which wraps past 2 GiB (a 10M-chunk snapshot). */
+export const align8 = (value: number) => Math.ceil(value / 8) * 8;
 
 function arraysOf(snapshot: IndexSnapshot): Record<SectionName, ArrayBufferView> {
   const { state } = snapshot;
