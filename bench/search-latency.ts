@@ -120,21 +120,16 @@ async function measureTree(targetChunks: number, root: string, options: RunOptio
     await mkdir(root, { recursive: true });
     await initServer({ root, publicUrl: "http://127.0.0.1:0", listen: "127.0.0.1:0" });
   }
-  // --embedder=corpus: the hybrid (the corpus embedder learned at ingest, fused with the lexical ranking).
-  if (options.hybrid) {
-    const toml = await readFile(paths.configFile, "utf8");
-    await writeFile(paths.configFile, toml.replace('provider = "none"', 'provider = "corpus"'));
-  }
-  // The default ingest quotas (200k documents, 2M chunks, 4 GiB) stop a 10M-chunk run at 2M: raised to fit.
+  // --embedder=corpus: the hybrid (the corpus embedder learned at ingest, fused with the lexical ranking). The
+  // default ingest quotas (200k documents, 2M chunks, 4 GiB) would stop a 10M-chunk run at 2M: raised to fit.
   const toml = await readFile(paths.configFile, "utf8");
-  const raised = toml
-    .replace(/^max_documents = \d+$/m, `max_documents = ${Math.max(200_000, Math.ceil(targetChunks / 10))}`)
-    .replace(/^max_chunks = \d+$/m, `max_chunks = ${Math.max(2_000_000, Math.ceil(targetChunks * 1.2))}`)
-    .replace(
-      /^max_bytes = "4GiB"$/m,
-      targetChunks > 2_000_000 ? 'max_bytes = "64GiB"' : 'max_bytes = "4GiB"',
-    );
-  if (raised !== toml) await writeFile(paths.configFile, raised);
+  let edited = options.hybrid ? toml.replace('provider = "none"', 'provider = "corpus"') : toml;
+  if (targetChunks > 2_000_000)
+    edited = edited
+      .replace(/^max_documents = \d+$/m, `max_documents = ${Math.ceil(targetChunks / 10)}`)
+      .replace(/^max_chunks = \d+$/m, `max_chunks = ${Math.ceil(targetChunks * 1.2)}`)
+      .replace(/^max_bytes = "4GiB"$/m, 'max_bytes = "64GiB"');
+  if (edited !== toml) await writeFile(paths.configFile, edited);
   const open = async () =>
     openContextService({
       paths,
